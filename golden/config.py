@@ -1,0 +1,169 @@
+"""Validated, immutable configuration records shared by the golden model, the RTL
+generators and the simulation flow.
+
+Every unit's parameters are one frozen dataclass deriving from :class:`Config`:
+checks run at construction (``__post_init__``), variants are made with
+:meth:`Config.replace`, named presets taken from the papers live in the class's
+``PRESETS`` dict, and :meth:`Config.to_json` is written next to every generated
+Verilog file so that the driver, the model and the RTL can never disagree.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from typing import Any, ClassVar
+
+__all__ = ["ConfigError", "Config", "check_int", "check_choice", "check_pow2", "check"]
+
+
+class ConfigError(ValueError):
+    """An impossible or out-of-range configuration parameter."""
+
+
+def check(cond: bool, message: str) -> None:
+    """Raise :class:`ConfigError` with ``message`` unless ``cond`` holds."""
+    if not cond:
+        raise ConfigError(message)
+
+
+def check_int(owner: str, name: str, value: Any, lo: int | None = None, hi: int | None = None) -> None:
+    """Check that ``value`` is an ``int`` (not a bool) in ``[lo, hi]``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(f"{owner}.{name} must be an integer, not {value!r}")
+    if lo is not None and value < lo or hi is not None and value > hi:
+        lo_s = "-inf" if lo is None else str(lo)
+        hi_s = "inf" if hi is None else str(hi)
+        raise ConfigError(f"{owner}.{name} must be in the range [{lo_s}, {hi_s}], not {value!r}")
+
+
+def check_choice(owner: str, name: str, value: Any, choices) -> None:
+    """Check that ``value`` is one of ``choices``."""
+    if isinstance(value, bool) or value not in tuple(choices):
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ConfigError(f"{owner}.{name} must be one of {allowed}, not {value!r}")
+
+
+def check_pow2(owner: str, name: str, value: Any, lo: int = 1, hi: int | None = None) -> None:
+    """Check that ``value`` is a power of two in ``[lo, hi]``."""
+    check_int(owner, name, value, lo, hi)
+    if value & (value - 1):
+        raise ConfigError(f"{owner}.{name} must be a power of two, not {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Base of every configuration record.
+
+    Subclasses are ``@dataclasses.dataclass(frozen=True)``, implement
+    :meth:`validate` and may define ``PRESETS = {"name": {field: value}}``.
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:  # pragma: no cover - overridden
+        """Raise :class:`ConfigError` if a parameter is impossible."""
+
+    # -- variants and presets ----------------------------------------------------
+    def replace(self, **changes: Any):
+        """A copy with some fields changed (validated again)."""
+        self._check_fields(changes)
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def preset(cls, name: str, **changes: Any):
+        """The preset ``name``, optionally with some fields changed."""
+        if name not in cls.PRESETS:
+            allowed = ", ".join(sorted(cls.PRESETS))
+            raise ConfigError(f"{cls.__name__} has no preset {name!r}; presets: {allowed}")
+        fields = dict(cls.PRESETS[name])
+        cls._check_fields(changes)
+        fields.update(changes)
+        return cls.from_dict(fields)
+
+    @classmethod
+    def preset_names(cls) -> list[str]:
+        return sorted(cls.PRESETS)
+
+    @classmethod
+    def _check_fields(cls, changes: dict[str, Any]) -> None:
+        names = {f.name for f in dataclasses.fields(cls)}
+        for key in changes:
+            if key not in names:
+                allowed = ", ".join(sorted(names))
+                raise ConfigError(f"{cls.__name__} has no parameter {key!r}; parameters: {allowed}")
+
+    # -- serialisation -------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Config):
+                v = v.to_dict()
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+    def to_json(self) -> str:
+        """JSON text of the configuration, with its type name and derived values."""
+        doc = {"type": type(self).__name__, "params": self.to_dict(), "derived": self.derived()}
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+    def derived(self) -> dict[str, Any]:
+        """Values computed from the parameters (written to JSON for drivers)."""
+        return {}
+
+    @classmethod
+    def from_dict(cls, fields: dict[str, Any]):
+        cls._check_fields(fields)
+        hints = typing.get_type_hints(cls)
+        kwargs = {}
+        for key, value in fields.items():
+            hint = hints.get(key)
+            if isinstance(hint, type) and issubclass(hint, Config) and isinstance(value, dict):
+                value = hint.from_dict(value)
+            elif isinstance(value, list):
+                value = tuple(value)
+            kwargs[key] = value
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str):
+        doc = json.loads(text)
+        if doc.get("type") != cls.__name__:
+            raise ConfigError(f"JSON holds a {doc.get('type')!r}, not a {cls.__name__}")
+        return cls.from_dict(doc["params"])
+
+    @classmethod
+    def parse_overrides(cls, items: list[str]) -> dict[str, Any]:
+        """Parse ``["key=value", ...]`` (CLI ``--set``) into typed field values."""
+        hints = typing.get_type_hints(cls)
+        out: dict[str, Any] = {}
+        for item in items:
+            if "=" not in item:
+                raise ConfigError(f"--set expects KEY=VALUE, not {item!r}")
+            key, text = item.split("=", 1)
+            key = key.strip()
+            cls._check_fields({key: None})
+            hint = hints[key]
+            try:
+                if hint is bool:
+                    if text.lower() not in ("0", "1", "true", "false", "yes", "no"):
+                        raise ValueError
+                    value: Any = text.lower() in ("1", "true", "yes")
+                elif hint is int:
+                    value = int(text, 0)
+                elif hint is float:
+                    value = float(text)
+                elif hint is str:
+                    value = text
+                else:
+                    value = json.loads(text)
+            except ValueError:
+                raise ConfigError(f"{cls.__name__}.{key}: cannot read {text!r} as {getattr(hint, '__name__', hint)}") from None
+            out[key] = value
+        return out

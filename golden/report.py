@@ -1,0 +1,51 @@
+"""Plain-text and Markdown tables (used by the CLI, the demo and the benchmarks)."""
+from __future__ import annotations
+
+__all__ = ["format_table", "fmt"]
+
+
+def fmt(value, digits: int = 3) -> str:
+    """A compact string for a table cell."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if value == 0 or 1e-3 <= abs(value) < 1e6:
+            return f"{value:.{digits}f}".rstrip("0").rstrip(".") if "." in f"{value:.{digits}f}" else f"{value:.{digits}f}"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def format_table(headers: list[str], rows: list[list], *, markdown: bool = False, title: str | None = None) -> str:
+    """Align ``rows`` under ``headers``; ``markdown=True`` gives a GitHub table."""
+    cells = [[fmt(c) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        if len(row) != len(headers):
+            raise ValueError(f"row has {len(row)} cells for {len(headers)} headers: {row}")
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+    lines = []
+    if title:
+        lines.append(title)
+    if markdown:
+        lines.append("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |")
+        lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for row in cells:
+            lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+    else:
+        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        for row in cells:
+            lines.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,345 @@
+"""Fetch engine: reads ranges of elements through the memory port and streams them
+out in order (SCU paper §3.1, Fig. 7: Address Generator, Data Fetch, Coalescing
+Unit; reused by the IRU prefetcher and GraphPEG's edge fetch).
+
+Pipeline (docs/architecture.md, "Fetch engine")::
+
+    cmd ─► address generator ─► coalescer ─┬─► mem.req
+             (block segments)   (window of │
+                                 K blocks) └─► order FIFO ─► read ─► extract ─► packer ─► o
+    mem.resp ─► block buffers (max_inflight slots, any order) ─────┘
+
+The exact behaviour (which reads merge, what each beat holds, how errors are
+reported) is the TLM's, :func:`golden.fetch.fetch_reference`.
+"""
+from amaranth import *
+from amaranth.lib import data, fifo, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from golden.fetch import FetchConfig
+from ..mem.port import MemPortSignature
+
+__all__ = ["FetchCommand", "FetchError", "FetchBeat", "FetchEngine"]
+
+
+class FetchCommand(data.StructLayout):
+    """One range: ``base`` byte address, ``count`` elements, ``esize8`` (0: 4 B,
+    1: 8 B elements), ``last`` (ends the operation)."""
+
+    def __init__(self, config: FetchConfig):
+        super().__init__({
+            "base": config.addr_width,
+            "count": config.count_width,
+            "esize8": 1,
+            "last": 1,
+        })
+
+
+class FetchError(data.StructLayout):
+    """Error flags of an operation: ``mem`` (a response had its error flag),
+    ``cmd`` (misaligned base or unsupported element size)."""
+
+    def __init__(self):
+        super().__init__({"mem": 1, "cmd": 1})
+
+
+class FetchBeat(data.StructLayout):
+    """Output beat: ``data`` lanes, ``n`` valid lanes (from lane 0), ``last``,
+    ``error`` (valid with ``last``)."""
+
+    def __init__(self, config: FetchConfig):
+        super().__init__({
+            "data": data.ArrayLayout(config.lane_bits, config.width),
+            "n": range(config.width + 1),
+            "last": 1,
+            "error": FetchError(),
+        })
+
+
+class _Segment(data.StructLayout):
+    # The elements of one range that lie in one block, as queued in order.
+    def __init__(self, config: FetchConfig):
+        wpb = config.words_per_block
+        super().__init__({
+            "slot": config.tag_width,
+            "off": range(wpb),          # first word in the block
+            "n": range(wpb + 1),        # elements
+            "esize8": 1,
+            "last": 1,
+            "marker": 1,                # no data (empty range or command error)
+            "cmd_err": 1,
+            "free_to": config.tag_width + 1,
+        })
+
+
+class FetchEngine(wiring.Component):
+    """Reads ranges of 4/8-byte elements and emits them in order, ``width`` per beat.
+
+    Parameters
+    ----------
+    config : :class:`golden.fetch.FetchConfig`
+
+    Attributes
+    ----------
+    cmd : In(stream.Signature(FetchCommand))
+        Ranges to read; a range with ``last`` ends an operation.
+    o : Out(stream.Signature(FetchBeat))
+        Elements in order; one beat per ``width`` elements, the last beat of an
+        operation partial (possibly empty) with ``last`` and the error flags.
+    mem : Out(MemPortSignature)
+        Read requests (tag = block buffer slot); responses in any order.
+    busy : Out(1)
+        An operation is in progress.
+    """
+
+    def __init__(self, config: FetchConfig):
+        if not isinstance(config, FetchConfig):
+            raise TypeError(f"FetchEngine needs a FetchConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "cmd": In(stream.Signature(FetchCommand(config))),
+            "o": Out(stream.Signature(FetchBeat(config))),
+            "mem": Out(MemPortSignature(config.port)),
+            "busy": Out(1),
+        })
+
+    @property
+    def config(self) -> FetchConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        cfg = self._config
+        m = Module()
+
+        bb_bits = exact_log2(cfg.block_bytes)
+        wpb = cfg.words_per_block
+        tagw = cfg.tag_width
+        M = cfg.max_inflight
+        K = cfg.merge_window
+        LB = cfg.lane_bits
+        W = cfg.width
+        CAP = W + wpb                       # packer capacity, in lanes
+        support8 = cfg.max_elem_bytes == 8
+
+        # ---------------------------------------------------------------- address generator
+        ag_valid = Signal()
+        ag_addr = Signal(cfg.addr_width)
+        ag_rem = Signal(cfg.count_width)
+        ag_e8 = Signal()
+        ag_last = Signal()
+        ag_bad = Signal()
+
+        block = ag_addr[bb_bits:]
+        word_off = Signal(range(wpb))
+        m.d.comb += word_off.eq(ag_addr[2:bb_bits])
+        elem_off = Mux(ag_e8, word_off >> 1, word_off)
+        epb = Mux(ag_e8, wpb // 2, wpb)
+        room = Signal(range(wpb + 1))
+        m.d.comb += room.eq(epb - elem_off)
+        seg_n = Signal(range(wpb + 1))
+        final = Signal()
+        m.d.comb += [
+            final.eq(ag_bad | (ag_rem <= room)),
+            seg_n.eq(Mux(ag_bad, 0, Mux(ag_rem <= room, ag_rem, room))),
+        ]
+        marker = Signal()
+        m.d.comb += marker.eq(seg_n == 0)
+        seg_last = ag_last & final
+
+        # ---------------------------------------------------------------- coalescer
+        alloc_ptr = Signal(tagw + 1)        # A: slots allocated so far (mod 2M)
+        free_ptr = Signal(tagw + 1)         # F: slots released so far (mod 2M)
+        slot_free = Signal()
+        m.d.comb += slot_free.eq(~((alloc_ptr[tagw] != free_ptr[tagw]) &
+                                   (alloc_ptr[:tagw] == free_ptr[:tagw])))
+
+        win_valid = [Signal(name=f"win_valid{k}") for k in range(K)]
+        win_block = [Signal(cfg.addr_width - bb_bits, name=f"win_block{k}") for k in range(K)]
+        win_slot = [Signal(tagw, name=f"win_slot{k}") for k in range(K)]
+        win_count = Signal(range(K + 1))
+        hit = Signal()
+        hit_slot = Signal(tagw)
+        for k in range(K):
+            with m.If(win_valid[k] & (win_block[k] == block)):
+                m.d.comb += [hit.eq(1), hit_slot.eq(win_slot[k])]
+
+        m.submodules.order = order = fifo.SyncFIFOBuffered(
+            width=_Segment(cfg).size, depth=cfg.order_depth)
+        seg_w = _Segment(cfg)(order.w_stream.payload)
+
+        need_alloc = Signal()
+        m.d.comb += need_alloc.eq(~marker & ~hit)
+        req = self.mem.req
+        m.d.comb += [
+            req.valid.eq(ag_valid & need_alloc & slot_free & order.w_stream.ready),
+            req.p.addr.eq(Cat(C(0, bb_bits), block)),
+            req.p.write.eq(0),
+            req.p.tag.eq(alloc_ptr[:tagw]),
+            order.w_stream.valid.eq(ag_valid & (~need_alloc | (slot_free & req.ready))),
+        ]
+        seg_take = Signal()
+        m.d.comb += seg_take.eq(order.w_stream.valid & order.w_stream.ready)
+
+        alloc_next = Signal(tagw + 1)
+        count_next = Signal(range(K + 1))
+        m.d.comb += [
+            alloc_next.eq(alloc_ptr + need_alloc),
+            count_next.eq(Mux(seg_last, 0, Mux(need_alloc & (win_count < K), win_count + 1, win_count))),
+            seg_w.slot.eq(Mux(need_alloc, alloc_ptr[:tagw], hit_slot)),
+            seg_w.off.eq(word_off),
+            seg_w.n.eq(seg_n),
+            seg_w.esize8.eq(ag_e8),
+            seg_w.last.eq(seg_last),
+            seg_w.marker.eq(marker),
+            seg_w.cmd_err.eq(ag_bad),
+            seg_w.free_to.eq(alloc_next - count_next),
+        ]
+
+        # Per-slot state: response arrived, response carried an error.
+        data_valid = Signal(M)
+        data_error = Signal(M)
+
+        with m.If(seg_take):
+            m.d.sync += win_count.eq(count_next)
+            with m.If(need_alloc):
+                m.d.sync += [
+                    alloc_ptr.eq(alloc_next),
+                    data_valid.bit_select(alloc_ptr[:tagw], 1).eq(0),
+                ]
+                if K:
+                    m.d.sync += [win_valid[0].eq(1), win_block[0].eq(block), win_slot[0].eq(alloc_ptr[:tagw])]
+                    for k in range(1, K):
+                        m.d.sync += [win_valid[k].eq(win_valid[k - 1]),
+                                     win_block[k].eq(win_block[k - 1]),
+                                     win_slot[k].eq(win_slot[k - 1])]
+            with m.If(seg_last):
+                m.d.sync += [v.eq(0) for v in win_valid]
+
+        # AG: advance within the range, or load the next command.
+        m.d.comb += self.cmd.ready.eq(~ag_valid | (seg_take & final))
+        with m.If(seg_take & ~final):
+            m.d.sync += [
+                ag_addr.eq(ag_addr + Mux(ag_e8, seg_n << 3, seg_n << 2)),
+                ag_rem.eq(ag_rem - seg_n),
+            ]
+        with m.If(self.cmd.valid & self.cmd.ready):
+            c = self.cmd.p
+            misaligned = Mux(c.esize8, c.base[:3] != 0, c.base[:2] != 0)
+            bad = misaligned | (c.esize8 & (not support8))
+            m.d.sync += [
+                ag_valid.eq(1), ag_addr.eq(c.base), ag_rem.eq(c.count),
+                ag_e8.eq(c.esize8), ag_last.eq(c.last), ag_bad.eq(bad),
+            ]
+        with m.Elif(seg_take & final):
+            m.d.sync += ag_valid.eq(0)
+
+        # ---------------------------------------------------------------- block buffers
+        m.submodules.buffers = buffers = memory.Memory(
+            shape=8 * cfg.block_bytes, depth=M, init=[])
+        wp = buffers.write_port()
+        rp = buffers.read_port(domain="sync")
+        resp = self.mem.resp
+        m.d.comb += [
+            resp.ready.eq(1),
+            wp.addr.eq(resp.p.tag),
+            wp.data.eq(resp.p.rdata),
+            wp.en.eq(resp.valid),
+        ]
+        with m.If(resp.valid):
+            m.d.sync += [
+                data_valid.bit_select(resp.p.tag, 1).eq(1),
+                data_error.bit_select(resp.p.tag, 1).eq(resp.p.error),
+            ]
+
+        # ---------------------------------------------------------------- read stage
+        head = _Segment(cfg)(order.r_stream.payload)
+        x_valid = Signal()
+        x_off = Signal(range(wpb))
+        x_n = Signal(range(wpb + 1))
+        x_e8 = Signal()
+        x_last = Signal()
+        x_mem_err = Signal()
+        x_cmd_err = Signal()
+        x_take = Signal()
+        head_ready = Signal()
+        m.d.comb += head_ready.eq(head.marker | data_valid.bit_select(head.slot, 1))
+        pop = Signal()
+        m.d.comb += [
+            order.r_stream.ready.eq(head_ready & (~x_valid | x_take)),
+            pop.eq(order.r_stream.valid & order.r_stream.ready),
+            rp.addr.eq(head.slot),
+            rp.en.eq(pop),
+        ]
+        with m.If(pop):
+            m.d.sync += [
+                x_valid.eq(1), x_off.eq(head.off), x_n.eq(head.n), x_e8.eq(head.esize8),
+                x_last.eq(head.last), x_cmd_err.eq(head.cmd_err),
+                x_mem_err.eq(~head.marker & data_error.bit_select(head.slot, 1)),
+                free_ptr.eq(head.free_to),
+            ]
+        with m.Elif(x_take):
+            m.d.sync += x_valid.eq(0)
+
+        # ---------------------------------------------------------------- extract
+        shifted = Signal(8 * cfg.block_bytes)
+        m.d.comb += shifted.eq(rp.data >> (x_off * 32))
+        x_lanes = []
+        for i in range(wpb):
+            lane = Signal(LB, name=f"x_lane{i}")
+            w32 = shifted.word_select(i, 32)
+            if support8 and 2 * i + 1 < wpb:
+                w64 = shifted.word_select(i, 64)
+                m.d.comb += lane.eq(Mux(x_e8, w64, w32))
+            elif support8:
+                m.d.comb += lane.eq(Mux(x_e8, 0, w32))
+            else:
+                m.d.comb += lane.eq(w32)
+            x_lanes.append(Mux(i < x_n, lane, 0))
+        x_vec = Cat(*x_lanes)
+
+        # ---------------------------------------------------------------- packer
+        buf = Signal(CAP * LB)
+        lvl = Signal(range(CAP + 1))
+        pend_last = Signal()
+        err_mem = Signal()
+        err_cmd = Signal()
+        o = self.o
+        o_fire = Signal()
+        n_out = Signal(range(W + 1))
+        m.d.comb += [
+            o.valid.eq((lvl > W) | pend_last),
+            o.p.n.eq(Mux(lvl > W, W, lvl)),
+            o.p.last.eq(pend_last & (lvl <= W)),
+            o.p.error.mem.eq(o.p.last & err_mem),
+            o.p.error.cmd.eq(o.p.last & err_cmd),
+            o.p.data.as_value().eq(buf[:W * LB]),
+            o_fire.eq(o.valid & o.ready),
+            n_out.eq(Mux(o_fire, o.p.n, 0)),
+        ]
+        base_lvl = Signal(range(CAP + 1))
+        m.d.comb += [
+            base_lvl.eq(lvl - n_out),
+            x_take.eq(x_valid & (~pend_last | (o_fire & o.p.last)) & (base_lvl + x_n <= CAP)),
+        ]
+        keep_src = Cat(buf, C(0, W * LB))
+        ins_src = Cat(C(0, CAP * LB), x_vec, C(0, CAP * LB))
+        new_lanes = []
+        for p in range(CAP):
+            keep = keep_src.word_select(p + n_out, LB)
+            ins = ins_src.word_select((p + CAP - base_lvl).as_unsigned(), LB)
+            new_lanes.append(keep | Mux(x_take, ins, 0))
+        m.d.sync += [
+            buf.eq(Cat(*new_lanes)),
+            lvl.eq(base_lvl + Mux(x_take, x_n, 0)),
+        ]
+        op_end = o_fire & o.p.last
+        m.d.sync += [
+            pend_last.eq((pend_last & ~op_end) | (x_take & x_last)),
+            err_mem.eq((err_mem & ~op_end) | (x_take & x_mem_err)),
+            err_cmd.eq((err_cmd & ~op_end) | (x_take & x_cmd_err)),
+        ]
+
+        m.d.comb += self.busy.eq(ag_valid | order.r_stream.valid | x_valid | (lvl != 0) | pend_last |
+                                 (alloc_ptr != free_ptr) | order.level.any())
+        return m

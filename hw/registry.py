@@ -1,0 +1,51 @@
+"""Names of the units that can be generated: ``graphunits verilog --unit NAME``.
+
+Each entry gives the configuration class (in golden/) and a factory that builds
+the Amaranth component from a configuration. Later units add themselves here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from golden.config import Config, ConfigError
+
+__all__ = ["UnitSpec", "UNITS", "unit", "unit_names"]
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    name: str
+    config_class: type
+    build: Callable[[Config], object]      # config -> wiring.Component
+    doc: str
+
+    def config(self, preset: str = "default", overrides: dict | None = None) -> Config:
+        return self.config_class.preset(preset, **(overrides or {}))
+
+
+def _fetch(config):
+    from .fetch.engine import FetchEngine
+    return FetchEngine(config)
+
+
+def _fetch_config():
+    from golden.fetch import FetchConfig
+    return FetchConfig
+
+
+UNITS: dict[str, UnitSpec] = {
+    "fetch": UnitSpec("fetch", _fetch_config(), _fetch,
+                      "fetch engine: in-order element streams through the memory port"),
+}
+
+
+def unit(name: str) -> UnitSpec:
+    try:
+        return UNITS[name]
+    except KeyError:
+        raise ConfigError(f"no unit named {name!r}; units: {', '.join(sorted(UNITS))}") from None
+
+
+def unit_names() -> list[str]:
+    return sorted(UNITS)

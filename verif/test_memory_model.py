@@ -1,0 +1,115 @@
+"""The address space and the testbench memory model (timing, faults, counters)."""
+import numpy as np
+import pytest
+
+from golden.memory import AddressSpace, MemoryError_
+from sim.memory import MemoryModel, MemoryTiming, Pattern, ProtocolError
+
+
+def test_address_space_alloc_read_write():
+    sp = AddressSpace()
+    a = sp.alloc("a", np.arange(10, dtype=np.uint32), align=256)
+    b = sp.alloc("b", np.arange(3, dtype=np.uint64), align=4096)
+    assert a % 256 == 0 and b % 4096 == 0 and b >= a + 40
+    assert sp.array("a").tolist() == list(range(10))
+    assert sp.read_elems(b, 3, 8).tolist() == [0, 1, 2]
+    sp.write(a, np.array([0xff] * 8, np.uint8), mask=[1, 0] * 4)
+    assert sp.read(a, 8).tolist() == [0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0]
+    assert sp.read(0x7000_0000, 4).tolist() == [0, 0, 0, 0]       # never written: zeros
+    # Accesses crossing a page boundary.
+    sp.write(0x1_0000 - 2, np.array([1, 2, 3, 4], np.uint8))
+    assert sp.read(0x1_0000 - 2, 4).tolist() == [1, 2, 3, 4]
+
+
+def test_address_space_errors():
+    sp = AddressSpace(addr_bits=16)
+    with pytest.raises(MemoryError_, match=r"access \[0xfffe, 0x10002\) outside the 16-bit address space"):
+        sp.read(0xfffe, 4)
+    sp.alloc("x", [1], dtype=np.uint32)
+    with pytest.raises(MemoryError_, match="region 'x' already allocated"):
+        sp.alloc("x", [1], dtype=np.uint32)
+    with pytest.raises(MemoryError_, match="does not fit"):
+        sp.alloc("big", np.zeros(1 << 15, np.uint32))
+    with pytest.raises(MemoryError_, match="no region named 'y'"):
+        sp.array("y")
+
+
+def _drain(m, until_cycle=1000):
+    got = []
+    while m.cycle < until_cycle and m.outstanding:
+        r = m.response()
+        if r is not None:
+            got.append((m.cycle, r))
+            m.response_taken()
+        m.tick()
+    return got
+
+
+def test_fixed_latency_in_order():
+    sp = AddressSpace()
+    base = sp.alloc("a", np.arange(64, dtype=np.uint32))
+    m = MemoryModel(sp, 32, MemoryTiming(latency=5))
+    for i in range(3):
+        assert m.req_ready()
+        m.accept(base + 32 * i, 0, 0, 0, tag=i)
+        m.tick()
+    got = _drain(m)
+    assert [(c, r[0]) for c, r in got] == [(5, 0), (6, 1), (7, 2)]
+    assert got[1][1][1] == int.from_bytes(np.arange(8, 16, dtype=np.uint32).tobytes(), "little")
+    assert m.stats.reads == 3 and m.stats.read_bytes == 96 and m.stats.size_hist == {32: 3}
+
+
+def test_random_latency_is_out_of_order_unless_asked():
+    sp = AddressSpace()
+    base = sp.alloc("a", np.zeros(4096, np.uint32))
+    orders = {}
+    for in_order in (False, True):
+        m = MemoryModel(sp, 32, MemoryTiming(latency=(1, 50), seed=3, in_order=in_order))
+        for i in range(40):
+            m.accept(base + 32 * i, 0, 0, 0, tag=i)
+        orders[in_order] = [r[2][0] for r in [(c, None, r) for c, r in _drain(m)]]
+    assert sorted(orders[False]) == list(range(40)) and orders[False] != list(range(40))
+    assert orders[True] == list(range(40))
+
+
+def test_max_outstanding_and_backpressure():
+    sp = AddressSpace()
+    m = MemoryModel(sp, 32, MemoryTiming(latency=100, max_outstanding=2, req_ready=[1, 0]))
+    ready = []
+    for i in range(6):
+        ready.append(m.req_ready())
+        if ready[-1]:
+            m.accept(0x1000 + 32 * i, 0, 0, 0, tag=i)
+        m.tick()
+    assert ready == [True, False, True, False, False, False]   # pattern, then the limit of 2
+    assert m.stats.max_outstanding == 2
+
+
+def test_writes_masks_and_errors():
+    sp = AddressSpace()
+    base = sp.alloc("a", np.zeros(64, np.uint8))
+    m = MemoryModel(sp, 32, MemoryTiming(latency=1, error_ranges=((base + 32, base + 64),)))
+    m.accept(base, 1, int.from_bytes(bytes(range(32)), "little"), 0x0000_00f0, tag=1)
+    m.accept(base + 32, 1, 0xffff, 0xffff_ffff, tag=2)     # in the error range: not written
+    m.accept(base + 32, 0, 0, 0, tag=3)
+    m.tick()
+    got = _drain(m)
+    assert [r[2] for _, r in got] == [0, 1, 1]
+    assert sp.read(base, 8).tolist() == [0, 0, 0, 0, 4, 5, 6, 7]
+    assert sp.read(base + 32, 4).tolist() == [0, 0, 0, 0]
+    assert m.stats.errors == 2 and m.stats.writes == 2 and m.stats.write_bytes == 4 + 32
+    assert m.stats.size_hist == {4: 1, 32: 2}
+
+
+def test_protocol_errors_and_bad_timing():
+    m = MemoryModel(AddressSpace(), 32)
+    with pytest.raises(ProtocolError, match="address 0x1004 is not aligned to the 32-byte block"):
+        m.accept(0x1004, 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="latency must be an int >= 1"):
+        MemoryTiming(latency=0)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        MemoryTiming(latency=(5, 2))
+    with pytest.raises(ValueError, match="must contain at least one 1"):
+        Pattern([0, 0])
+    with pytest.raises(ValueError, match=r"probability must be in \(0, 1\]"):
+        Pattern(0.0)
