@@ -113,6 +113,8 @@ def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[F
     """A deterministic fetch workload from a JSON-able spec.
 
     ``{"kind": "linear", "count": N, "esize": 4, "offset": bytes}``: one range;
+    ``{"kind": "gather", "seed": S, "count": N, "span_words": W}``: one operation of
+    N one-element reads among the first W words (exercises the merge window);
     ``{"kind": "random", "seed": S, "ops": K, "max_count": N}``: random ranges
     (unaligned bases, empty ranges, 4/8-byte elements, a few misaligned ones),
     grouped into operations.
@@ -132,6 +134,16 @@ def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[F
         words = spec.get("words", 4096)
         base = space.alloc("array", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
         return space, [FetchRange(base + off, count, es, bool(last)) for off, count, es, last in spec["ranges"]]
+    if kind == "gather":
+        # Many one-element ranges over a few blocks: most reads merge in the window.
+        r = random.Random(spec.get("seed", 0))
+        words = spec.get("words", 4096)
+        base = space.alloc("array", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
+        span = spec.get("span_words", 64)
+        n = spec.get("count", 200)
+        ranges = [FetchRange(base + 4 * r.randrange(span), 1, 4, False) for _ in range(n)]
+        ranges[-1] = FetchRange(ranges[-1].base, 1, 4, True)
+        return space, ranges
     if kind == "random":
         r = random.Random(spec.get("seed", 0))
         words = spec.get("words", 4096)

@@ -32,6 +32,9 @@ def fetch_runs(cfg: FetchConfig) -> list[dict]:
                 "timing": {"latency": lat, "seed": seed, "req_ready": bp.get("req_ready")},
                 "cmd_pause": bp.get("cmd_pause"), "out_ready": bp.get("out_ready"),
             })
+    runs.append({"name": "gather, window hits", "seed": 11,
+                 "workload": {"kind": "gather", "seed": 11, "count": 150 * SCALE, "span_words": 48},
+                 "timing": {"latency": [1, 60], "seed": 11}, "out_ready": 0.7})
     tiny = [[12, 0, 4, 1], [12, 1, 4, 1], [8, 1, 8, 1], [4, 5, 4, 0], [40, 0, 4, 0], [64, 3, 4, 1],
             [2, 3, 4, 1], [4, 2, 8, 1], [28, 2 * cfg.width + 1, 4, 1]]
     runs.append({"name": "corner cases", "workload": {"kind": "ranges", "ranges": tiny},
@@ -71,6 +74,7 @@ AMARANTH_CONFIGS = {
     "w8": FetchConfig(width=8),
     "w8-4B-only": FetchConfig(width=8, max_elem_bytes=4),
     "two-slots": FetchConfig(width=4, max_inflight=2, merge_window=1),
+    "four-slots": FetchConfig(width=2, max_inflight=4, merge_window=3),
     "no-merge": FetchConfig(width=1, max_inflight=8, merge_window=0),
     "64B-blocks": FetchConfig(width=4, block_bytes=64, merge_window=8),
 }
@@ -79,7 +83,8 @@ AMARANTH_CONFIGS = {
 @pytest.mark.parametrize("name", sorted(AMARANTH_CONFIGS))
 def test_fetch_amaranth(name):
     cfg = AMARANTH_CONFIGS[name]
-    for run in fetch_runs(cfg)[::2]:
+    runs = fetch_runs(cfg)
+    for run in runs[::2] + [r for r in runs if r["name"].startswith("gather")]:
         space, ranges = make_workload(cfg, run["workload"])
         h = FetchHarness(cfg, space, ranges, timing=timing_from_dict(run["timing"]),
                          cmd_pause=run.get("cmd_pause"), out_ready=run.get("out_ready"), seed=run.get("seed", 0))
