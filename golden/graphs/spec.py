@@ -1,0 +1,150 @@
+"""Graph spec strings and the cached loader used by the CLI (docs/golden.md, "Graphs").
+
+Specs: ``kron:scale=14,edgefactor=16,seed=1``, ``urand:scale=14[,edgefactor=16][,seed=1]``,
+``grid:256x256[,seed=1]``, or a file path (see :mod:`golden.graphs.io`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .csr import CSRGraph, GraphError, load_npz
+from .generators import grid, kron, urand
+from .io import read_graph_file
+
+__all__ = ["parse_spec", "load_graph", "cache_dir", "GENERATORS"]
+
+#: Generator name -> (function, allowed keys with defaults).
+GENERATORS = {
+    "kron": (kron, {"scale": None, "edgefactor": 16, "seed": 1}),
+    "urand": (urand, {"scale": None, "edgefactor": 16, "seed": 1}),
+    "grid": (grid, {"rows": None, "cols": None, "seed": 1}),
+}
+
+#: Generated graphs with at least this many edges are cached as .npz.
+CACHE_MIN_EDGES = 1 << 20
+
+
+def cache_dir() -> Path:
+    """``$GRAPHUNITS_CACHE_DIR`` or ``.cache/graphs`` in the project folder."""
+    env = os.environ.get("GRAPHUNITS_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / ".cache" / "graphs"
+
+
+def _int(spec: str, key: str, text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise GraphError(f"graph spec {spec!r}: {key} must be an integer, not {text!r}") from None
+
+
+def parse_spec(spec: str) -> tuple[str, dict] | None:
+    """``(generator, params)`` for a generator spec, ``None`` for a file path."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise GraphError(f"a graph spec must be a non-empty string, not {spec!r}")
+    spec = spec.strip()
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in GENERATORS:
+        if sep and "/" not in kind and "." not in kind and not Path(spec).exists() and len(kind) > 1:
+            raise GraphError(f"graph spec {spec!r}: unknown generator {kind!r}; generators: "
+                             f"{', '.join(GENERATORS)}; or give a file path")
+        return None
+    _, defaults = GENERATORS[kind]
+    params = {}
+    items = [x.strip() for x in rest.split(",") if x.strip()]
+    if kind == "grid":
+        if not items or "x" not in items[0] or "=" in items[0]:
+            raise GraphError(f"graph spec {spec!r}: expected grid:ROWSxCOLS[,seed=N], e.g. grid:256x256")
+        r, c = items[0].split("x", 1)
+        params["rows"], params["cols"] = _int(spec, "rows", r), _int(spec, "cols", c)
+        items = items[1:]
+    for item in items:
+        key, eq, val = item.partition("=")
+        key = key.strip()
+        if not eq:
+            raise GraphError(f"graph spec {spec!r}: expected KEY=VALUE, not {item!r}")
+        if key not in defaults or key in ("rows", "cols"):
+            allowed = ", ".join(k for k in defaults if k not in ("rows", "cols"))
+            raise GraphError(f"graph spec {spec!r}: {kind} has no parameter {key!r}; parameters: {allowed}")
+        params[key] = _int(spec, key, val.strip())
+    for key, default in defaults.items():
+        if key not in params:
+            if default is None:
+                raise GraphError(f"graph spec {spec!r}: {kind} needs {key}=N")
+            params[key] = default
+    return kind, params
+
+
+def _canonical(kind: str, params: dict) -> str:
+    if kind == "grid":
+        return f"grid:{params['rows']}x{params['cols']},seed={params['seed']}"
+    return f"{kind}:" + ",".join(f"{k}={params[k]}" for k in ("scale", "edgefactor", "seed"))
+
+
+def _cached(key: str, make, use_cache: bool, big: bool):
+    if not use_cache:
+        return make()
+    d = cache_dir()
+    path = d / (hashlib.sha256(key.encode()).hexdigest()[:20] + ".npz")
+    if path.exists():
+        try:
+            return load_npz(path)
+        except GraphError:
+            path.unlink(missing_ok=True)
+    g = make()
+    if big(g):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+            g.save_npz(tmp)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return g
+
+
+def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | None = None,
+               weighted: bool = False, weight_seed: int = 1, cache: bool = True) -> CSRGraph:
+    """Build or load the graph named by ``spec``.
+
+    Parameters
+    ----------
+    spec : str
+        A generator spec or a file path.
+    undirected : bool or None
+        ``True`` symmetrizes a file's edges (generated graphs are undirected).
+    vertices : int or None
+        Vertex count of a file's graph (default: largest id + 1, or the file's header).
+    weighted : bool
+        Give an unweighted graph integer weights in [1, 255] drawn from ``weight_seed``.
+    cache : bool
+        Reuse/write ``.npz`` copies of parsed files and large generated graphs.
+    """
+    parsed = parse_spec(spec)
+    if parsed is None:
+        path = Path(spec)
+        if not path.exists():
+            raise GraphError(f"graph file {path} does not exist (and {spec!r} is not a generator spec: "
+                             f"kron:scale=N, urand:scale=N, grid:RxC)")
+        st = path.stat() if path.is_file() else None
+        key = f"file|{path.resolve()}|{st.st_size if st else 0}|{st.st_mtime_ns if st else 0}|{undirected}|{vertices}"
+        g = _cached(key, lambda: read_graph_file(path, undirected=undirected, vertices=vertices),
+                    cache and path.suffix.lower() != ".npz", lambda g: True)
+    else:
+        kind, params = parsed
+        if undirected is False:
+            raise GraphError(f"generated graphs ({kind}) are undirected")
+        if vertices is not None:
+            raise GraphError(f"--vertices applies to graph files, not to the generated graph {spec!r}")
+        fn, _ = GENERATORS[kind]
+        canon = _canonical(kind, params)
+        g = _cached(f"gen|{canon}", lambda: fn(**params, name=canon), cache,
+                    lambda g: g.num_edges >= CACHE_MIN_EDGES)
+    if weighted and g.weight is None:
+        if isinstance(weight_seed, bool) or not isinstance(weight_seed, int) or weight_seed < 0:
+            raise GraphError(f"weight seed must be a non-negative integer, not {weight_seed!r}")
+        g = g.with_weights(weight_seed)
+    return g

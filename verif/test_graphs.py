@@ -1,0 +1,238 @@
+"""Graphs: CSR construction rules, every file format (good and malformed), the
+generators (checked against networkx / independent counts) and spec strings."""
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from golden.graphs import CSRGraph, GraphError, grid, kron, load_graph, parse_spec, read_graph_file, urand
+
+
+def arcs(g):
+    """The set of stored arcs (with weights when present)."""
+    s = g.src().tolist()
+    d = g.col.tolist()
+    if g.weight is None:
+        return set(zip(s, d))
+    return set(zip(s, d, g.weight.tolist()))
+
+
+# ---------------------------------------------------------------------- CSR rules
+def test_from_edges_rules():
+    # self loop 2->2 dropped; duplicate 0->1 keeps the minimum weight; vertex count kept at 6.
+    g = CSRGraph.from_edges([0, 0, 2, 1, 0], [1, 1, 2, 0, 3], [5.0, 2.0, 1.0, 7.0, 4.0], num_vertices=6)
+    assert g.num_vertices == 6 and g.num_edges == 3
+    assert arcs(g) == {(0, 1, 2.0), (0, 3, 4.0), (1, 0, 7.0)}
+    assert g.row_ptr.tolist() == [0, 2, 3, 3, 3, 3, 3]
+    assert g.col.dtype == np.int32 and g.row_ptr.dtype == np.int64
+
+
+def test_undirected_stores_both_directions_with_min_weight():
+    g = CSRGraph.from_edges([0, 1], [1, 0], [3.0, 1.0], directed=False)
+    assert arcs(g) == {(0, 1, 1.0), (1, 0, 1.0)}
+    assert not g.directed
+
+
+def test_from_edges_errors():
+    with pytest.raises(GraphError, match="vertex count 2 is too small: the edges use vertex id 4"):
+        CSRGraph.from_edges([0], [4], num_vertices=2)
+    with pytest.raises(GraphError, match="non-negative"):
+        CSRGraph.from_edges([-1], [4])
+    with pytest.raises(GraphError, match="2 sources for 1 destinations"):
+        CSRGraph.from_edges([0, 1], [4])
+    with pytest.raises(GraphError, match="NaN"):
+        CSRGraph.from_edges([0], [1], [np.nan])
+
+
+def test_with_weights_is_seeded_symmetric_and_in_range():
+    g = urand(8, 4, seed=2)
+    a, b, c = g.with_weights(5), g.with_weights(5), g.with_weights(6)
+    assert np.array_equal(a.weight, b.weight) and not np.array_equal(a.weight, c.weight)
+    assert a.weight.min() >= 1 and a.weight.max() <= 255 and np.all(a.weight == np.round(a.weight))
+    w = {(u, v): x for u, v, x in arcs(a)}
+    assert all(w[(v, u)] == x for (u, v), x in w.items())
+
+
+def test_transpose_and_npz_roundtrip(tmp_path):
+    g = CSRGraph.from_edges([0, 0, 3], [1, 2, 0], [1.0, 2.0, 3.0], num_vertices=5)
+    t = g.transpose()
+    assert arcs(t) == {(1, 0, 1.0), (2, 0, 2.0), (0, 3, 3.0)}
+    p = tmp_path / "g.npz"
+    g.save_npz(p)
+    h = read_graph_file(p)
+    assert arcs(h) == arcs(g) and h.num_vertices == 5 and h.directed
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, x=np.arange(3))
+    with pytest.raises(GraphError, match="not a graphunits graph file"):
+        read_graph_file(bad)
+
+
+# ---------------------------------------------------------------------- file formats
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_mtx_general_real_against_scipy(tmp_path):
+    rng = np.random.default_rng(1)
+    m = sp.random(30, 30, density=0.1, random_state=3, format="coo")
+    m.data = np.round(rng.random(m.nnz) * 10 + 1, 3)
+    p = tmp_path / "m.mtx"
+    scipy.io.mmwrite(p, m)
+    g = read_graph_file(p)
+    keep = m.row != m.col
+    ref = {(int(r), int(c), float(v)) for r, c, v in zip(m.row[keep], m.col[keep], m.data[keep])}
+    assert g.directed and g.num_vertices == 30 and arcs(g) == ref
+
+
+def test_mtx_symmetric_pattern_is_undirected(tmp_path):
+    p = write(tmp_path, "s.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n% comment\n4 4 3\n2 1\n3 1\n4 4\n")
+    g = read_graph_file(p)
+    assert not g.directed and arcs(g) == {(1, 0), (0, 1), (2, 0), (0, 2)} and g.num_vertices == 4
+
+
+def test_mtx_integer(tmp_path):
+    p = write(tmp_path, "i.mtx", "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 7\n2 3 -2\n")
+    assert arcs(read_graph_file(p)) == {(0, 1, 7.0), (1, 2, -2.0)}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hello\n", r"m\.mtx:1: expected a '%%MatrixMarket matrix coordinate FIELD SYMMETRY' header"),
+    ("%%MatrixMarket matrix array real general\n2 2\n1\n", "only the 'coordinate' format"),
+    ("%%MatrixMarket matrix coordinate complex general\n", "field must be pattern, integer or real, not 'complex'"),
+    ("%%MatrixMarket matrix coordinate real hermitian\n", "symmetry must be general or symmetric"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3\n", r"m\.mtx:2: expected a size line"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 x 1.0\n",
+     r"m\.mtx:4: expected 'ROW COL VALUE' \(real value\), got '2 x 1.0'"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3\n", r"m\.mtx:4: expected 'ROW COL VALUE'"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1.0\n2 3 1\n", "announces 3 entries, the file holds 2"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 4\n", r"m\.mtx:4: column index must be in \[1, 3\]"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n0 2\n", r"m\.mtx:3: row index must be in \[1, 3\]"),
+    ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 1.5\n", r"m\.mtx:3: expected 'ROW COL VALUE' \(integer"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1.5 2\n", r"m\.mtx:3: expected 'ROW COL'"),
+])
+def test_mtx_malformed(tmp_path, text, message):
+    with pytest.raises(GraphError, match=message):
+        read_graph_file(write(tmp_path, "m.mtx", text))
+
+
+def test_snap_el_wel_gr(tmp_path):
+    snap = write(tmp_path, "s.txt", "# Directed graph\n# FromNodeId\tToNodeId\n0\t1\n1\t2\n\n2\t0\n")
+    assert arcs(read_graph_file(snap)) == {(0, 1), (1, 2), (2, 0)}
+    el = write(tmp_path, "g.el", "0 1\n0 1\n1 1\n3 2\n")
+    g = read_graph_file(el, vertices=6)
+    assert g.num_vertices == 6 and arcs(g) == {(0, 1), (3, 2)}
+    und = read_graph_file(el, undirected=True)
+    assert arcs(und) == {(0, 1), (1, 0), (3, 2), (2, 3)} and und.num_vertices == 4
+    wel = write(tmp_path, "g.wel", "0 1 5\n0 1 3\n1 0 9\n")
+    assert arcs(read_graph_file(wel)) == {(0, 1, 3.0), (1, 0, 9.0)}
+    gr = write(tmp_path, "g.gr", "c DIMACS\np sp 4 3\nc arcs\na 1 2 10\na 2 3 20\na 4 1 5\n")
+    g = read_graph_file(gr)
+    assert g.num_vertices == 4 and arcs(g) == {(0, 1, 10.0), (1, 2, 20.0), (3, 0, 5.0)}
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("g.el", "0 1\n1 2 3\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got '1 2 3'"),
+    ("g.el", "0 1\n-1 2\n", r"g\.el:2: vertex ids must be >= 0"),
+    ("g.wel", "0 1 2\n1 2\n", r"g\.wel:2: expected an edge 'U V W'"),
+    ("g.wel", "0 1 nan\n", r"g\.wel:1: expected an edge 'U V W'"),
+    ("g.txt", "# c\n0 1\n0 one\n", r"g\.txt:3: expected an edge 'U V' or 'U V W' \(SNAP\), got '0 one'"),
+    ("g.gr", "p sp 3 1\na 1 4 1\n", r"g\.gr:2: vertex ids must be in \[1, 3\]"),
+    ("g.gr", "p sp 3 2\na 1 2 1\n", "announces 2 arcs, the file holds 1"),
+    ("g.gr", "p sp 3 1\ne 1 2 1\n", r"g\.gr:2: expected an arc line 'a U V W', got 'e 1 2 1'"),
+    ("g.gr", "a 1 2 3\n", r"g\.gr:1: expected a problem line 'p sp NODES ARCS'"),
+    ("g.xyz", "0 1\n", "unknown graph file extension '.xyz'"),
+])
+def test_edge_lists_malformed(tmp_path, name, text, message):
+    with pytest.raises(GraphError, match=message):
+        read_graph_file(write(tmp_path, name, text))
+
+
+def test_vertex_count_too_small_and_missing_file(tmp_path):
+    el = write(tmp_path, "g.el", "0 5\n")
+    with pytest.raises(GraphError, match="vertex count 3 is too small: the edges use vertex id 5"):
+        read_graph_file(el, vertices=3)
+    with pytest.raises(GraphError, match="does not exist"):
+        load_graph(str(tmp_path / "none.el"))
+    binary = tmp_path / "b.el"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(GraphError, match="not a text file"):
+        read_graph_file(binary)
+
+
+def test_empty_edge_list_gives_isolated_vertices(tmp_path):
+    g = read_graph_file(write(tmp_path, "e.el", "# nothing\n"), vertices=3)
+    assert g.num_vertices == 3 and g.num_edges == 0
+
+
+# ---------------------------------------------------------------------- generators and specs
+def test_kron_shape_and_determinism():
+    g = kron(12, 16, seed=3)
+    h = kron(12, 16, seed=3)
+    assert np.array_equal(g.col, h.col) and g.num_vertices == 4096 and not g.directed
+    # Symmetric CSR without self loops or duplicates, as networkx sees it.
+    G = nx.Graph()
+    G.add_edges_from(zip(g.src().tolist(), g.col.tolist()))
+    assert 2 * G.number_of_edges() == g.num_edges and nx.number_of_selfloops(G) == 0
+    deg = g.degrees()
+    # R-MAT is skewed: the largest degree far above the mean (urand's is not).
+    assert deg.max() > 20 * deg.mean()
+    u = urand(12, 16, seed=3)
+    assert u.degrees().max() < 3 * u.degrees().mean()
+    # About edgefactor * 2 arcs per vertex, less the duplicates and self loops removed.
+    assert 0.8 * 32 * 4096 < u.num_edges <= 32 * 4096
+
+
+def test_grid_against_networkx():
+    g = grid(5, 7, seed=2)
+    G = nx.grid_2d_graph(5, 7)
+    ref = {(r1 * 7 + c1, r2 * 7 + c2) for (r1, c1), (r2, c2) in G.edges}
+    ref |= {(b, a) for a, b in ref}
+    assert {(u, v) for u, v, _ in arcs(g)} == ref
+    assert g.weight.min() >= 1 and g.weight.max() <= 255
+
+
+def test_specs():
+    assert parse_spec("kron:scale=14,edgefactor=16,seed=1") == ("kron", {"scale": 14, "edgefactor": 16, "seed": 1})
+    assert parse_spec("urand:scale=10") == ("urand", {"scale": 10, "edgefactor": 16, "seed": 1})
+    assert parse_spec("grid:256x128,seed=4") == ("grid", {"rows": 256, "cols": 128, "seed": 4})
+    assert parse_spec("some/file.mtx") is None
+    g = load_graph("grid:4x4", cache=False)
+    assert g.num_vertices == 16 and g.weight is not None
+    w = load_graph("urand:scale=6,edgefactor=2", weighted=True, weight_seed=3, cache=False)
+    assert w.weight is not None and np.array_equal(w.weight, urand(6, 2).with_weights(3).weight)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("kron:edgefactor=4", "kron needs scale=N"),
+    ("kron:scale=40", r"kron scale must be an integer in \[1, 28\], not 40"),
+    ("kron:scale=10,size=3", "kron has no parameter 'size'; parameters: scale, edgefactor, seed"),
+    ("urand:scale=ten", "scale must be an integer, not 'ten'"),
+    ("grid:256", r"expected grid:ROWSxCOLS"),
+    ("grid:0x5", r"grid rows must be an integer in \[1, 16384\], not 0"),
+    ("rmat:scale=3", "unknown generator 'rmat'"),
+    ("", "non-empty string"),
+])
+def test_bad_specs(spec, message):
+    with pytest.raises(GraphError, match=message):
+        load_graph(spec, cache=False)
+
+
+def test_generated_graph_options():
+    with pytest.raises(GraphError, match="--vertices applies to graph files"):
+        load_graph("kron:scale=4", vertices=100, cache=False)
+
+
+def test_cache_roundtrip(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHUNITS_CACHE_DIR", str(tmp_path / "cache"))
+    el = write(tmp_path, "g.el", "0 1\n1 2\n")
+    a = load_graph(str(el))
+    files = list((tmp_path / "cache").glob("*.npz"))
+    assert len(files) == 1
+    b = load_graph(str(el))
+    assert arcs(a) == arcs(b)
+    # A changed file is read again, not served from the stale cache.
+    el.write_text("0 1\n1 2\n2 3\n")
+    assert load_graph(str(el)).num_edges == 3
