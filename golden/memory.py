@@ -77,6 +77,24 @@ class AddressSpace:
         self._next = base + max(nbytes, 1)
         return base
 
+    def reserve(self, name: str, count: int, dtype, *, align: int = 256) -> int:
+        """Place a region of ``count`` elements without writing it (reads as zeros).
+
+        The golden GPU model uses this to give arrays addresses for coalescing
+        without copying their contents."""
+        if name in self.regions:
+            raise MemoryError_(f"region {name!r} already allocated")
+        if align <= 0 or align & (align - 1):
+            raise MemoryError_(f"alignment must be a power of two, not {align}")
+        dt = np.dtype(dtype)
+        nbytes = int(count) * dt.itemsize
+        base = (self._next + align - 1) & ~(align - 1)
+        if base + nbytes > self.size:
+            raise MemoryError_(f"region {name!r} of {nbytes} bytes does not fit below 2**{self.addr_bits}")
+        self.regions[name] = Region(name, base, nbytes, dt.str)
+        self._next = base + max(nbytes, 1)
+        return base
+
     def alloc_empty(self, name: str, count: int, dtype, *, align: int = 256) -> int:
         """Reserve a zero-filled array of ``count`` elements."""
         return self.alloc(name, np.zeros(count, dtype=dtype), align=align)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -70,6 +71,94 @@ def cmd_config(args) -> int:
     return 0
 
 
+def _load_graph_arg(args, weighted: bool):
+    from golden.graphs import load_graph
+    return load_graph(args.graph, undirected=args.undirected or None, vertices=args.vertices,
+                      weighted=weighted or args.weighted, weight_seed=args.weight_seed)
+
+
+def _algo_options(args) -> dict:
+    opts = {} if args.source is None else {"source": args.source}
+    for name in ("damping", "tol", "max_iter", "delta", "variant"):
+        v = getattr(args, name, None)
+        if v is not None:
+            opts[name] = v
+    return opts
+
+
+def cmd_run(args) -> int:
+    import numpy as np
+    from golden.algorithms import ALGORITHMS, AlgorithmError, run_algorithm
+    from golden.gpu import GPUConfig
+    from golden.report import format_table
+    from golden.perf import tune_allocator
+    from .progress import IterationProgress
+    tune_allocator()
+    cls = ALGORITHMS.get(args.algo)
+    if cls is None:
+        raise UsageError(f"unknown algorithm {args.algo!r}; algorithms: {', '.join(ALGORITHMS)}")
+    graph = _load_graph_arg(args, cls.needs_weights)
+    gpu = GPUConfig.preset(args.gpu)
+    prog = IterationProgress(f"{args.algo} on {graph.name}")
+    try:
+        r = run_algorithm(graph, args.algo, args.mode, gpu=gpu, stats=not args.functional, caches=args.caches,
+                          progress=prog, **_algo_options(args))
+    except AlgorithmError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        prog.close()
+    edges = r.counters.get("edges", 0)
+    rows = [["graph", graph.name], ["vertices", graph.num_vertices], ["edges (stored arcs)", graph.num_edges],
+            ["algorithm / mode", f"{args.algo} / {args.mode}"]]
+    if "source" in r.extra:
+        rows.append(["source", r.extra["source"]])
+    rows += [["iterations", r.iterations],
+            ["edges traversed", edges], ["wall time (s)", round(r.wall_s, 3)],
+            ["traversed edges/s (model speed)", f"{edges / r.wall_s:.3g}" if r.wall_s > 0 else "-"]]
+    if r.gpu is not None:
+        t = r.gpu["total"]
+        rows += [["GPU", gpu.name], ["warp instructions", t["warp_instructions"]],
+                 ["memory instructions", t["mem_instructions"]], ["sectors", t["sectors"]],
+                 ["accesses per warp request", round(t["accesses_per_request"], 3)],
+                 ["estimated GPU time (us)", round(t["time_us"], 1)]]
+        if r.gpu["caches"]:
+            rows += [["L1 hit rate", round(t["l1"]["hit_rate"], 3)], ["L2 hit rate", round(t["l2"]["hit_rate"], 3)],
+                     ["DRAM sectors", t["dram_sectors"]]]
+    print(format_table(["", "value"], rows))
+    if r.gpu is not None and args.kernels:
+        print()
+        print(_kernel_table(r.gpu))
+    if args.save:
+        np.savez_compressed(args.save, **{r.key: r.values})
+        print(f"saved {r.key} to {args.save}")
+    if args.json:
+        import json
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        doc = {**r.summary(), "graph": graph.summary()}
+        Path(args.json).write_text(json.dumps(doc, indent=2, default=_json_default))
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"cannot write {type(o).__name__} as JSON")
+
+
+def _kernel_table(report: dict) -> str:
+    from golden.report import format_table
+    rows = []
+    for d in report["kernels"] + [dict(report["total"], name="total")]:
+        rows.append([d["name"], d["launches"], d["warp_instructions"], d["mem_instructions"], d["sectors"],
+                     round(d["accesses_per_request"], 2), d["atomics"]["lanes"], round(d["cycles"])])
+    return format_table(["kernel", "launches", "warp insts", "mem insts", "sectors", "sectors/inst",
+                         "atomic lanes", "est. cycles"], rows)
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
     return run_demo(sims=args.sim, quick=args.quick)
@@ -90,6 +179,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="graphunits",
         description="Generate, verify and measure GPU graph-processing units (SCU, IRU, GraphPEG, MFF, EMOGI).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def graph_args(sp):
+        sp.add_argument("--graph", required=True, metavar="SPEC",
+                        help="kron:scale=14,edgefactor=16,seed=1 | urand:scale=14 | grid:256x256 | a file "
+                             "(.mtx .el .wel .gr .txt .npz)")
+        sp.add_argument("--undirected", action="store_true", help="symmetrize a file's edges")
+        sp.add_argument("--vertices", type=int, help="vertex count of an edge-list file")
+        sp.add_argument("--weighted", action="store_true", help="give an unweighted graph seeded random weights")
+        sp.add_argument("--weight-seed", type=int, default=1, dest="weight_seed",
+                        help="seed of those weights (default: %(default)s)")
 
     def config_args(sp):
         sp.add_argument("--unit", required=True, help="unit name (see `graphunits units`)")
@@ -123,6 +222,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--quick", action="store_true", help="smaller runs")
     sp.set_defaults(func=cmd_demo)
 
+    sp = sub.add_parser("run", help="run a graph algorithm on the golden GPU model",
+                        description="Run an algorithm on the golden model of a GPU (baseline or with a unit) "
+                                    "and print its statistics.")
+    graph_args(sp)
+    sp.add_argument("--algo", required=True, help="bfs, sssp, pr, cc or bc")
+    sp.add_argument("--mode", default="baseline", help="baseline or a unit mode (default: %(default)s)")
+    sp.add_argument("--gpu", default="gtx980", help="GPU preset: gtx980, tx1, gtx480, kepler (default: %(default)s)")
+    sp.add_argument("--source", type=int, help="source vertex (bfs, sssp, bc; default: the vertex of largest degree)")
+    sp.add_argument("--damping", type=float, help="PageRank damping (default 0.85)")
+    sp.add_argument("--tol", type=float, help="PageRank L1 tolerance (default 1e-6)")
+    sp.add_argument("--max-iter", type=int, dest="max_iter", help="PageRank iteration limit (default 100)")
+    sp.add_argument("--variant", choices=["standard", "nodangle"], help="PageRank definition")
+    sp.add_argument("--delta", type=float, help="SSSP near-far threshold step")
+    sp.add_argument("--functional", action="store_true", help="results only, no GPU statistics (fastest)")
+    sp.add_argument("--caches", action="store_true", help="also run the L1/L2 cache model (slower)")
+    sp.add_argument("--kernels", action="store_true", help="print the per-kernel table")
+    sp.add_argument("--save", metavar="OUT.npz", help="save the per-vertex result (key depth/dist/rank/label/bc)")
+    sp.add_argument("--json", metavar="FILE", help="write every statistic as JSON")
+    sp.set_defaults(func=cmd_run)
+
     sp = sub.add_parser("doctor", help="show the tools found and their versions",
                         description="Show the external tools graphunits uses and their versions.")
     sp.set_defaults(func=cmd_doctor)
@@ -140,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (UsageError, ConfigError, ToolError, FileNotFoundError) as e:
+    except (UsageError, ConfigError, ToolError, FileNotFoundError, ValueError) as e:
+        if os.environ.get("GRAPHUNITS_DEBUG"):
+            raise
         print(f"graphunits {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -83,3 +83,52 @@ def test_demo_quick_on_icarus():
     r = run_cli("demo", "--quick", "--sim", "icarus")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "matches TLM" in r.stdout and "MISMATCH" not in r.stdout
+
+
+def test_run_saves_result_that_matches_scipy(tmp_path):
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.sparse import csgraph
+    from golden.graphs import load_graph
+    out, js = tmp_path / "d.npz", tmp_path / "s.json"
+    r = run_cli("run", "--graph", "grid:12x9,seed=3", "--algo", "sssp", "--source", "5",
+                "--save", str(out), "--json", str(js), "--kernels")
+    assert r.returncode == 0, r.stderr
+    assert "sssp_contract" in r.stdout and "estimated GPU time" in r.stdout
+    g = load_graph("grid:12x9,seed=3", cache=False)
+    A = sp.csr_matrix((g.weight, g.col, g.row_ptr), shape=(g.num_vertices,) * 2)
+    assert np.allclose(np.load(out)["dist"], csgraph.dijkstra(A, indices=5))
+    doc = json.loads(js.read_text())
+    assert doc["graph"]["vertices"] == 108 and doc["gpu"]["total"]["sectors"] > 0
+    assert doc["extra"]["source"] == 5
+
+
+def test_run_on_a_file_with_options(tmp_path):
+    import numpy as np
+    f = tmp_path / "g.el"
+    f.write_text("0 1\n1 2\n")
+    out = tmp_path / "b.npz"
+    r = run_cli("run", "--graph", str(f), "--algo", "bfs", "--source", "2", "--undirected", "--vertices", "5",
+                "--functional", "--save", str(out))
+    assert r.returncode == 0, r.stderr
+    assert np.load(out)["depth"].tolist() == [2, 1, 0, -1, -1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--graph", "kron:scale=6", "--algo", "dfs"], "unknown algorithm 'dfs'"),
+    (["run", "--graph", "kron:scale=6", "--algo", "bfs", "--mode", "magic"], "bfs has no mode 'magic'"),
+    (["run", "--graph", "kron:scale=99", "--algo", "bfs"], r"kron scale must be an integer in [1, 28], not 99"),
+    (["run", "--graph", "missing.mtx", "--algo", "bfs"], "graph file missing.mtx does not exist"),
+    (["run", "--graph", "kron:scale=6", "--algo", "bfs", "--source", "64"], "source must be a vertex id in [0, 63]"),
+    (["run", "--graph", "kron:scale=6", "--algo", "bfs", "--gpu", "rtx"], "GPUConfig has no preset 'rtx'"),
+])
+def test_run_errors_are_one_line(args, message):
+    r = run_cli(*args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_malformed_file_names_the_line(tmp_path):
+    f = tmp_path / "bad.mtx"
+    f.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 zz\n")
+    r = run_cli("run", "--graph", str(f), "--algo", "bfs")
+    assert r.returncode == 2 and f"{f}:4: expected 'ROW COL'" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,69 @@
+"""GPU-style graph algorithms of the golden model, with and without each unit.
+
+``run_algorithm(graph, "bfs", mode="baseline")`` runs one; ``MODES`` maps
+``(algorithm, mode)`` to the class that implements it (units register theirs).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..gpu import GPU, GPUConfig
+from .bc import BC
+from .bfs import BFS
+from .cc import CC
+from .common import Algorithm, AlgorithmError, RunResult, segments
+from .pagerank import PageRank
+from .sssp import SSSP
+
+__all__ = ["ALGORITHMS", "MODES", "RESULT_KEYS", "register_mode", "run_algorithm", "modes_for",
+           "Algorithm", "AlgorithmError", "RunResult", "BFS", "SSSP", "PageRank", "CC", "BC", "segments"]
+
+ALGORITHMS: dict[str, type] = {"bfs": BFS, "sssp": SSSP, "pr": PageRank, "cc": CC, "bc": BC}
+RESULT_KEYS = {name: cls.key for name, cls in ALGORITHMS.items()}
+MODES: dict[tuple[str, str], type] = {(name, "baseline"): cls for name, cls in ALGORITHMS.items()}
+
+
+def register_mode(algo: str, mode: str, cls: type) -> None:
+    """Make ``cls`` (an Algorithm subclass) the implementation of ``algo`` in ``mode``."""
+    MODES[(algo, mode)] = cls
+
+
+def modes_for(algo: str) -> list[str]:
+    _load_unit_modes()
+    return sorted(m for a, m in MODES if a == algo)
+
+
+_loaded = False
+
+
+def _load_unit_modes() -> None:
+    # Units register their modes when imported (golden/<unit>/algorithms.py).
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    for mod in ("golden.scu.algorithms", "golden.iru.algorithms", "golden.graphpeg.algorithms",
+                "golden.mff.algorithms", "golden.emogi.algorithms"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name is None or not mod.startswith(e.name):
+                raise
+
+
+def run_algorithm(graph, algo: str, mode: str = "baseline", *, gpu: GPUConfig | str | None = None,
+                  stats: bool = True, caches: bool = False, progress: Callable | None = None,
+                  **options) -> RunResult:
+    """Run ``algo`` on ``graph`` in ``mode``; ``options`` go to the algorithm
+    (``source``, ``damping``, ``tol``, ``delta``, ...)."""
+    _load_unit_modes()
+    if algo not in ALGORITHMS:
+        raise AlgorithmError(f"unknown algorithm {algo!r}; algorithms: {', '.join(ALGORITHMS)}")
+    cls = MODES.get((algo, mode))
+    if cls is None:
+        raise AlgorithmError(f"{algo} has no mode {mode!r}; modes: {', '.join(modes_for(algo))}")
+    if isinstance(gpu, str) or gpu is None:
+        gpu = GPUConfig.preset(gpu or "gtx980")
+    machine = GPU(gpu, stats=stats, caches=caches)
+    return cls(graph, machine, progress=progress, **options).execute()

@@ -1,0 +1,337 @@
+"""Vectorised warp memory coalescer (docs/golden.md, "Coalescing").
+
+A *lane access* is one thread's access to one address. Lane accesses with the same
+*key* belong to the same warp memory instruction. For every instruction the
+coalescer counts, as GPGPU-Sim/Accel-Sim do:
+
+* **sectors**: distinct 32 B sectors touched (Maxwell and later issue one
+  request per sector);
+* **lines**: distinct 128 B lines touched (Fermi with L1 caching);
+* **requests by size**: the sectors of one line, merged while contiguous, as
+  EMOGI's PCIe traces show them: a run of 1–4 contiguous sectors inside one
+  128 B line is one request of 32, 64, 96 or 128 B; a gap or a line boundary
+  starts a new request.
+
+Example: a warp reading 128 contiguous bytes from a line offset of 96 touches 4
+sectors in 2 lines: one 32 B request (the last sector of the first line) and
+one 96 B request (first three sectors of the next line).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Coalesced", "coalesce", "coalesce_compacted", "coalesce_dense", "coalesce_range", "coalesce_spans", "coalesce_warp", "warp_keys"]
+
+
+@dataclass
+class Coalesced:
+    """Counts for a set of warp memory instructions."""
+
+    instructions: int = 0          # warp memory instructions (distinct keys with an active lane)
+    lanes: int = 0                 # lane accesses
+    sectors: int = 0               # distinct (instruction, sector)
+    lines: int = 0                 # distinct (instruction, line)
+    requests: np.ndarray = field(default_factory=lambda: np.zeros(5, np.int64))  # index k: requests of k sectors
+    # For the cache model: the distinct (key, sector) pairs in key order (only when asked for).
+    keys: np.ndarray | None = None
+    sector_ids: np.ndarray | None = None
+
+    @property
+    def request_count(self) -> int:
+        return int(self.requests.sum())
+
+    def request_hist(self, sector_bytes: int = 32) -> dict:
+        return {sector_bytes * k: int(self.requests[k]) for k in range(1, len(self.requests))}
+
+    def add(self, other: "Coalesced") -> None:
+        self.instructions += other.instructions
+        self.lanes += other.lanes
+        self.sectors += other.sectors
+        self.lines += other.lines
+        self.requests = self.requests + other.requests
+
+
+def warp_keys(tid: np.ndarray, slot: np.ndarray | int | None, warp_size: int = 32) -> np.ndarray:
+    """Key of each lane access: warp ``tid // warp_size`` at loop iteration ``slot``.
+
+    Keys sort by (slot, warp): warps are taken to run in lock step, iteration by
+    iteration (the order the cache model sees)."""
+    warp = np.asarray(tid, dtype=np.int64) // warp_size
+    if slot is None:
+        return warp
+    nw = int(warp.max()) + 1 if warp.size else 1
+    return np.asarray(slot, dtype=np.int64) * nw + warp
+
+
+_SENT = np.iinfo(np.int64).max
+
+
+def _ranks(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense rank of every key (0 = smallest) and the sorted distinct keys."""
+    if key.size > 1 and bool(np.all(key[1:] >= key[:-1])):
+        new = np.empty(key.size, bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        return np.cumsum(new) - 1, key[new]
+    kmin, kmax = int(key.min()), int(key.max())
+    span = kmax - kmin + 1
+    if span <= max(4 * key.size, 1 << 20):
+        present = np.zeros(span, bool)
+        present[key - kmin] = True
+        distinct = np.flatnonzero(present)
+        rank_of = np.cumsum(present) - 1
+        return rank_of[key - kmin], distinct + kmin
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    new = np.ones(ks.size, bool)
+    new[1:] = ks[1:] != ks[:-1]
+    r = np.cumsum(new) - 1
+    rank = np.empty_like(r)
+    rank[order] = r
+    return rank, ks[new]
+
+
+def _count_runs(s: np.ndarray, newrow: np.ndarray, spl: int, out: Coalesced, keep_rows=None) -> None:
+    # ``s``: distinct sectors of each instruction, ascending, instructions one after another;
+    # ``newrow``: True where an instruction starts.
+    m = s.size
+    out.sectors = m
+    line = s // spl
+    newline = newrow.copy()
+    newline[1:] |= line[1:] != line[:-1]
+    out.lines = int(np.count_nonzero(newline))
+    newreq = newline
+    newreq[1:] |= s[1:] != s[:-1] + 1
+    labels = np.cumsum(newreq) - 1
+    lengths = np.bincount(labels)
+    out.requests = np.bincount(lengths, minlength=spl + 1)[: spl + 1].astype(np.int64)
+
+
+def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = None, warp_size: int = 32,
+             sector_bytes: int = 32, line_bytes: int = 128, keep: bool = False) -> Coalesced:
+    """Coalesce lane accesses ``addr`` (byte addresses) grouped by ``key``.
+
+    Parameters
+    ----------
+    addr, key : int arrays of equal length
+    lane : int array, optional
+        Lane (0..warp_size-1) of each access, distinct within an instruction; by
+        default the accesses of one key take lanes in order.
+    keep : bool
+        Also return the distinct (key, sector) pairs, sorted, for the cache model.
+
+    Sorted input (keys ascending, addresses ascending within a key: sequential
+    accesses) is counted directly; otherwise each instruction's lanes are laid
+    out as one row of an ``(instructions, warp_size)`` matrix sorted row by row,
+    so the cost stays linear in the number of accesses (no global sort).
+    """
+    addr = np.asarray(addr, dtype=np.int64).reshape(-1)
+    key = np.asarray(key, dtype=np.int64).reshape(-1)
+    if addr.shape != key.shape:
+        raise ValueError(f"addr and key must have the same shape, not {addr.shape} and {key.shape}")
+    spl = line_bytes // sector_bytes
+    out = Coalesced(requests=np.zeros(spl + 1, np.int64))
+    n = addr.size
+    if n == 0:
+        if keep:
+            out.keys = np.zeros(0, np.int64)
+            out.sector_ids = np.zeros(0, np.int64)
+        return out
+    if addr.min() < 0:
+        raise ValueError("negative address in a warp access")
+    sec = addr >> (sector_bytes.bit_length() - 1)
+    out.lanes = n
+    # Fast path: sequential accesses, already in (key, address) order.
+    if n > 1:
+        kstep = key[1:] != key[:-1]
+        if bool(np.all(key[1:] >= key[:-1])) and bool(np.all((sec[1:] >= sec[:-1]) | kstep)):
+            newrow = np.empty(n, bool)
+            newrow[0] = True
+            newrow[1:] = kstep
+            rs = np.flatnonzero(newrow)
+            widest = int(np.diff(np.append(rs, n)).max())
+            if widest > warp_size:
+                raise ValueError(f"an instruction has {widest} lane accesses, more than the warp size {warp_size}")
+            first = newrow.copy()
+            first[1:] |= sec[1:] != sec[:-1]
+            s = sec[first]
+            nr = newrow[first]
+            out.instructions = int(np.count_nonzero(newrow))
+            _count_runs(s, nr, spl, out)
+            if keep:
+                out.keys = key[first]
+                out.sector_ids = s
+            return out
+    rank, distinct = _ranks(key)
+    rows = distinct.size
+    if lane is None:
+        # Position of each access among those of its key, in input order.
+        order = np.argsort(rank, kind="stable")
+        counts = np.bincount(rank, minlength=rows)
+        if counts.max() > warp_size:
+            raise ValueError(f"an instruction has {counts.max()} lane accesses, more than the warp size {warp_size}")
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        lane = np.empty(n, np.int64)
+        lane[order] = np.arange(n) - starts[rank[order]]
+    else:
+        lane = np.asarray(lane, dtype=np.int64).reshape(-1)
+    mat = np.full(rows * warp_size, _SENT, np.int64)
+    mat[rank * warp_size + lane] = sec
+    mat = mat.reshape(rows, warp_size)
+    mat.sort(axis=1)
+    first = np.empty(mat.shape, bool)
+    first[:, 0] = True
+    np.not_equal(mat[:, 1:], mat[:, :-1], out=first[:, 1:])
+    first &= mat != _SENT
+    per_row = np.count_nonzero(first, axis=1)
+    if int(np.count_nonzero(mat != _SENT)) != n:
+        raise ValueError("two accesses of one warp instruction use the same lane")
+    s = mat[first]                                  # distinct sectors, row-major = key order
+    m = s.size
+    out.instructions = rows
+    newrow = np.zeros(m, bool)
+    starts = np.cumsum(per_row) - per_row
+    newrow[starts[per_row > 0]] = True
+    _count_runs(s, newrow, spl, out)
+    if keep:
+        out.keys = np.repeat(distinct, per_row)
+        out.sector_ids = s
+    return out
+
+
+_SENT32 = np.iinfo(np.int32).max
+
+
+def coalesce_dense(sec: np.ndarray, active: np.ndarray | None = None, *, warp_size: int = 32,
+                   sectors_per_line: int = 4, bounds: tuple[int, int] | None = None, shift: int = 0) -> Coalesced:
+    """Lane ``t`` of thread ``t`` (warp ``t // warp_size``) touches sector ``sec[t]``
+    when ``active[t]`` (default: all). Same counts as :func:`coalesce` on those
+    accesses, computed on an ``(warps, warp_size)`` matrix of sectors sorted row
+    by row, without compacting the active lanes first.
+
+    ``sec`` may be relative to any line-aligned origin (the counts only depend on
+    differences), which lets callers keep it in 32 bits. ``bounds`` = (smallest,
+    largest) sector when the caller already knows them. With ``shift``, ``sec``
+    holds element indices and the sector is ``sec >> shift`` (elements that divide
+    a sector, array at a line boundary): it is computed straight into the matrix."""
+    spl = sectors_per_line
+    out = Coalesced(requests=np.zeros(spl + 1, np.int64))
+    n = sec.size
+    if n == 0:
+        return out
+    lo, hi = bounds if bounds is not None else (int(sec.min()), int(sec.max()))
+    if lo < 0:
+        raise ValueError("negative sector in a warp access")
+    dt, sent = (np.int32, _SENT32) if hi < _SENT32 - spl else (np.int64, _SENT)
+    nw = -(-n // warp_size)
+    mat = np.full(nw * warp_size, sent, dt)
+    if active is None:
+        np.right_shift(sec, shift, out=mat[:n], casting="unsafe")
+        out.lanes = n
+    else:
+        np.right_shift(sec, shift, out=mat[:n], where=active, casting="unsafe")
+        out.lanes = int(np.count_nonzero(active))
+        if out.lanes == 0:
+            return out
+    mat = mat.reshape(nw, warp_size)
+    a, b = mat[:, 1:], mat[:, :-1]
+    if not bool(np.all(a >= b)):
+        mat.sort(axis=1)
+    # Every row ends in at most one run of sentinels, counted below as one extra
+    # "sector" of its own line and request; ``spur`` removes them again.
+    spur = int(np.count_nonzero(mat[:, -1] == sent))
+    out.instructions = nw - int(np.count_nonzero(mat[:, 0] == sent))
+    # Rows are sorted, so d = a - b >= 0: a new sector where d > 0; a new line where
+    # d exceeds a's offset in its line; the same request where d == 1 within a line.
+    d = a - b
+    first = np.empty(mat.shape, bool)
+    first[:, 0] = True
+    np.greater(d, 0, out=first[:, 1:])
+    nfirst = int(np.count_nonzero(first))
+    out.sectors = nfirst - spur
+    newline = np.greater(d, a & (spl - 1))
+    out.lines = nw + int(np.count_nonzero(newline)) - spur
+    cont = np.zeros(mat.shape, bool)
+    np.equal(d, 1, out=cont[:, 1:])
+    cont[:, 1:] &= ~newline
+    if nfirst != mat.size:
+        cont = cont[first]              # keep distinct sectors only
+    else:
+        cont = cont.ravel()
+    # at_least[k]: distinct sectors that are the k-th (or later) of their request;
+    # requests of k sectors = at_least[k] - 2 at_least[k+1] + at_least[k+2].
+    at_least = [0, cont.size, int(np.count_nonzero(cont))]
+    m = cont
+    for _ in range(spl - 1):
+        m = m[1:] & cont[:m.size - 1]
+        at_least.append(int(np.count_nonzero(m)))
+    at_least += [0, 0]
+    req = np.array([0] + [at_least[k] - 2 * at_least[k + 1] + at_least[k + 2] for k in range(1, spl + 1)],
+                   np.int64)
+    req[1] -= spur
+    out.requests = req
+    return out
+
+
+def coalesce_spans(lo: np.ndarray, hi: np.ndarray, lanes: int, *, sector_bytes: int = 32,
+                   line_bytes: int = 128) -> Coalesced:
+    """Warp instructions that each touch one contiguous byte span ``[lo[i], hi[i]]``
+    (``hi`` = last byte, inclusive; ``lanes`` = total lane accesses): counted in
+    closed form, since every line a span touches is one request."""
+    spl = line_bytes // sector_bytes
+    out = Coalesced(requests=np.zeros(spl + 1, np.int64))
+    if lo.size == 0:
+        return out
+    sb, lb = sector_bytes.bit_length() - 1, line_bytes.bit_length() - 1
+    s0, s1 = lo >> sb, hi >> sb
+    l0, l1 = lo >> lb, hi >> lb
+    out.instructions = int(lo.size)
+    out.lanes = int(lanes)
+    out.sectors = int((s1 - s0 + 1).sum())
+    out.lines = int((l1 - l0 + 1).sum())
+    single = l0 == l1
+    req = np.bincount((s1 - s0 + 1)[single], minlength=spl + 1)[: spl + 1].astype(np.int64)
+    multi = ~single
+    if multi.any():
+        req += np.bincount(spl - (s0[multi] % spl), minlength=spl + 1)[: spl + 1]
+        req += np.bincount((s1[multi] % spl) + 1, minlength=spl + 1)[: spl + 1]
+        req[spl] += int((l1 - l0 - 1)[multi].sum())
+    out.requests = req
+    return out
+
+
+def coalesce_range(base: int, esize: int, n: int, *, warp_size: int = 32, sector_bytes: int = 32,
+                   line_bytes: int = 128) -> Coalesced:
+    """Thread ``t`` (``0 <= t < n``) accesses the element at byte ``base + t * esize``:
+    the same counts as :func:`coalesce` on those addresses, in closed form."""
+    if n <= 0:
+        return Coalesced(requests=np.zeros(line_bytes // sector_bytes + 1, np.int64))
+    first = np.arange(-(-n // warp_size), dtype=np.int64) * warp_size
+    lo = base + first * esize
+    hi = base + np.minimum(first + warp_size, n) * esize - 1
+    return coalesce_spans(lo, hi, n, sector_bytes=sector_bytes, line_bytes=line_bytes)
+
+
+def coalesce_compacted(base: int, esize: int, tid: np.ndarray, *, warp_size: int = 32, sector_bytes: int = 32,
+                       line_bytes: int = 128) -> Coalesced:
+    """A compacted write: element ``i`` (at byte ``base + i * esize``) is accessed by
+    thread ``tid[i]``, ``tid`` ascending, so each warp's elements are one contiguous
+    span. Same counts as :func:`coalesce`, in closed form."""
+    n = tid.size
+    if n == 0:
+        return Coalesced(requests=np.zeros(line_bytes // sector_bytes + 1, np.int64))
+    w = tid // warp_size
+    starts = np.flatnonzero(np.diff(w, prepend=-1))
+    ends = np.append(starts[1:], n)
+    return coalesce_spans(base + starts * esize, base + ends * esize - 1, n, sector_bytes=sector_bytes,
+                          line_bytes=line_bytes)
+
+
+def coalesce_warp(addrs, mask=None, *, sector_bytes: int = 32, line_bytes: int = 128) -> Coalesced:
+    """One warp instruction: lane addresses and an optional active mask."""
+    addrs = np.asarray(addrs, dtype=np.int64)
+    if mask is not None:
+        addrs = addrs[np.asarray(mask, dtype=bool)]
+    return coalesce(addrs, np.zeros(addrs.size, np.int64), sector_bytes=sector_bytes, line_bytes=line_bytes)
