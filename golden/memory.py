@@ -57,6 +57,14 @@ class AddressSpace:
         self._next = base
         self.regions: dict[str, Region] = {}
 
+    def copy(self) -> "AddressSpace":
+        """An independent copy (contents, regions, allocation point)."""
+        other = AddressSpace.__new__(AddressSpace)
+        other.addr_bits, other.size, other._next = self.addr_bits, self.size, self._next
+        other._pages = {k: v.copy() for k, v in self._pages.items()}
+        other.regions = dict(self.regions)
+        return other
+
     # -- allocation ----------------------------------------------------------------
     def alloc(self, name: str, data, *, align: int = 256, dtype=None) -> int:
         """Place ``data`` (array-like) at the next ``align``-aligned address.
@@ -178,10 +186,24 @@ class AddressSpace:
         return self.read(addr, count * esize).view(dt).copy()
 
     def gather_elems(self, addrs, esize: int) -> np.ndarray:
-        """Elements at arbitrary byte addresses (vectorised over pages)."""
+        """Elements at arbitrary ``esize``-aligned byte addresses (vectorised per page)."""
         dt = {4: np.uint32, 8: np.uint64}[esize]
-        addrs = np.asarray(addrs, dtype=np.int64)
-        out = np.empty(addrs.size, dtype=dt)
-        for i, a in enumerate(addrs.tolist()):
-            out[i] = self.read(a, esize).view(dt)[0]
+        addrs = np.asarray(addrs, dtype=np.int64).reshape(-1)
+        out = np.zeros(addrs.size, dtype=dt)
+        if addrs.size == 0:
+            return out
+        if addrs.min() < 0 or addrs.max() + esize > self.size:
+            raise MemoryError_(f"gather outside the {self.addr_bits}-bit address space")
+        if np.any(addrs % esize):
+            raise MemoryError_(f"gather addresses must be multiples of the element size {esize}")
+        pages = addrs >> PAGE_BITS
+        order = np.argsort(pages, kind="stable")
+        sp = pages[order]
+        starts = np.flatnonzero(np.diff(sp, prepend=-1))
+        ends = np.append(starts[1:], sp.size)
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            page = self._pages.get(int(sp[s]))
+            if page is not None:
+                sel = order[s:e]
+                out[sel] = page.view(dt)[(addrs[sel] & (PAGE_BYTES - 1)) // esize]
         return out

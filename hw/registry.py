@@ -34,9 +34,21 @@ def _fetch_config():
     return FetchConfig
 
 
+def _scu(config):
+    from .scu import SCU
+    return SCU(config)
+
+
+def _scu_config():
+    from golden.scu import SCUConfig
+    return SCUConfig
+
+
 UNITS: dict[str, UnitSpec] = {
     "fetch": UnitSpec("fetch", _fetch_config(), _fetch,
                       "fetch engine: in-order element streams through the memory port"),
+    "scu": UnitSpec("scu", _scu_config(), _scu,
+                    "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),
 }
 
 

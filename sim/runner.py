@@ -58,6 +58,23 @@ def _tail(path: Path, lines: int = 60) -> str:
 
 
 _TRIGGER = re.compile(r"reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+) += 0;")
+# A one-statement ``always @*`` (Yosys writes them for part-selects of a reg) has no trigger.
+_ALWAYS_ONE = re.compile(r"^(\s*)always @\*\n\s+([^\n]*;)$", re.M)
+
+
+def _fix_module(text: str) -> str:
+    m = _TRIGGER.search(text)
+    if _ALWAYS_ONE.search(text):
+        if m is None:
+            trig = "\\graphunits_icarus_trigger "
+            decl = f"  reg {trig} = 0;\n  initial #1 {trig} = 1;\n"
+            head_end = text.index(";") + 1          # after the module header
+            text = text[:head_end] + "\n" + decl + text[head_end:]
+        else:
+            trig = m.group(1) + " "
+        text = _ALWAYS_ONE.sub(lambda mo: f"{mo.group(1)}always @* begin if ({trig}) begin end {mo.group(2)} end",
+                               text)
+    return _TRIGGER.sub(lambda mo: f"{mo.group(0)}\n  initial #1 {mo.group(1)} = 1;", text)
 
 
 def icarus_source(build: Build, sim_dir: Path) -> Path:
@@ -65,9 +82,11 @@ def icarus_source(build: Build, sim_dir: Path) -> Path:
     trigger register initialised in its declaration, which Icarus 11 does not treat
     as an event, so combinational blocks fed only by registers stay X (amaranth
     issue #594). This copy toggles the trigger 1 ns after time 0, before the first
-    clock edge that matters."""
+    clock edge that matters, and makes the one-statement ``always @*`` blocks
+    (which Yosys writes without the trigger) wait on it too."""
     text = build.verilog.read_text()
-    fixed, n = _TRIGGER.subn(lambda mo: f"{mo.group(0)}\n  initial #1 {mo.group(1)} = 1;", text)
+    parts = re.split(r"(?m)^(?=module )", text)
+    fixed = "".join(_fix_module(p) if p.startswith("module ") else p for p in parts)
     out = sim_dir / f"{build.name}.icarus.v"
     sim_dir.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text() != fixed:

@@ -1,0 +1,160 @@
+"""The enhanced SCU's hashes (SCU paper §4.1–4.3; docs/scu.md, "Filtering" and
+"Grouping"): exact, element-by-element models that the RTL matches.
+
+Both hashes are set associative. The set of a key is :func:`fold` of the key
+(XOR of its ``log2(sets)``-bit chunks). A new key takes the lowest-numbered
+invalid way of its set; when every way is valid it evicts the way at the set's
+round-robin pointer, which then advances.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fold", "FilterHash", "GroupHash"]
+
+
+def fold(key: int, bits: int, key_width: int = 32) -> int:
+    """XOR of the ``bits``-wide chunks of the low ``key_width`` bits of ``key`` (0 if ``bits`` is 0)."""
+    if bits == 0:
+        return 0
+    mask = (1 << bits) - 1
+    h = 0
+    for shift in range(0, key_width, bits):
+        h ^= (key >> shift) & mask
+    return h
+
+
+def fold_array(keys: np.ndarray, bits: int, key_width: int = 32) -> np.ndarray:
+    """:func:`fold` of every key (vectorised)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    if bits == 0:
+        return np.zeros(keys.shape, np.int64)
+    mask = np.uint64((1 << bits) - 1)
+    h = np.zeros(keys.shape, np.uint64)
+    for shift in range(0, key_width, bits):
+        h ^= (keys >> np.uint64(shift)) & mask
+    return h.astype(np.int64)
+
+
+class _SetAssoc:
+    def __init__(self, sets: int, ways: int):
+        if sets < 1 or sets & (sets - 1) or ways < 1 or ways & (ways - 1):
+            raise ValueError(f"hash sets and ways must be powers of two, not {sets} x {ways}")
+        self.sets, self.ways = sets, ways
+        self.set_bits = sets.bit_length() - 1
+        self.valid = [False] * (sets * ways)
+        self.ptr = [0] * sets
+
+    def _victim(self, s: int) -> int:
+        base = s * self.ways
+        valid = self.valid
+        for w in range(self.ways):
+            if not valid[base + w]:
+                return w
+        w = self.ptr[s]
+        self.ptr[s] = (w + 1) % self.ways
+        return w
+
+    def clear(self) -> None:
+        self.valid = [False] * (self.sets * self.ways)
+        self.ptr = [0] * self.sets
+
+
+class FilterHash(_SetAssoc):
+    """Filtering by unique element and by unique best cost (§4.2).
+
+    * unique: a key already in its set is a duplicate (dropped); otherwise it is
+      inserted (evicting another key if the set is full) and kept;
+    * best cost: a key already present with a cost at or below the new one is
+      dropped; a lower cost replaces the stored one and the element is kept; a
+      new key is inserted with its cost and kept.
+
+    False negatives (a duplicate kept because its first copy was evicted) are
+    allowed, as in the paper; false positives never happen.
+    """
+
+    def __init__(self, sets: int, ways: int):
+        super().__init__(sets, ways)
+        self.key = [0] * (sets * ways)
+        self.cost = [0] * (sets * ways)
+
+    def probe(self, key: int, cost: int = 0, best: bool = False) -> bool:
+        """Process one element; returns whether it is kept."""
+        s = fold(key, self.set_bits)
+        base = s * self.ways
+        for w in range(self.ways):
+            i = base + w
+            if self.valid[i] and self.key[i] == key:
+                if best and cost < self.cost[i]:
+                    self.cost[i] = cost
+                    return True
+                return False
+        i = base + self._victim(s)
+        self.valid[i] = True
+        self.key[i] = key
+        self.cost[i] = cost if best else 0
+        return True
+
+    def probe_all(self, keys, costs=None, best: bool = False) -> np.ndarray:
+        keys = np.asarray(keys, dtype=np.int64).tolist()
+        costs = [0] * len(keys) if costs is None else np.asarray(costs, dtype=np.int64).tolist()
+        probe = self.probe
+        return np.array([probe(k, c, best) for k, c in zip(keys, costs)], dtype=bool)
+
+
+class GroupHash(_SetAssoc):
+    """Grouping by memory block (§4.3): an entry collects the positions of up to
+    ``size`` elements whose key (memory block) is its tag.
+
+    For each element: if its block is in the set, its position joins that entry;
+    otherwise a way is taken (evicting, i.e. emitting, the positions of a valid
+    victim) for a new entry holding it. An entry that reaches ``size`` positions
+    is emitted and invalidated at once. :meth:`flush` emits what is left, set by
+    set, way by way. Emitted positions keep their entry's insertion order.
+    """
+
+    def __init__(self, sets: int, ways: int, size: int, key_width: int = 32):
+        super().__init__(sets, ways)
+        if size < 1:
+            raise ValueError(f"group size must be >= 1, not {size}")
+        self.size = size
+        self.key_width = key_width
+        self.tag = [0] * (sets * ways)
+        self.members: list[list[int]] = [[] for _ in range(sets * ways)]
+
+    def add(self, block: int, pos: int, out: list) -> None:
+        s = fold(block, self.set_bits, self.key_width)
+        base = s * self.ways
+        for w in range(self.ways):
+            i = base + w
+            if self.valid[i] and self.tag[i] == block:
+                break
+        else:
+            i = base + self._victim(s)
+            if self.valid[i]:
+                out.extend(self.members[i])
+            self.valid[i] = True
+            self.tag[i] = block
+            self.members[i] = []
+        m = self.members[i]
+        m.append(pos)
+        if len(m) == self.size:
+            out.extend(m)
+            self.members[i] = []
+            self.valid[i] = False
+
+    def flush(self, out: list) -> None:
+        for i in range(self.sets * self.ways):
+            if self.valid[i]:
+                out.extend(self.members[i])
+                self.members[i] = []
+                self.valid[i] = False
+
+    def order(self, blocks) -> np.ndarray:
+        """The grouped order of elements with memory blocks ``blocks`` (positions 0..n-1)."""
+        out: list[int] = []
+        add = self.add
+        for pos, b in enumerate(np.asarray(blocks, dtype=np.int64).tolist()):
+            add(b, pos, out)
+        self.flush(out)
+        return np.asarray(out, dtype=np.int64)

@@ -1,0 +1,353 @@
+"""Transaction-level model of the Stream Compaction Unit (SCU paper §3.1, §4;
+docs/scu.md). Exact: the RTL must produce the same memory contents, the same
+status and the same number of memory requests per stream.
+
+An operation is an :class:`SCUOp`; :meth:`SCUModel.execute` performs it on an
+:class:`golden.memory.AddressSpace` (reads its inputs, writes its output) and
+returns an :class:`SCUStatus`.
+
+| op | reads | writes (consecutively from ``out``) |
+|---|---|---|
+| ``bitmask`` | ``data[0..n)``, bitmask | bit ``i`` = ``cmp(data[i], ref)`` and bitmask bit ``i`` |
+| ``data`` | ``data``, bitmask | ``data[i]`` for every set bit ``i`` |
+| ``access`` | ``idx``, bitmask, ``data`` | ``data[idx[i]]`` for every set bit ``i`` |
+| ``replicate`` | ``data``, ``cnt``, bitmask | ``data[i]`` repeated ``cnt[i]`` times |
+| ``expand`` | ``idx``, ``cnt``, bitmask, ``data`` | ``data[idx[i] .. idx[i] + cnt[i])`` |
+| ``filter`` | ``data`` (ids) [, ``cnt`` (costs)], bitmask | bit ``i`` = element kept (hash, §4.2) |
+| ``group`` | ``data`` (ids) | the positions ``0..n-1`` in grouped order (§4.3) |
+
+The bitmask is optional (``mask=None``: every element). Bit vectors are packed
+little-endian: bit ``i`` is bit ``i % 32`` of 32-bit word ``i // 32``; unused
+bits of the last word are 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from ..fetch import FetchConfig
+from ..memory import AddressSpace
+from .config import CMP_CODES, OP_CODES, OPS, SCUConfig, STREAMS
+from .hashes import FilterHash, GroupHash, fold_array
+
+__all__ = ["SCUOp", "SCUStatus", "SCUModel", "SCUError", "op_streams", "pack_bits", "unpack_bits"]
+
+
+class SCUError(ValueError):
+    """An operation that cannot even be encoded (unknown op, value out of range)."""
+
+
+@dataclass(frozen=True)
+class SCUOp:
+    """One SCU operation (a command descriptor). Addresses are byte addresses."""
+
+    op: str
+    n: int
+    out: int
+    data: int = 0
+    mask: int | None = None
+    idx: int = 0
+    cnt: int = 0
+    esize: int = 4
+    cmp: str = "eq"
+    signed: bool = False
+    ref: int = 0
+    best: bool = False
+    clear: bool = False
+    target: int = 0
+
+    def check(self, config: SCUConfig) -> None:
+        """Raise :class:`SCUError` for a value the descriptor cannot hold."""
+        if self.op not in OPS:
+            raise SCUError(f"unknown SCU operation {self.op!r}; operations: {', '.join(OPS)}")
+        if self.cmp not in CMP_CODES:
+            raise SCUError(f"unknown comparison {self.cmp!r}; comparisons: {', '.join(CMP_CODES)}")
+        if self.esize not in (4, 8):
+            raise SCUError(f"element size must be 4 or 8 bytes, not {self.esize!r}")
+        top = 1 << config.addr_width
+        for name in ("out", "data", "idx", "cnt", "target") + (("mask",) if self.mask is not None else ()):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or not 0 <= v < top:
+                raise SCUError(f"{self.op}: address {name}={v!r} is outside the {config.addr_width}-bit space")
+        if not isinstance(self.n, (int, np.integer)) or not 0 <= self.n < (1 << config.count_width):
+            raise SCUError(f"{self.op}: element count n={self.n!r} must be in [0, {(1 << config.count_width) - 1}]")
+        lim = 1 << (8 * self.esize)
+        if not -(lim >> 1) <= self.ref < lim:
+            raise SCUError(f"{self.op}: reference value {self.ref} does not fit in {self.esize} bytes")
+
+    def fields(self, config: SCUConfig) -> dict:
+        """The descriptor's fields as the RTL's command payload holds them."""
+        self.check(config)
+        return {"op": OP_CODES[self.op], "n": int(self.n), "out": int(self.out), "data": int(self.data),
+                "mask": int(self.mask or 0), "use_mask": int(self.mask is not None), "idx": int(self.idx),
+                "cnt": int(self.cnt), "esize8": int(self.esize == 8), "cmp": CMP_CODES[self.cmp],
+                "signed": int(self.signed), "ref": int(self.ref) & ((1 << 64) - 1), "best": int(self.best),
+                "clear": int(self.clear), "target": int(self.target)}
+
+
+@dataclass
+class SCUStatus:
+    """Completion of one operation."""
+
+    elements_in: int = 0
+    elements_out: int = 0
+    mem_error: bool = False
+    cmd_error: bool = False
+    cycles: int | None = None                           # RTL only
+    reads: dict = field(default_factory=lambda: {s: 0 for s in STREAMS})   # block reads per stream
+    writes: int = 0                                     # block writes
+    read_blocks: dict = field(default_factory=dict)     # stream -> block addresses in order (TLM)
+    write_blocks: list = field(default_factory=list)
+
+    @property
+    def requests(self) -> int:
+        return sum(self.reads.values()) + self.writes
+
+    def key(self) -> tuple:
+        """What the RTL and the TLM must agree on exactly."""
+        return (self.elements_in, self.elements_out, self.mem_error, self.cmd_error,
+                tuple(self.reads[s] for s in STREAMS), self.writes)
+
+    def as_dict(self) -> dict:
+        return {"elements_in": self.elements_in, "elements_out": self.elements_out, "mem_error": self.mem_error,
+                "cmd_error": self.cmd_error, "cycles": self.cycles, "reads": dict(self.reads),
+                "writes": self.writes}
+
+
+def op_streams(op: SCUOp) -> set[str]:
+    """The read streams an operation uses."""
+    s = {"data"}
+    if op.op in ("access", "expand"):
+        s.add("idx")
+    if op.op in ("replicate", "expand") or (op.op == "filter" and op.best):
+        s.add("cnt")
+    if op.mask is not None:
+        s.add("mask")
+    return s
+
+
+def pack_bits(bits: np.ndarray) -> np.ndarray:
+    """Bits -> little-endian 32-bit words (bit i = bit i%32 of word i//32)."""
+    bits = np.asarray(bits, dtype=bool)
+    nw = -(-bits.size // 32)
+    b = np.zeros(nw * 32, bool)
+    b[:bits.size] = bits
+    return np.packbits(b, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def unpack_bits(words: np.ndarray, n: int) -> np.ndarray:
+    words = np.asarray(words, dtype="<u4")
+    return np.unpackbits(words.view(np.uint8), bitorder="little")[:n].astype(bool)
+
+
+def _compare(vals: np.ndarray, op: SCUOp) -> np.ndarray:
+    bits = 8 * op.esize
+    mask = (1 << bits) - 1
+    ref = op.ref & mask
+    if op.signed:
+        v = vals.astype(np.uint64).view(np.int64) if bits == 64 else vals.astype(np.int64)
+        if bits == 32:
+            v = np.where(v >= 1 << 31, v - (1 << 32), v)
+        r = ref - (1 << bits) if ref >> (bits - 1) else ref
+    else:
+        v = vals.astype(np.uint64)
+        r = np.uint64(ref)
+    return {"eq": v == r, "ne": v != r, "lt": v < r, "le": v <= r, "gt": v > r, "ge": v >= r}[op.cmp]
+
+
+class SCUModel:
+    """The SCU as a transaction-level model.
+
+    Parameters
+    ----------
+    config : SCUConfig
+    space : AddressSpace
+        The memory the unit reads and writes.
+    is_error : callable(block address) -> bool, optional
+        Blocks whose accesses fail (as the testbench memory's error ranges):
+        reads return zeros, writes are not performed, the status has ``mem_error``.
+    """
+
+    def __init__(self, config: SCUConfig, space: AddressSpace, is_error: Callable[[int], bool] | None = None):
+        self.config = config
+        self.space = space
+        self.is_error = is_error
+        self.filter_hash = FilterHash(config.filter_sets, config.filter_ways)
+        self.group_hash = GroupHash(config.group_sets, config.group_ways, config.group_size,
+                                    key_width=config.group_tag_bits)
+
+    # ------------------------------------------------------------------ streams
+    def _err_blocks(self, blocks: np.ndarray) -> np.ndarray:
+        bb = self.config.block_bytes
+        oob = blocks + bb > self.space.size
+        if self.is_error is None:
+            return oob
+        return oob | np.fromiter((self.is_error(int(b)) for b in blocks), bool, blocks.size)
+
+    def _read_ranges(self, stream: str, bases: np.ndarray, counts: np.ndarray, esize: int, st: SCUStatus):
+        """Read ranges (one operation of a fetch engine): elements in order.
+
+        Same requests as :func:`golden.fetch.fetch_reference`: a segment (the part of
+        a range inside one block) whose block is one of the last ``merge_window``
+        blocks requested in the operation reuses that request."""
+        cfg: FetchConfig = self.config.stream_fetch(stream)
+        bb = cfg.block_bytes
+        bases = np.asarray(bases, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        keep = counts > 0
+        bases, counts = bases[keep], counts[keep]
+        if bases.size and np.any(bases + counts * esize > self.space.size):
+            raise SCUError(f"{stream}: a range crosses the top of the {self.config.addr_width}-bit address space")
+        # Segments: the blocks of each range, in order.
+        first = bases // bb
+        last = (bases + counts * esize - 1) // bb
+        nseg = last - first + 1
+        owner = np.repeat(np.arange(bases.size), nseg)
+        seg_block = (first[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(nseg) - nseg, nseg))) * bb
+        # Requests with the merge window (sequential by nature).
+        K = cfg.merge_window
+        reqs: list[int] = []
+        if bases.size == 1 or K == 0:
+            reqs = seg_block.tolist()
+        else:
+            window: list[int] = []
+            for b in seg_block.tolist():
+                if b in window:
+                    continue
+                reqs.append(b)
+                window.append(b)
+                if len(window) > K:
+                    del window[0]
+        st.reads[stream] += len(reqs)
+        st.read_blocks[stream] = st.read_blocks.get(stream, []) + reqs
+        # Elements.
+        pos = np.arange(int(counts.sum()), dtype=np.int64)
+        eowner = np.repeat(np.arange(bases.size), counts)
+        addrs = bases[eowner] + (pos - np.repeat(np.cumsum(counts) - counts, counts)) * esize
+        vals = self.space.gather_elems(addrs, esize) if addrs.size else np.zeros(0, {4: np.uint32, 8: np.uint64}[esize])
+        if seg_block.size:
+            uniq = np.unique(seg_block)
+            bad = uniq[self._err_blocks(uniq)]
+            if bad.size:
+                st.mem_error = True
+                vals[np.isin(addrs - addrs % bb, bad)] = 0
+        return vals
+
+    def _linear(self, stream: str, base: int, n: int, esize: int, st: SCUStatus) -> np.ndarray:
+        return self._read_ranges(stream, np.array([base]), np.array([n]), esize, st)
+
+    def _mask_bits(self, op: SCUOp, st: SCUStatus) -> np.ndarray:
+        if op.mask is None:
+            return np.ones(op.n, bool)
+        words = self._linear("mask", op.mask, -(-op.n // 32), 4, st)
+        return unpack_bits(words.astype("<u4"), op.n)
+
+    def _store(self, out: int, values: np.ndarray, esize: int, st: SCUStatus) -> None:
+        """Consecutive output from ``out``: one write per block touched, in order."""
+        bb = self.config.block_bytes
+        dt = {4: "<u4", 8: "<u8"}[esize]
+        raw = np.asarray(values).astype(dt).view(np.uint8)
+        if raw.size == 0:
+            return
+        end = out + raw.size
+        if end > self.space.size:
+            raise SCUError(f"output of {raw.size} bytes at {out:#x} crosses the top of the address space")
+        blocks = np.arange(out // bb, (end - 1) // bb + 1, dtype=np.int64) * bb
+        st.writes += blocks.size
+        st.write_blocks.extend(blocks.tolist())
+        bad = blocks[self._err_blocks(blocks)]
+        if bad.size == 0:
+            self.space.write(out, raw)
+            return
+        st.mem_error = True
+        addr = out + np.arange(raw.size)
+        keep = ~np.isin(addr - addr % bb, bad)
+        self.space.write(out, raw, keep)
+
+    # ------------------------------------------------------------------ operations
+    def cmd_error(self, op: SCUOp) -> str | None:
+        """Why the unit would reject ``op`` (misalignment, unsupported size), or None."""
+        c = self.config
+        if op.esize == 8 and c.max_elem_bytes == 4:
+            return "8-byte elements on a unit built for 4-byte elements"
+        if op.op in ("filter", "group") and op.esize != 4:
+            return f"{op.op} works on 4-byte ids"
+        if op.op == "group" and op.mask is not None:
+            return "group takes no bitmask"
+        if op.data % op.esize:
+            return f"data address {op.data:#x} is not a multiple of the element size"
+        outsize = 4 if op.op in ("bitmask", "filter", "group") else op.esize
+        if op.out % outsize:
+            return f"output address {op.out:#x} is not a multiple of {outsize}"
+        streams = op_streams(op)
+        for s, addr in (("idx", op.idx), ("cnt", op.cnt), ("mask", op.mask)):
+            if s in streams and addr % 4:
+                return f"{s} address {addr:#x} is not a multiple of 4"
+        return None
+
+    def execute(self, op: SCUOp) -> SCUStatus:
+        """Perform ``op``: read its inputs, write its output, return the status."""
+        op.check(self.config)
+        st = SCUStatus()
+        if self.cmd_error(op) is not None:
+            st.cmd_error = True
+            return st
+        if op.clear:
+            self.filter_hash.clear()
+        n, es = op.n, op.esize
+        st.elements_in = n
+        aw = 1 << self.config.addr_width
+        bits = self._mask_bits(op, st)
+        kind = op.op
+        if kind == "bitmask":
+            vals = self._linear("data", op.data, n, es, st)
+            b = _compare(vals, op) & bits
+            st.elements_out = int(b.sum())
+            self._store(op.out, pack_bits(b), 4, st)
+        elif kind == "data":
+            vals = self._linear("data", op.data, n, es, st)[bits]
+            st.elements_out = vals.size
+            self._store(op.out, vals, es, st)
+        elif kind in ("access", "expand"):
+            idx = self._linear("idx", op.idx, n, 4, st).astype(np.int64)[bits]
+            cnt = (self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)[bits] if kind == "expand"
+                   else np.ones(idx.size, np.int64))
+            bases = (op.data + idx * es) % aw
+            vals = self._read_ranges("data", bases, cnt, es, st)
+            st.elements_out = vals.size
+            self._store(op.out, vals, es, st)
+        elif kind == "replicate":
+            vals = self._linear("data", op.data, n, es, st)
+            cnt = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)
+            out = np.repeat(vals[bits], cnt[bits])
+            st.elements_out = out.size
+            self._store(op.out, out, es, st)
+        elif kind == "filter":
+            ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
+            costs = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64) if op.best else None
+            keep = np.zeros(n, bool)
+            sel = np.flatnonzero(bits)
+            keep[sel] = self.filter_hash.probe_all(ids[sel], None if costs is None else costs[sel], op.best)
+            st.elements_out = int(keep.sum())
+            self._store(op.out, pack_bits(keep), 4, st)
+        elif kind == "group":
+            ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
+            gb = self.config.group_block_bytes.bit_length() - 1
+            blocks = ((op.target + ids * 4) % aw) >> gb
+            order = self.group_hash.order(blocks)
+            st.elements_out = order.size
+            self._store(op.out, order, 4, st)
+        return st
+
+    def estimate_cycles(self, st: SCUStatus, latency: int = 100) -> float:
+        """Rough SCU time of an operation (for the golden model's time estimates):
+        one memory request per cycle on the port, ``width`` elements per cycle in
+        and out, plus one memory latency (docs/scu.md, "Time model")."""
+        w = self.config.width
+        return max(st.requests, st.elements_in / w, st.elements_out / w) + latency
+
+
+def ops_with(op: SCUOp, **changes) -> SCUOp:
+    return replace(op, **changes)

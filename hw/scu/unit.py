@@ -1,0 +1,538 @@
+"""The Stream Compaction Unit (SCU paper §3.2, Fig. 7 and the enhanced unit of §4,
+Fig. 8; docs/scu.md). The operations' exact behaviour is the TLM's,
+:class:`golden.scu.SCUModel`.
+
+Pipeline::
+
+    cmd ─► control ──► range commands ─► fetch engines: idx, cnt, mask, data
+                                           │ (Address Generator, Data Fetch,
+                                           │  Coalescing Unit: hw/fetch)
+            ┌───────────── beats ◄─────────┘
+            ▼
+         joiner (aligns idx / cnt / data beats with the bitmask bits)
+            ├─► bitmask constructor ─► bit packer ──────────┐
+            ├─► lane compaction (data) ─────────────────────┤
+            ├─► lane unit: gathers (access, expand) ─► data engine ─┤
+            │              replication ─────────────────────┤
+            │              filtering unit ─► bit packer ────┤
+            │              grouping unit ───────────────────┤
+            ▼                                                ▼
+         status ◄── control ◄──────────── Data Store (hw/mem/writer.py)
+    memory port ◄── arbiter ◄── the four engines and the Data Store
+
+Every command completes with one status: elements in and out, cycles, memory
+requests per stream and writes, and the error flags. A command the unit cannot
+perform (misaligned address, unsupported element size, unknown operation)
+completes at once with ``cmd_error`` and touches no memory.
+"""
+from amaranth import *
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+from amaranth.utils import exact_log2
+
+from golden.fetch import MemPortConfig
+from golden.scu import CMP_CODES, OP_CODES, STREAMS, SCUConfig
+from ..fetch.engine import FetchEngine
+from ..mem.arbiter import MemArbiter
+from ..mem.port import MemPortSignature
+from ..mem.writer import SequentialWriter
+from .hashes import FilterUnit, GroupUnit
+
+__all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
+
+OP = OP_CODES
+CMP = CMP_CODES
+
+
+class SCUCommand(data.StructLayout):
+    """A command descriptor (fields as :meth:`golden.scu.SCUOp.fields` encodes them)."""
+
+    def __init__(self, config: SCUConfig):
+        aw, cw = config.addr_width, config.count_width
+        super().__init__({
+            "op": 3, "n": cw, "out": aw, "data": aw, "mask": aw, "use_mask": 1, "idx": aw, "cnt": aw,
+            "esize8": 1, "cmp": 3, "signed": 1, "ref": 64, "best": 1, "clear": 1, "target": aw,
+        })
+
+
+class SCUStatusLayout(data.StructLayout):
+    """Completion of a command. ``reads`` counts block reads per stream (idx, cnt,
+    mask, data), ``writes`` block writes."""
+
+    def __init__(self, config: SCUConfig):
+        cw = config.count_width
+        super().__init__({
+            "elements_in": cw, "elements_out": cw, "cycles": 32, "reads": data.ArrayLayout(32, len(STREAMS)),
+            "writes": 32, "mem_error": 1, "cmd_error": 1,
+        })
+
+
+class _State(enum.Enum, shape=3):
+    IDLE = 0
+    CLEAR = 1
+    START = 2
+    RUN = 3
+    FINISH = 4
+    STATUS = 5
+
+
+class SCU(wiring.Component):
+    """Stream Compaction Unit with the Filtering/Grouping unit.
+
+    Parameters
+    ----------
+    config : :class:`golden.scu.SCUConfig`
+
+    Attributes
+    ----------
+    cmd : In(stream(SCUCommand))
+    status : Out(stream(SCUStatusLayout))
+    mem : Out(MemPortSignature)
+        The unit's one memory port (requests of the four fetch engines and the
+        Data Store, tags ``source << slot bits | slot``).
+    busy : Out(1)
+    """
+
+    def __init__(self, config: SCUConfig):
+        if not isinstance(config, SCUConfig):
+            raise TypeError(f"SCU needs an SCUConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "cmd": In(stream.Signature(SCUCommand(config))),
+            "status": Out(stream.Signature(SCUStatusLayout(config))),
+            "mem": Out(MemPortSignature(config.port)),
+            "busy": Out(1),
+        })
+
+    @property
+    def config(self) -> SCUConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        cfg = self._config
+        m = Module()
+        W, CW, AW = cfg.width, cfg.count_width, cfg.addr_width
+        support8 = cfg.max_elem_bytes == 8
+        LB = 64 if support8 else 32
+
+        # ---------------------------------------------------------------- submodules
+        eng = {}
+        for s in STREAMS:
+            eng[s] = m.submodules[f"fetch_{s}"] = FetchEngine(cfg.stream_fetch(s))
+        wport = MemPortConfig(addr_width=AW, block_bytes=cfg.block_bytes, tag_width=cfg.write_tag_width)
+        m.submodules.store = store = SequentialWriter(wport, W, LB)
+        ports = [cfg.stream_fetch(s).port for s in STREAMS] + [wport]
+        m.submodules.arbiter = arb = MemArbiter(cfg.port, ports)
+        for k, s in enumerate(STREAMS):
+            connect(m, eng[s].mem, arb.ports[k])
+        connect(m, store.mem, arb.ports[len(STREAMS)])
+        connect(m, arb.o, flipped(self.mem))
+        m.submodules.filter = filt = FilterUnit(cfg)
+        m.submodules.group = grp = GroupUnit(cfg)
+        D, I, Cn, M = eng["data"].o, eng["idx"].o, eng["cnt"].o, eng["mask"].o
+
+        # ---------------------------------------------------------------- the command
+        c = self.cmd.p
+        r = Signal(SCUCommand(cfg))          # the operation being performed
+        state = Signal(_State)
+        is_ = {name: Signal(name=f"is_{name}") for name in OP}
+        for name, code in OP.items():
+            m.d.comb += is_[name].eq(r.op == code)
+        e8 = r.esize8
+        bitout = is_["bitmask"] | is_["filter"]
+        gather = is_["access"] | is_["expand"]
+        serial = gather | is_["replicate"] | is_["filter"] | is_["group"]
+        need_c = is_["replicate"] | is_["expand"] | (is_["filter"] & r.best)
+
+        # Command errors (same rules as SCUModel.cmd_error).
+        cop = {name: (c.op == code) for name, code in OP.items()}
+        c_bitout4 = cop["bitmask"] | cop["filter"] | cop["group"]
+        c_uses_idx = cop["access"] | cop["expand"]
+        c_uses_cnt = cop["replicate"] | cop["expand"] | (cop["filter"] & c.best)
+        cmd_bad = Signal()
+        m.d.comb += cmd_bad.eq(
+            (c.op > max(OP.values())) | (cop["bitmask"] & (c.cmp > max(CMP.values()))) |
+            (c.esize8 & (not support8)) | ((cop["filter"] | cop["group"]) & c.esize8) |
+            (cop["group"] & c.use_mask) |
+            Mux(c.esize8, c.data[:3] != 0, c.data[:2] != 0) |
+            Mux(c_bitout4 | ~c.esize8, c.out[:2] != 0, c.out[:3] != 0) |
+            (c_uses_idx & (c.idx[:2] != 0)) | (c_uses_cnt & (c.cnt[:2] != 0)) | (c.use_mask & (c.mask[:2] != 0)))
+
+        # ---------------------------------------------------------------- counters and status
+        cycles = Signal(32)
+        reads = [Signal(32, name=f"reads_{s}") for s in STREAMS]
+        writes = Signal(32)
+        out_count = Signal(CW)
+        mem_err = Signal()
+        cmd_err = Signal()
+        st = self.status
+        m.d.comb += [
+            st.valid.eq(state == _State.STATUS),
+            st.p.elements_in.eq(Mux(cmd_err, 0, r.n)),
+            st.p.elements_out.eq(out_count),
+            st.p.cycles.eq(cycles),
+            st.p.writes.eq(writes),
+            st.p.mem_error.eq(mem_err | store.error),
+            st.p.cmd_error.eq(cmd_err),
+        ]
+        for k in range(len(STREAMS)):
+            m.d.comb += st.p.reads[k].eq(reads[k])
+        with m.If((state != _State.IDLE) & (state != _State.STATUS)):
+            m.d.sync += cycles.eq(cycles + 1)
+            for k in range(len(STREAMS)):
+                m.d.sync += reads[k].eq(reads[k] + arb.grant[k])
+            m.d.sync += writes.eq(writes + arb.grant[len(STREAMS)])
+        m.d.comb += self.busy.eq(state != _State.IDLE)
+
+        # ---------------------------------------------------------------- control
+        need_clear = Signal(init=1)          # memories hold garbage after reset
+        pend = {s: Signal(name=f"pend_{s}") for s in STREAMS}
+        core_done = Signal()
+        m.d.comb += self.cmd.ready.eq(state == _State.IDLE)
+        with m.Switch(state):
+            with m.Case(_State.IDLE):
+                with m.If(self.cmd.valid):
+                    m.d.sync += [r.eq(c), cmd_err.eq(cmd_bad), mem_err.eq(0), out_count.eq(0),
+                                 cycles.eq(1), writes.eq(0)] + [x.eq(0) for x in reads]
+                    with m.If(cmd_bad):
+                        m.d.sync += state.eq(_State.STATUS)
+                    with m.Elif(c.clear | need_clear):
+                        m.d.sync += state.eq(_State.CLEAR)
+                    with m.Else():
+                        m.d.sync += state.eq(_State.START)
+            with m.Case(_State.CLEAR):
+                # One pulse starts both clears; wait until they are done.
+                with m.If(~filt.busy & ~grp.busy & ~need_clear):
+                    m.d.sync += state.eq(_State.START)
+                with m.If(need_clear):
+                    m.d.comb += [filt.clear.eq(1), grp.clear.eq(need_clear)]
+                    m.d.sync += need_clear.eq(0)
+            with m.Case(_State.START):
+                m.d.comb += [store.start.eq(1), store.base.eq(r.out)]
+                m.d.sync += [
+                    pend["data"].eq(~gather),
+                    pend["idx"].eq(gather),
+                    pend["cnt"].eq(need_c),
+                    pend["mask"].eq(r.use_mask),
+                    state.eq(_State.RUN),
+                ]
+            with m.Case(_State.RUN):
+                with m.If(core_done):
+                    m.d.comb += store.finish.eq(1)
+                    m.d.sync += state.eq(_State.FINISH)
+            with m.Case(_State.FINISH):
+                with m.If(store.done):
+                    m.d.sync += state.eq(_State.STATUS)
+            with m.Case(_State.STATUS):
+                with m.If(st.ready):
+                    m.d.sync += state.eq(_State.IDLE)
+        # A clear requested by the command clears the filter hash.
+        clear_pulse = Signal()
+        m.d.comb += clear_pulse.eq((state == _State.IDLE) & self.cmd.valid & ~cmd_bad & c.clear)
+        with m.If(clear_pulse):
+            m.d.comb += filt.clear.eq(1)
+
+        # Range commands of the linear streams.
+        nwords = (r.n + 31) >> 5
+        lin = {"data": (r.data, r.n, e8), "idx": (r.idx, r.n, 0), "cnt": (r.cnt, r.n, 0),
+               "mask": (r.mask, nwords, 0)}
+        gcmd_valid = Signal()
+        gcmd = Signal(eng["data"].cmd.p.shape())
+        for s in STREAMS:
+            base, count, es8 = lin[s]
+            ec = eng[s].cmd
+            if s == "data":
+                with m.If(gather):
+                    m.d.comb += [ec.valid.eq(gcmd_valid), ec.p.eq(gcmd)]
+                with m.Else():
+                    m.d.comb += [ec.valid.eq(pend[s]), ec.p.base.eq(base), ec.p.count.eq(count),
+                                 ec.p.esize8.eq(es8), ec.p.last.eq(1)]
+            else:
+                m.d.comb += [ec.valid.eq(pend[s]), ec.p.base.eq(base), ec.p.count.eq(count),
+                             ec.p.esize8.eq(es8), ec.p.last.eq(1)]
+            with m.If(ec.valid & ec.ready & pend[s]):
+                m.d.sync += pend[s].eq(0)
+
+        # ---------------------------------------------------------------- bitmask bits
+        mbuf = Signal(64)
+        mcnt = Signal(range(65))
+        mlast = Signal()
+        mtake = Signal(range(W + 1))        # bits consumed this cycle
+        m.d.comb += M.ready.eq(r.use_mask & ~mlast & (mcnt <= 32) & (state == _State.RUN))
+        mfire = Signal()
+        m.d.comb += mfire.eq(M.valid & M.ready)
+        after = Signal(64)
+        after_cnt = Signal(range(65))
+        m.d.comb += [after.eq(mbuf >> mtake), after_cnt.eq(mcnt - mtake)]
+        with m.If(mfire):
+            m.d.sync += [mbuf.eq(after | (Mux(M.p.n != 0, M.p.data[0][:32], 0) << after_cnt)),
+                         mcnt.eq(after_cnt + (M.p.n << 5))]
+            with m.If(M.p.last):
+                m.d.sync += mlast.eq(1)
+                with m.If(M.p.error.mem):
+                    m.d.sync += mem_err.eq(1)
+        with m.Else():
+            m.d.sync += [mbuf.eq(after), mcnt.eq(after_cnt)]
+        with m.If(state == _State.START):
+            m.d.sync += [mbuf.eq(0), mcnt.eq(0), mlast.eq(0)]
+
+        # ---------------------------------------------------------------- joiner
+        P_valid = Mux(gather, I.valid, D.valid)
+        P_n = Mux(gather, I.p.n, D.p.n)
+        P_last = Mux(gather, I.p.last, D.p.last)
+        P_err = Mux(gather, I.p.error.mem, D.p.error.mem)
+        bits_ok = ~r.use_mask | (mcnt >= P_n)
+        inputs_ok = Signal()
+        m.d.comb += inputs_ok.eq((state == _State.RUN) & P_valid & (~need_c | Cn.valid) & bits_ok)
+        lane_bits = Signal(W)
+        for k in range(W):
+            m.d.comb += lane_bits[k].eq((k < P_n) & (~r.use_mask | mbuf[k]))
+        down_ready = Signal()        # the consumer of this op takes a beat now
+        jfire = Signal()
+        m.d.comb += jfire.eq(inputs_ok & down_ready)
+        m.d.comb += [
+            D.ready.eq(jfire & ~gather),
+            I.ready.eq(jfire & gather),
+            Cn.ready.eq(jfire & need_c),
+        ]
+        with m.If(jfire & r.use_mask):
+            m.d.comb += mtake.eq(P_n)
+        inputs_done = Signal()
+        with m.If(jfire & P_last):
+            m.d.sync += inputs_done.eq(1)
+            with m.If(P_err | (need_c & Cn.p.error.mem)):
+                m.d.sync += mem_err.eq(1)
+        with m.If(state == _State.START):
+            m.d.sync += inputs_done.eq(0)
+
+        # ---------------------------------------------------------------- writer input mux
+        wi = store.i
+        wfire = Signal()
+        m.d.comb += [wi.p.e8.eq(e8 & ~bitout & ~is_["group"]), wfire.eq(wi.valid & wi.ready)]
+        with m.If(wfire & ~bitout):
+            m.d.sync += out_count.eq(out_count + wi.p.n)
+
+        # ---------------------------------------------------------------- bit packer
+        pk = Signal(32 + W)
+        pk_cnt = Signal(range(32 + W + 1))
+        pk_in = Signal(W)
+        pk_k = Signal(range(W + 1))
+        pk_ready = Signal()
+        pk_flush = Signal()
+        m.d.comb += pk_ready.eq(pk_cnt < 32)
+        pk_emit = Signal()
+        m.d.comb += pk_emit.eq((pk_cnt >= 32) | (pk_flush & (pk_cnt != 0)))
+        pk_out = Signal()
+        with m.If(bitout):
+            m.d.comb += [wi.valid.eq(pk_emit), wi.p.n.eq(1), wi.p.data[0].eq(pk[:32])]
+        m.d.comb += pk_out.eq(bitout & wfire)
+        pk_base = Signal(32 + W)
+        pk_base_cnt = Signal(range(32 + W + 1))
+        m.d.comb += [pk_base.eq(Mux(pk_out, pk >> 32, pk)),
+                     pk_base_cnt.eq(Mux(pk_out, Mux(pk_cnt >= 32, pk_cnt - 32, 0), pk_cnt))]
+        pk_mask = Signal(W)
+        for k in range(W):
+            m.d.comb += pk_mask[k].eq(k < pk_k)
+        m.d.sync += [pk.eq(pk_base | ((pk_in & pk_mask) << pk_base_cnt)), pk_cnt.eq(pk_base_cnt + pk_k)]
+        with m.If(state == _State.START):
+            m.d.sync += [pk.eq(0), pk_cnt.eq(0)]
+
+        # ---------------------------------------------------------------- whole-beat ops
+        # Bitmask constructor (§3.2.4).
+        ref = r.ref
+        cmp_bits = Signal(W)
+        for k in range(W):
+            lane = D.p.data[k]
+            v = Signal(64, name=f"cmp_v{k}")
+            rv = Signal(64, name=f"cmp_r{k}")
+            if support8:
+                m.d.comb += [v.eq(Mux(e8, lane, Mux(r.signed, lane[:32].as_signed(), lane[:32]))),
+                             rv.eq(Mux(e8, ref, Mux(r.signed, ref[:32].as_signed(), ref[:32])))]
+            else:
+                m.d.comb += [v.eq(Mux(r.signed, lane[:32].as_signed(), lane[:32])),
+                             rv.eq(Mux(r.signed, ref[:32].as_signed(), ref[:32]))]
+            eq = v == rv
+            lt = Mux(r.signed, v.as_signed() < rv.as_signed(), v < rv)
+            res = Signal(name=f"cmp{k}")
+            with m.Switch(r.cmp):
+                with m.Case(CMP["eq"]):
+                    m.d.comb += res.eq(eq)
+                with m.Case(CMP["ne"]):
+                    m.d.comb += res.eq(~eq)
+                with m.Case(CMP["lt"]):
+                    m.d.comb += res.eq(lt)
+                with m.Case(CMP["le"]):
+                    m.d.comb += res.eq(lt | eq)
+                with m.Case(CMP["gt"]):
+                    m.d.comb += res.eq(~lt & ~eq)
+                with m.Case(CMP["ge"]):
+                    m.d.comb += res.eq(~lt)
+            m.d.comb += cmp_bits[k].eq(res & lane_bits[k])
+        # Data compaction: kept lanes moved to the front.
+        kept = Signal(range(W + 1))
+        m.d.comb += kept.eq(sum(lane_bits[k] for k in range(W)))
+        comp = [Signal(LB, name=f"comp{p}") for p in range(W)]
+        for k in range(W):
+            before = sum(lane_bits[j] for j in range(k)) if k else C(0, 1)
+            for p in range(k + 1):
+                with m.If(lane_bits[k] & (before == p)):
+                    m.d.comb += comp[p].eq(D.p.data[k])
+
+        # ---------------------------------------------------------------- lane unit (serial ops)
+        hv = Signal()                     # a beat is held
+        hpend = Signal(W)
+        hlast = Signal()
+        hd = Signal(data.ArrayLayout(LB, W))
+        hi_ = Signal(data.ArrayLayout(32, W))
+        hc = Signal(data.ArrayLayout(32, W))
+        hbits = Signal(W)                 # bitmask bits (filter: probe or not)
+        lane = Signal(range(max(W, 2)))
+        for k in reversed(range(W)):
+            with m.If(hpend[k]):
+                m.d.comb += lane.eq(k)
+        lane_done = Signal()              # the selected lane is finished this cycle
+        hpend_next = Signal(W)
+        m.d.comb += hpend_next.eq(Mux(lane_done, hpend & ~(1 << lane), hpend))
+        h_free = Signal()
+        m.d.comb += h_free.eq(~hv | (hpend_next == 0))
+        # Pending lanes of a new beat.
+        new_pend = Signal(W)
+        cnt_pos = Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
+        with m.If(is_["filter"] | is_["group"]):
+            m.d.comb += new_pend.eq(Cat(*[(k < P_n) for k in range(W)]))
+        with m.Elif(is_["access"]):
+            m.d.comb += new_pend.eq(lane_bits)
+        with m.Else():
+            m.d.comb += new_pend.eq(lane_bits & cnt_pos)
+        with m.If(jfire & serial):
+            m.d.sync += [hv.eq(1), hpend.eq(new_pend), hlast.eq(P_last), hbits.eq(lane_bits),
+                         hd.eq(D.p.data), hi_.eq(I.p.data), hc.eq(Cn.p.data)]
+        with m.Elif(hv):
+            m.d.sync += hpend.eq(hpend_next)
+            with m.If(hpend_next == 0):
+                m.d.sync += hv.eq(0)
+        serial_done = Signal()            # the last beat's lanes are all handed on
+        with m.If(hv & hlast & (hpend_next == 0)):
+            m.d.sync += serial_done.eq(1)
+        with m.If(state == _State.START):
+            m.d.sync += [serial_done.eq(0), hv.eq(0)]
+
+        # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
+        esh = Mux(e8, 3, 2)
+        closing_sent = Signal()
+        m.d.comb += gcmd.esize8.eq(e8)
+        running = state == _State.RUN
+        with m.If(hv & (hpend != 0)):
+            m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data + (hi_[lane] << esh)),
+                         gcmd.count.eq(Mux(is_["expand"], hc[lane], 1)), gcmd.last.eq(0)]
+        with m.Elif(serial_done & ~closing_sent):
+            m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data), gcmd.count.eq(0),
+                         gcmd.last.eq(1)]
+        gcmd_fire = eng["data"].cmd.valid & eng["data"].cmd.ready & gather
+        with m.If(gcmd_fire & ~(hv & (hpend != 0))):
+            m.d.sync += closing_sent.eq(1)
+        with m.If(state == _State.START):
+            m.d.sync += closing_sent.eq(0)
+        gdata_done = Signal()
+        with m.If(gather):
+            m.d.comb += [wi.valid.eq(D.valid), wi.p.n.eq(D.p.n), D.ready.eq(wi.ready)]
+            for k in range(W):
+                m.d.comb += wi.p.data[k].eq(D.p.data[k])
+            with m.If(D.valid & D.ready & D.p.last):
+                m.d.sync += gdata_done.eq(1)
+                with m.If(D.p.error.mem):
+                    m.d.sync += mem_err.eq(1)
+        with m.If(state == _State.START):
+            m.d.sync += gdata_done.eq(0)
+
+        # Replication (§3.1): the element of the selected lane, count times, W per beat.
+        cur_v = Signal()
+        cur_val = Signal(LB)
+        cur_rem = Signal(32)
+        rep_n = Signal(range(W + 1))
+        m.d.comb += rep_n.eq(Mux(cur_rem > W, W, cur_rem))
+        cur_finishing = Signal()
+        m.d.comb += cur_finishing.eq(~cur_v | (wfire & (cur_rem <= W)))
+        with m.If(is_["replicate"]):
+            m.d.comb += [wi.valid.eq(cur_v), wi.p.n.eq(rep_n)]
+            for k in range(W):
+                m.d.comb += wi.p.data[k].eq(cur_val)
+            with m.If(wfire):
+                m.d.sync += cur_rem.eq(cur_rem - rep_n)
+                with m.If(cur_rem <= W):
+                    m.d.sync += cur_v.eq(0)
+            with m.If(hv & (hpend != 0) & cur_finishing):
+                m.d.comb += lane_done.eq(1)
+                m.d.sync += [cur_v.eq(1), cur_val.eq(hd[lane]), cur_rem.eq(hc[lane])]
+
+        # Filtering unit (§4.2): every element in order, probed if its bit is set.
+        fi = filt.i
+        m.d.comb += [fi.p.key.eq(hd[lane][:32]), fi.p.cost.eq(hc[lane]), fi.p.probe.eq(hbits.bit_select(lane, 1)),
+                     fi.p.best.eq(r.best)]
+        with m.If(is_["filter"]):
+            m.d.comb += [fi.valid.eq(hv & (hpend != 0)), lane_done.eq(fi.valid & fi.ready),
+                         filt.o.ready.eq(pk_ready), pk_in.eq(filt.o.p.keep), pk_k.eq(filt.o.valid & pk_ready)]
+            with m.If(filt.o.valid & filt.o.ready & filt.o.p.keep):
+                m.d.sync += out_count.eq(out_count + 1)
+
+        # Grouping unit (§4.3): key = the block of the element's target.
+        gi = grp.i
+        gbits = exact_log2(cfg.group_block_bytes)
+        tgt = Signal(AW)
+        m.d.comb += tgt.eq(r.target + (hd[lane][:32] << 2))
+        gpos = Signal(CW)
+        m.d.comb += [gi.p.key.eq(tgt[gbits:]), gi.p.pos.eq(gpos)]
+        with m.If(is_["group"]):
+            m.d.comb += [gi.valid.eq(hv & (hpend != 0)), lane_done.eq(gi.valid & gi.ready)]
+            m.d.comb += [wi.valid.eq(grp.o.valid), wi.p.n.eq(grp.o.p.n), grp.o.ready.eq(wi.ready)]
+            for k in range(W):
+                m.d.comb += wi.p.data[k].eq(grp.o.p.data[k])
+        with m.If(gi.valid & gi.ready):
+            m.d.sync += gpos.eq(gpos + 1)
+        with m.If(state == _State.START):
+            m.d.sync += gpos.eq(0)
+        grp_flushed = Signal()
+        flush_sent = Signal()
+        with m.If(running & is_["group"] & serial_done & ~flush_sent):
+            m.d.comb += grp.flush.eq(1)
+            m.d.sync += flush_sent.eq(1)
+        with m.If(state == _State.START):
+            m.d.sync += flush_sent.eq(0)
+        m.d.comb += grp_flushed.eq(flush_sent & ~grp.busy)
+
+        # Gathers: a lane is done when its range command is taken.
+        with m.If(gather):
+            m.d.comb += lane_done.eq(gcmd_fire & hv & (hpend != 0))
+
+        # ---------------------------------------------------------------- downstream readiness
+        with m.If(is_["bitmask"]):
+            m.d.comb += [down_ready.eq(pk_ready), pk_in.eq(cmp_bits), pk_k.eq(Mux(jfire, P_n, 0))]
+            with m.If(jfire):
+                m.d.sync += out_count.eq(out_count + sum(cmp_bits[k] for k in range(W)))
+        with m.Elif(is_["data"]):
+            m.d.comb += [down_ready.eq(wi.ready), wi.valid.eq(inputs_ok), wi.p.n.eq(kept)]
+            for k in range(W):
+                m.d.comb += wi.p.data[k].eq(comp[k])
+        with m.Else():
+            m.d.comb += down_ready.eq(h_free)
+
+        # ---------------------------------------------------------------- end of the operation
+        done = Signal()
+        with m.Switch(r.op):
+            with m.Case(OP["bitmask"]):
+                m.d.comb += done.eq(inputs_done & (pk_cnt == 0))
+            with m.Case(OP["data"]):
+                m.d.comb += done.eq(inputs_done)
+            with m.Case(OP["access"], OP["expand"]):
+                m.d.comb += done.eq(gdata_done)
+            with m.Case(OP["replicate"]):
+                m.d.comb += done.eq(serial_done & ~cur_v)
+            with m.Case(OP["filter"]):
+                m.d.comb += done.eq(serial_done & ~filt.busy & (pk_cnt == 0))
+            with m.Case(OP["group"]):
+                m.d.comb += done.eq(grp_flushed)
+        m.d.comb += pk_flush.eq(inputs_done & (~is_["filter"] | (serial_done & ~filt.busy)))
+        all_streams = (~pend["data"] & ~pend["idx"] & ~pend["cnt"] & ~pend["mask"] &
+                       (~r.use_mask | mlast))
+        m.d.comb += core_done.eq((state == _State.RUN) & done & all_streams)
+        return m

@@ -1,0 +1,182 @@
+"""Testbench harness of the SCU: agents for its command, status and memory ports,
+random workloads, and the comparison with the TLM (:class:`golden.scu.SCUModel`).
+Used by the cocotb tests, the Amaranth tests, the demo, the benchmark and the
+RTL-in-the-loop backend.
+
+What must agree exactly (docs/scu.md): every operation's status (elements in
+and out, error flags, block reads per stream, block writes) and, at the end, the
+contents of every region of memory.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from golden.memory import AddressSpace
+from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus, STREAMS, pack_bits
+from hw.mem.port import MemRequest, MemResponse
+from hw.scu.unit import SCUCommand, SCUStatusLayout
+
+from .agents import MemoryAgent, StreamSink, StreamSource
+from .codec import Codec
+from .memory import MemoryModel, MemoryTiming
+
+__all__ = ["RawCommand", "SCUHarness", "make_workload", "status_from_item"]
+
+
+@dataclass(frozen=True)
+class RawCommand:
+    """A descriptor given field by field (e.g. an unknown operation code): the unit
+    must answer it with ``cmd_error`` and touch nothing."""
+
+    fields: dict = field(default_factory=dict)
+
+
+def status_from_item(item: dict) -> SCUStatus:
+    st = SCUStatus(elements_in=item["elements_in"], elements_out=item["elements_out"],
+                   mem_error=bool(item["mem_error"]), cmd_error=bool(item["cmd_error"]), cycles=item["cycles"],
+                   writes=item["writes"])
+    st.reads = {s: item["reads"][k] for k, s in enumerate(STREAMS)}
+    return st
+
+
+class SCUHarness:
+    """Agents and bookkeeping for one run of the SCU RTL on a list of operations."""
+
+    def __init__(self, config: SCUConfig, space: AddressSpace, ops: list, *, timing: MemoryTiming = MemoryTiming(),
+                 cmd_pause=None, status_ready=None, seed: int = 0, expect: bool = True):
+        self.config = config
+        self.space = space
+        self.ops = list(ops)
+        self.model = MemoryModel(space, config.block_bytes, timing)
+        self.expected: list[SCUStatus] | None = None
+        self.ref_space = None
+        if expect:
+            self.ref_space = space.copy()
+            tlm = SCUModel(config, self.ref_space, is_error=self.model.is_error)
+            self.expected = [tlm.execute(op) if isinstance(op, SCUOp) else SCUStatus(cmd_error=True)
+                             for op in self.ops]
+        self._cmd_codec = Codec(SCUCommand(config))
+        items = [self.encode(op) for op in self.ops]
+        self.cmd = StreamSource(("cmd",), self._cmd_codec, items, pause=cmd_pause, seed=seed)
+        self.statuses: list[SCUStatus] = []
+        self.status = StreamSink(("status",), Codec(SCUStatusLayout(config)), ready=status_ready, seed=seed + 3,
+                                 on_item=lambda it: self.statuses.append(status_from_item(it)), keep=False)
+        self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
+                               self.model)
+
+    def encode(self, op) -> dict:
+        if isinstance(op, SCUOp):
+            return op.fields(self.config)
+        base = SCUOp("data", 0, 0).fields(self.config)
+        base.update(op.fields)
+        return base
+
+    def submit(self, op) -> None:
+        """Queue one more operation (RTL-in-the-loop use; no expectation)."""
+        self.ops.append(op)
+        self.cmd.put(self.encode(op))
+
+    @property
+    def agents(self):
+        return [self.cmd, self.mem, self.status]
+
+    def done(self) -> bool:
+        return len(self.statuses) >= len(self.ops)
+
+    def mismatches(self) -> list[str]:
+        out = []
+        exp = self.expected or []
+        if len(self.statuses) != len(exp):
+            out.append(f"{len(self.statuses)} statuses, expected {len(exp)}")
+        for k, (got, want) in enumerate(zip(self.statuses, exp)):
+            if got.key() != want.key():
+                op = self.ops[k]
+                name = op.op if isinstance(op, SCUOp) else "raw"
+                out.append(f"op {k} ({name}): status {got.as_dict()} expected {want.as_dict()}")
+        if self.ref_space is not None:
+            for reg in self.space.regions.values():
+                a = self.space.read(reg.base, reg.nbytes)
+                b = self.ref_space.read(reg.base, reg.nbytes)
+                if not np.array_equal(a, b):
+                    bad = int(np.flatnonzero(a != b)[0])
+                    out.append(f"memory region {reg.name!r} differs from the TLM's at byte {bad} "
+                               f"(address {reg.base + bad:#x}): {a[bad]} vs {b[bad]}")
+        return out
+
+
+# ---------------------------------------------------------------------- workloads
+def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
+    """A deterministic random list of SCU operations over freshly filled memory.
+
+    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "error": bool}``. Lengths
+    include 0, 1 and values around multiples of the width; bases are unaligned to
+    blocks; bitmasks have random density; some operations are misaligned (command
+    errors) and, with ``"error"``, part of the data array answers with errors.
+    """
+    rng = np.random.default_rng(spec.get("seed", 0))
+    r = random.Random(spec.get("seed", 0))
+    W = config.width
+    max_n = spec.get("max_n", 80)
+    space = AddressSpace(addr_bits=config.addr_width)
+    words = 4096
+    e8 = config.max_elem_bytes == 8
+    data4 = space.alloc("data4", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
+    data8 = space.alloc("data8", rng.integers(0, 2**63, words, dtype=np.uint64), align=4096) if e8 else None
+    ids = space.alloc("ids", rng.integers(0, spec.get("id_range", 48), words, dtype=np.uint32), align=4096)
+    costs = space.alloc("costs", rng.integers(0, 1000, words, dtype=np.uint32), align=4096)
+    idx = space.alloc("idx", rng.integers(0, words - 64, words, dtype=np.uint32), align=4096)
+    cnt = space.alloc("cnt", rng.choice([0, 1, 2, 3, 5, 8, 13, 31], words).astype(np.uint32), align=4096)
+    masks = space.alloc("masks", pack_bits(rng.random(32 * 256) < rng.random()), align=4096)
+    kinds = spec.get("kinds", ["bitmask", "data", "access", "replicate", "expand", "filter", "group"])
+    ops: list = []
+    for k in range(spec.get("ops", 12)):
+        kind = r.choice(kinds)
+        n = r.choice([0, 1, W - 1 if W > 1 else 2, W, W + 1, 2 * W + 1, 33, r.randint(0, max_n), r.randint(0, max_n)])
+        es = 8 if (e8 and kind not in ("filter", "group") and r.random() < 0.3) else 4
+        out = space.alloc_empty(f"out{k}", 8 * max_n * 32 + 64, np.uint8, align=64) + r.choice([0, 4, 8, 28]) // es * es
+        mask = masks + 4 * r.randrange(0, 64) if r.random() < 0.6 else None
+        base = data8 if es == 8 else data4
+        kw = {}
+        if kind == "bitmask":
+            vals = space.array("data8" if es == 8 else "data4")
+            ref = int(vals[r.randrange(words)]) if r.random() < 0.5 else r.randrange(1 << (8 * es - 1))
+            signed = r.random() < 0.5
+            if signed and ref >= 1 << (8 * es - 1):
+                ref -= 1 << (8 * es)
+            kw = {"cmp": r.choice(["eq", "ne", "lt", "le", "gt", "ge"]), "signed": signed, "ref": ref}
+            data = base + es * r.randrange(0, words // (es // 4) - max_n - 1)
+        elif kind in ("data", "replicate"):
+            data = base + es * r.randrange(0, words // (es // 4) - max_n - 1)
+            kw = {"cnt": cnt + 4 * r.randrange(0, words - max_n)} if kind == "replicate" else {}
+        elif kind in ("access", "expand"):
+            data = base
+            kw = {"idx": idx + 4 * r.randrange(0, words - max_n)}
+            if kind == "expand":
+                kw["cnt"] = cnt + 4 * r.randrange(0, words - max_n)
+            if es == 8:
+                n = min(n, max_n)
+        elif kind == "filter":
+            data = ids + 4 * r.randrange(0, words - max_n)
+            best = r.random() < 0.5
+            kw = {"best": best, "clear": r.random() < 0.3}
+            if best:
+                kw["cnt"] = costs + 4 * r.randrange(0, words - max_n)
+        else:  # group
+            data = ids + 4 * r.randrange(0, words - max_n)
+            mask = None
+            kw = {"target": 0x40000 + 4 * r.randrange(0, 64)}
+        op = SCUOp(kind, n, out, data=data, mask=mask, esize=es, **kw)
+        if r.random() < spec.get("misaligned", 0.06):
+            op = SCUOp(kind, n, out + 2, data=data, mask=mask, esize=es, **kw)
+        ops.append(op)
+    if spec.get("raw", True):
+        ops.insert(len(ops) // 2, RawCommand({"op": 7, "n": 5}))
+    return space, ops
+
+
+def timing_from_dict(d: dict) -> MemoryTiming:
+    from .fetch import timing_from_dict as t
+    return t(d)
