@@ -116,6 +116,8 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     blocks; bitmasks have random density; some operations are misaligned (command
     errors) and, with ``"error"``, part of the data array answers with errors.
     """
+    if spec.get("kind") == "bench":
+        return bench_workload(config, spec)
     rng = np.random.default_rng(spec.get("seed", 0))
     r = random.Random(spec.get("seed", 0))
     W = config.width
@@ -175,6 +177,39 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     if spec.get("raw", True):
         ops.insert(len(ops) // 2, RawCommand({"op": 7, "n": 5}))
     return space, ops
+
+
+def bench_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
+    """One large operation for throughput measurements: ``{"kind": "bench", "op",
+    "n", "density" (bitmask, default none), "esize", "count" (replicate/expand
+    counts), "seed"}``. Indexes of gathers point at random elements of the array.
+    The measured operation is the last one."""
+    rng = np.random.default_rng(spec.get("seed", 0))
+    op, n, es = spec["op"], spec["n"], spec.get("esize", 4)
+    space = AddressSpace(addr_bits=config.addr_width)
+    words = max(4 * n, 1024)
+    dt = np.uint32 if es == 4 else np.uint64
+    hi = spec.get("id_range", 1 << 31)
+    data = space.alloc("data", rng.integers(0, hi, words, dtype=dt), align=4096)
+    idx = space.alloc("idx", rng.integers(0, words - 64, n, dtype=np.uint32), align=4096)
+    c = spec.get("count", 8)
+    cnt = space.alloc("cnt", np.full(n, c, np.uint32), align=4096)
+    dens = spec.get("density")
+    mask = space.alloc("mask", pack_bits(rng.random(n) < dens), align=4096) if dens is not None else None
+    out = space.alloc_empty("out", es * n * max(c, 1) + 64, np.uint8, align=4096)
+    kw = {"data": data, "mask": mask, "esize": es}
+    if op in ("access", "expand"):
+        kw["idx"] = idx
+    if op in ("replicate", "expand"):
+        kw["cnt"] = cnt
+    if op == "bitmask":
+        kw.update(cmp="lt", ref=1 << 30)
+    if op == "group":
+        kw.update(target=0x100000, mask=None)
+    if op == "filter" and spec.get("best"):
+        kw.update(cnt=cnt, best=True)
+    # A first, empty operation takes the hash clearing that follows reset.
+    return space, [SCUOp("data", 0, out, data=data), SCUOp(op, n, out, **kw)]
 
 
 def timing_from_dict(d: dict) -> MemoryTiming:

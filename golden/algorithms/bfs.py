@@ -101,6 +101,7 @@ class BFS(Algorithm):
         pos, _ = segments(starts, counts)
         self.gpu.count("edges", pos.size)
         self.gpu.count("frontier_vertices", nf.size)
+        self.gpu.count("gpu_nodes", nf.size)
         with self.gpu.kernel("bfs_expand", nf.size + pos.size) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
@@ -110,20 +111,26 @@ class BFS(Algorithm):
             cta_atomics(k, self.counter, nf.size + pos.size)
         return g.col[pos].astype(np.int64)
 
-    def contract(self, ef: np.ndarray, level: int, depth: np.ndarray, visited: np.ndarray) -> np.ndarray:
-        """Next node frontier from the edge frontier (best-effort visited check)."""
+    def contract_masks(self, ef: np.ndarray, visited: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(unvisited, keep)`` of every edge-frontier element: which threads see
+        the vertex unvisited (visibility window) and which survive warp culling."""
         unvisited = ~visited[ef]
         ws = self.gpu.config.warp_size
         if ef.size > self.gpu.config.resident_warps * ws:
             # Writes are seen by warps resident_warps or more behind the first finder.
             idx = np.flatnonzero(unvisited)
             v = ef[idx]
-            first = np.full(depth.size, np.iinfo(np.int64).max, np.int64)
+            first = np.full(visited.size, np.iinfo(np.int64).max, np.int64)
             np.minimum.at(first, v, idx)
             late = (idx // ws) - (first[v] // ws) >= self.gpu.config.resident_warps
             unvisited[idx[late]] = False
-        keep = unvisited & first_in_warp(ef, unvisited)
+        return unvisited, unvisited & first_in_warp(ef, unvisited)
+
+    def contract(self, ef: np.ndarray, level: int, depth: np.ndarray, visited: np.ndarray) -> np.ndarray:
+        """Next node frontier from the edge frontier (best-effort visited check)."""
+        unvisited, keep = self.contract_masks(ef, visited)
         nf = ef[keep]
+        self.gpu.count("gpu_edges", ef.size)
         with self.gpu.kernel("bfs_contract", ef.size) as k:
             n = ef.size
             k.load(self.a_ef, range(n))
@@ -133,6 +140,9 @@ class BFS(Algorithm):
             k.store(self.a_visited, ef >> 5, active=keep)
             k.store(self.a_nf, range(nf.size), tid=np.flatnonzero(keep))
             cta_atomics(k, self.counter, n)
+        return self.visit(nf, level, depth, visited)
+
+    def visit(self, nf: np.ndarray, level: int, depth: np.ndarray, visited: np.ndarray) -> np.ndarray:
         depth[nf] = level
         visited[nf] = True
         if nf.size:

@@ -85,6 +85,8 @@ class PageRank(Algorithm):
         self.iterations = it
         self.extra["final_change"] = change
         self.gpu.count("edges", g.num_edges * it)
+        self.gpu.count("gpu_nodes", V * it)
+        self.gpu.count("gpu_edges", g.num_edges * it)
         return rank
 
     def describe(self, V: int, src: np.ndarray, dang: np.ndarray) -> None:

@@ -108,6 +108,7 @@ class SSSP(Algorithm):
         pos, owner = segments(starts, counts)
         self.gpu.count("edges", pos.size)
         self.gpu.count("frontier_vertices", nf.size)
+        self.gpu.count("gpu_nodes", nf.size)
         with self.gpu.kernel("sssp_expand", nf.size + pos.size) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
@@ -120,13 +121,17 @@ class SSSP(Algorithm):
             cta_atomics(k, self.counter, nf.size + pos.size)
         return g.col[pos].astype(np.int64), dist[nf][owner] + g.weight[pos]
 
-    def contract(self, ev, ec, dist, threshold):
-        V = dist.size
+    def contract_masks(self, ev, ec, dist, threshold):
+        """``(improving, near candidates, far, near winners)`` of the edge frontier."""
         improving = ec < dist[ev]
         near_cand = improving & (ec <= threshold)
         far = improving & ~near_cand
-        win = winners(ev, near_cand, V)
+        return improving, near_cand, far, winners(ev, near_cand, dist.size)
+
+    def contract(self, ev, ec, dist, threshold):
+        improving, near_cand, far, win = self.contract_masks(ev, ec, dist, threshold)
         n = ev.size
+        self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("sssp_contract", n) as k:
             k.load(self.a_ev, range(n))
             k.load(self.a_ec, range(n))
@@ -142,16 +147,19 @@ class SSSP(Algorithm):
         np.minimum.at(dist, ev[improving], ec[improving])
         return ev[win], ev[far], ec[far]
 
-    def split_far(self, far_v, far_c, dist, threshold, delta):
+    def far_masks(self, far_v, far_c, dist, threshold, delta):
+        """``(near candidates, near winners, staying, new threshold)`` of the far pile."""
         live = far_c <= dist[far_v]
-        V = dist.size
-        n = far_v.size
-        lv, lc = far_v[live], far_c[live]
-        if lv.size:
+        lc = far_c[live]
+        if lc.size:
             threshold = max(threshold + delta, float(lc.min()))
         near_cand = live & (far_c <= threshold)
-        win = winners(far_v, near_cand, V)
-        stay = live & ~near_cand
+        return near_cand, winners(far_v, near_cand, dist.size), live & ~near_cand, threshold
+
+    def split_far(self, far_v, far_c, dist, threshold, delta):
+        near_cand, win, stay, threshold = self.far_masks(far_v, far_c, dist, threshold, delta)
+        n = far_v.size
+        self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("sssp_far", n) as k:
             k.load(self.a_far_v, range(n))
             k.load(self.a_far_c, range(n))

@@ -143,7 +143,8 @@ class SCUConfig(Config):
 
     @property
     def write_tag_width(self) -> int:
-        return 4          # up to 16 writes in flight
+        """Writes in flight: as many as the data stream's reads (at least 16)."""
+        return max(4, (self.max_inflight - 1).bit_length())
 
     @property
     def filter_entry_bits(self) -> int:

@@ -319,13 +319,14 @@ class SCU(wiring.Component):
         pk_k = Signal(range(W + 1))
         pk_ready = Signal()
         pk_flush = Signal()
-        m.d.comb += pk_ready.eq(pk_cnt < 32)
         pk_emit = Signal()
         m.d.comb += pk_emit.eq((pk_cnt >= 32) | (pk_flush & (pk_cnt != 0)))
         pk_out = Signal()
         with m.If(bitout):
             m.d.comb += [wi.valid.eq(pk_emit), wi.p.n.eq(1), wi.p.data[0].eq(pk[:32])]
         m.d.comb += pk_out.eq(bitout & wfire)
+        # Room for W more bits, counting a word leaving this cycle.
+        m.d.comb += pk_ready.eq((pk_cnt < 32) | (pk_out & (pk_cnt >= 32)))
         pk_base = Signal(32 + W)
         pk_base_cnt = Signal(range(32 + W + 1))
         m.d.comb += [pk_base.eq(Mux(pk_out, pk >> 32, pk)),

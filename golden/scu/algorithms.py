@@ -1,0 +1,509 @@
+"""BFS, SSSP and PageRank with the SCU (SCU paper §3.3–3.5, Algorithms 1–3) and with
+the enhanced SCU (§4.4–4.5, Algorithms 4–5): modes ``scu`` and ``scu-enhanced``
+(docs/scu.md, "Algorithms").
+
+The GPU parts run on the golden GPU model exactly as in the baseline (same
+visited checks, warp culling, lookup tables), but they no longer compact: they
+write bitmasks (one 32-bit word per warp, from a ballot) and the index/count
+vectors, and every compaction is an SCU operation executed by a *backend* on
+the SCU's memory: :class:`TLMBackend` (the transaction-level model) or the RTL
+under cocotb (``sim/cosim.py``). The algorithm code is the same for both; the
+results it continues with are read back from the SCU's memory, so a wrong SCU
+answer changes the final result.
+
+Time: GPU kernels by the GPU model's time model; SCU operations by their
+measured cycles (RTL) or :func:`scu_cycles` (TLM); the GPU waits for each SCU
+operation (no overlap, as in the paper).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ..algorithms import register_mode
+from ..algorithms.bfs import BFS
+from ..algorithms.common import AlgorithmError
+from ..algorithms.pagerank import PageRank
+from ..algorithms.sssp import SSSP
+from ..memory import AddressSpace
+from .config import SCUConfig
+from .tlm import SCUModel, SCUOp, SCUStatus, pack_bits
+
+__all__ = ["TLMBackend", "SCUSession", "scu_cycles", "BFSSCU", "SSSPSCU", "PageRankSCU", "SCU_MODES"]
+
+SCU_MODES = ("scu", "scu-enhanced")
+#: Cycles to hand a command to the SCU and to see its completion.
+SCU_COMMAND_CYCLES = 20
+#: Elements per cycle of operations that do not scale with the pipeline width.
+SERIAL_RATE = {"filter": 1.0, "group": 0.75, "access": 1.0}
+
+
+def scu_cycles(op: str, st: SCUStatus, config: SCUConfig, gpu) -> float:
+    """Estimated SCU cycles of an operation (docs/scu.md, "Time model"): the
+    largest of its element rate (``width`` per cycle, 1 for filtering and
+    gathers, 0.75 for grouping), one memory request per cycle on its port, and
+    its share of DRAM bandwidth; plus one memory latency and the command cost."""
+    rate = SERIAL_RATE.get(op, config.width)
+    elems = max(st.elements_in, st.elements_out) / rate
+    port = st.requests
+    dram = st.requests * config.block_bytes / gpu.bytes_per_cycle
+    return SCU_COMMAND_CYCLES + gpu.mem_latency + max(elems, port, dram)
+
+
+class TLMBackend:
+    """Runs SCU operations on the transaction-level model."""
+
+    name = "tlm"
+
+    def __init__(self, config: SCUConfig, space: AddressSpace | None = None):
+        self.config = config
+        self.space = space or AddressSpace(addr_bits=config.addr_width)
+        self.model = SCUModel(config, self.space)
+
+    def execute(self, op: SCUOp) -> SCUStatus:
+        return self.model.execute(op)
+
+
+class SCUSession:
+    """The SCU side of one algorithm run: arrays in the SCU's memory, the
+    operations issued, their statuses and time."""
+
+    def __init__(self, backend, gpu):
+        self.backend = backend
+        self.config: SCUConfig = backend.config
+        self.space: AddressSpace = backend.space
+        self.gpu = gpu
+        self._bufs: dict[str, tuple[int, int]] = {}      # name -> (base, capacity in bytes)
+        self._serial = 0
+        self.ops = Counter()
+        self.elements_in = 0
+        self.elements_out = 0
+        self.requests = 0
+        self.cycles = 0.0
+        self.measured = True           # every op had RTL cycles
+
+    def buffer(self, name: str, nbytes: int, keep: bool = False) -> int:
+        """A region of at least ``nbytes`` (reused, or replaced by a larger one whose
+        first bytes are copied from the old one when ``keep``)."""
+        old, cap = self._bufs.get(name, (0, -1))
+        base = old
+        if nbytes > cap:
+            new_cap = max(int(nbytes), 2 * cap, 256)
+            self._serial += 1
+            base = self.space.reserve(f"scu:{name}#{self._serial}", new_cap, np.uint8, align=256)
+            if keep and cap > 0:
+                self.space.write(base, self.space.read(old, cap))
+            self._bufs[name] = (base, new_cap)
+        return base
+
+    def put(self, name: str, values: np.ndarray) -> int:
+        """Write ``values`` (what the GPU stores) into the buffer ``name``."""
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        base = self.buffer(name, raw.size)
+        if raw.size:
+            self.space.write(base, raw)
+        return base
+
+    def get(self, base: int, n: int, dtype) -> np.ndarray:
+        dt = np.dtype(dtype)
+        return self.space.read(base, n * dt.itemsize).view(dt).copy() if n else np.zeros(0, dt)
+
+    def run(self, op: SCUOp) -> SCUStatus:
+        st = self.backend.execute(op)
+        if st.cmd_error or st.mem_error:
+            raise AlgorithmError(f"SCU {op.op} failed ({'command' if st.cmd_error else 'memory'} error): {op}")
+        self.ops[op.op] += 1
+        self.elements_in += st.elements_in
+        self.elements_out += st.elements_out
+        self.requests += st.requests
+        if st.cycles is None:
+            self.measured = False
+            self.cycles += scu_cycles(op.op, st, self.config, self.gpu.config)
+        else:
+            self.cycles += st.cycles + SCU_COMMAND_CYCLES
+        return st
+
+    def summary(self) -> dict:
+        return {"backend": getattr(self.backend, "name", type(self.backend).__name__),
+                "config": self.config.to_dict(), "ops": dict(self.ops), "elements_in": self.elements_in,
+                "elements_out": self.elements_out, "requests": self.requests, "cycles": self.cycles,
+                "cycles_measured": self.measured}
+
+
+def _ballot_store(k, arr, n: int, warp: int = 32) -> None:
+    """Each warp's lane 0 stores the warp's 32 bitmask bits (one word)."""
+    nw = -(-n // warp)
+    if nw:
+        k.store(arr, range(nw), tid=np.arange(nw, dtype=np.int64) * warp)
+
+
+class _SCUMode:
+    """Mixin: the SCU session, the time summary, option checks."""
+
+    enhanced = False
+
+    def setup_scu(self) -> None:
+        o = self.options
+        backend = o.get("backend")
+        if backend is None:
+            cfg = o.get("scu")
+            if cfg is None:
+                cfg = SCUConfig.preset("tx1" if self.gpu.config.name == "tx1" else "gtx980")
+            elif isinstance(cfg, str):
+                cfg = SCUConfig.preset(cfg)
+            backend = TLMBackend(cfg)
+        if self.graph.num_vertices >= 1 << 31 or self.graph.num_edges >= 1 << 31:
+            raise AlgorithmError("the SCU's 4-byte elements hold at most 2**31 vertices and edges")
+        self.scu = SCUSession(backend, self.gpu)
+        self.m_col = self.scu.put("col", self.graph.col.astype(np.uint32))
+
+    def finish_extra(self) -> None:
+        s = self.scu.summary()
+        self.extra["scu"] = s
+        gpu_cycles = self.gpu.totals()["cycles"] if self.gpu.stats_on else 0.0
+        self.extra["time"] = {"gpu_cycles": gpu_cycles, "scu_cycles": s["cycles"],
+                              "total_cycles": gpu_cycles + s["cycles"]}
+
+
+# ---------------------------------------------------------------------- BFS
+class BFSSCU(_SCUMode, BFS):
+    """BFS with the SCU (Algorithm 1); enhanced: the expansion's edge frontier is
+    filtered by unique element (Algorithm 4)."""
+
+    mode = "scu"
+
+    def setup(self) -> None:
+        super().setup()
+        gpu = self.gpu
+        self.a_idx = gpu.queue("scu_idx")
+        self.a_cnt = gpu.queue("scu_cnt")
+        self.a_mask = gpu.queue("scu_mask")
+        self.setup_scu()
+        self._first_filter = True
+
+    def run(self) -> np.ndarray:
+        g = self.graph
+        src = self.source()
+        depth = np.full(g.num_vertices, -1, np.int64)
+        visited = np.zeros(g.num_vertices, bool)
+        depth[src] = 0
+        visited[src] = True
+        nf = np.array([src], np.int64)
+        level = 0
+        while nf.size:
+            self.progress(level, int(nf.size))
+            ef = self.expand(nf)
+            level += 1
+            nf = self.contract(ef, level, depth, visited)
+        self.iterations = level
+        self.finish_extra()
+        return depth
+
+    def expand(self, nf: np.ndarray) -> np.ndarray:
+        g, scu = self.graph, self.scu
+        starts = g.row_ptr[nf]
+        counts = g.row_ptr[nf + 1] - starts
+        total = int(counts.sum())
+        self.gpu.count("frontier_vertices", nf.size)
+        self.gpu.count("gpu_nodes", nf.size)
+        self.gpu.count("edges", total)
+        with self.gpu.kernel("scu_bfs_prep", nf.size) as k:
+            k.load(self.a_nf, range(nf.size))
+            k.load(self.dg.row_ptr, nf)
+            k.load(self.dg.row_ptr, nf + 1)
+            k.store(self.a_idx, range(nf.size))
+            k.store(self.a_cnt, range(nf.size))
+        idx = scu.put("idx", starts.astype(np.uint32))
+        cnt = scu.put("cnt", counts.astype(np.uint32))
+        ef_b = scu.buffer("ef", 4 * total)
+        scu.run(SCUOp("expand", nf.size, ef_b, data=self.m_col, idx=idx, cnt=cnt))
+        if self.enhanced and total:
+            filt = scu.buffer("filter", 4 * (total // 32 + 1))
+            st = scu.run(SCUOp("filter", total, filt, data=ef_b, clear=self._first_filter))
+            self._first_filter = False
+            out = scu.buffer("ef2", 4 * st.elements_out)
+            scu.run(SCUOp("data", total, out, data=ef_b, mask=filt))
+            ef_b, total = out, st.elements_out
+        self._ef_base = ef_b
+        return scu.get(ef_b, total, np.uint32).astype(np.int64)
+
+    def contract(self, ef: np.ndarray, level: int, depth: np.ndarray, visited: np.ndarray) -> np.ndarray:
+        unvisited, keep = self.contract_masks(ef, visited)
+        n = ef.size
+        self.gpu.count("gpu_edges", n)
+        with self.gpu.kernel("scu_bfs_contract", n) as k:
+            k.load(self.a_ef, range(n))
+            k.load(self.a_visited, ef >> 5)
+            k.load(self.a_depth, ef, active=unvisited)
+            k.store(self.a_depth, ef, active=keep)
+            k.store(self.a_visited, ef >> 5, active=keep)
+            _ballot_store(k, self.a_mask, n)
+        scu = self.scu
+        mask = scu.put("mask", pack_bits(keep))
+        nf_b = scu.buffer("nf", 4 * int(keep.sum()))
+        st = scu.run(SCUOp("data", n, nf_b, data=self._ef_base, mask=mask))
+        nf = scu.get(nf_b, st.elements_out, np.uint32).astype(np.int64)
+        return self.visit(nf, level, depth, visited)
+
+
+class BFSSCUEnhanced(BFSSCU):
+    mode = "scu-enhanced"
+    enhanced = True
+
+
+# ---------------------------------------------------------------------- SSSP
+class SSSPSCU(_SCUMode, SSSP):
+    """SSSP (near-far) with the SCU (Algorithm 2); enhanced (Algorithm 5): the
+    expansion's edge frontier is filtered by unique best cost and grouped by the
+    cache line of ``dist[v]``, and the near frontiers are grouped.
+
+    The SCU builds the edge frontier (``col``), its weights and the frontier
+    vertices' distances replicated per edge; a GPU kernel adds the last two into
+    the costs. Weights must be integers (the SCU's elements are 32-bit)."""
+
+    mode = "scu"
+
+    def check_options(self) -> None:
+        super().check_options()
+        w = self.graph.weight
+        if w is not None and w.size and (np.any(w != np.round(w)) or w.max() * max(self.graph.num_vertices, 1) >= 2**32):
+            raise AlgorithmError("sssp with the SCU needs integer weights whose path costs fit in 32 bits")
+
+    def setup(self) -> None:
+        super().setup()
+        gpu = self.gpu
+        for name in ("idx", "cnt", "dn", "wv", "rv", "mask", "mask2"):
+            setattr(self, f"a_{name}", gpu.queue(f"scu_{name}"))
+        self.setup_scu()
+        self.m_weight = self.scu.put("weight", self.graph.weight.astype(np.uint32))
+        self.m_dist = self.scu.buffer("dist", 4 * max(self.graph.num_vertices, 1))   # grouping target
+        self._first_filter = True
+        self._far = ["far_a", "far_b"]        # ping-pong far piles (vertex and cost arrays)
+        self._far_len = 0
+
+    def run(self) -> np.ndarray:
+        dist = super().run()
+        self.finish_extra()
+        return dist
+
+    def _group(self, v_b: int, arrays: list[tuple[str, int]], n: int) -> list[int]:
+        """Group ``n`` elements by the line of dist[v]; reorder ``arrays`` (name, base) alike."""
+        scu = self.scu
+        order = scu.buffer("order", 4 * n)
+        scu.run(SCUOp("group", n, order, data=v_b, target=self.m_dist))
+        out = []
+        for name, base in arrays:
+            dst = scu.buffer(name + "_g", 4 * n)
+            scu.run(SCUOp("access", n, dst, data=base, idx=order))
+            out.append(dst)
+        return out
+
+    def expand(self, nf: np.ndarray, dist: np.ndarray):
+        g, scu = self.graph, self.scu
+        starts = g.row_ptr[nf]
+        counts = g.row_ptr[nf + 1] - starts
+        total = int(counts.sum())
+        self.gpu.count("edges", total)
+        self.gpu.count("frontier_vertices", nf.size)
+        self.gpu.count("gpu_nodes", nf.size)
+        with self.gpu.kernel("scu_sssp_prep", nf.size) as k:
+            k.load(self.a_nf, range(nf.size))
+            k.load(self.dg.row_ptr, nf)
+            k.load(self.dg.row_ptr, nf + 1)
+            k.load(self.a_dist, nf)
+            for a in (self.a_idx, self.a_cnt, self.a_dn):
+                k.store(a, range(nf.size))
+        idx = scu.put("idx", starts.astype(np.uint32))
+        cnt = scu.put("cnt", counts.astype(np.uint32))
+        dn = scu.put("dn", dist[nf].astype(np.uint32))
+        ev_b, wv_b, rv_b = (scu.buffer(n, 4 * total) for n in ("ev", "wv", "rv"))
+        scu.run(SCUOp("expand", nf.size, ev_b, data=self.m_col, idx=idx, cnt=cnt))
+        scu.run(SCUOp("expand", nf.size, wv_b, data=self.m_weight, idx=idx, cnt=cnt))
+        scu.run(SCUOp("replicate", nf.size, rv_b, data=dn, cnt=cnt))
+        wv = scu.get(wv_b, total, np.uint32).astype(np.int64)
+        rv = scu.get(rv_b, total, np.uint32).astype(np.int64)
+        with self.gpu.kernel("scu_sssp_cost", total) as k:
+            k.load(self.a_wv, range(total))
+            k.load(self.a_rv, range(total))
+            k.store(self.a_ec, range(total))
+        ec_b = scu.put("ec", (wv + rv).astype(np.uint32))
+        if self.enhanced and total:
+            filt = scu.buffer("filter", 4 * (total // 32 + 1))
+            st = scu.run(SCUOp("filter", total, filt, data=ev_b, cnt=ec_b, best=True, clear=self._first_filter))
+            self._first_filter = False
+            kept = st.elements_out
+            ev2, ec2 = scu.buffer("ev2", 4 * kept), scu.buffer("ec2", 4 * kept)
+            scu.run(SCUOp("data", total, ev2, data=ev_b, mask=filt))
+            scu.run(SCUOp("data", total, ec2, data=ec_b, mask=filt))
+            ev_b, ec_b = self._group(ev2, [("ev", ev2), ("ec", ec2)], kept)
+            total = kept
+        self._ev_b, self._ec_b = ev_b, ec_b
+        ev = scu.get(ev_b, total, np.uint32).astype(np.int64)
+        ec = scu.get(ec_b, total, np.uint32).astype(np.float64)
+        return ev, ec
+
+    def _far_append(self, src_v: int, src_c: int, n: int, mask: int) -> None:
+        scu = self.scu
+        cur = self._far[0]
+        base_v = scu.buffer(cur + "_v", 4 * (self._far_len + n), keep=True)
+        base_c = scu.buffer(cur + "_c", 4 * (self._far_len + n), keep=True)
+        st = scu.run(SCUOp("data", n, base_v + 4 * self._far_len, data=src_v, mask=mask))
+        scu.run(SCUOp("data", n, base_c + 4 * self._far_len, data=src_c, mask=mask))
+        self._far_len += st.elements_out
+
+    def _near(self, src_v: int, n: int, mask: int) -> np.ndarray:
+        scu = self.scu
+        nf_b = scu.buffer("nf", 4 * n)
+        st = scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask))
+        if self.enhanced and st.elements_out:
+            (nf_b,) = self._group(nf_b, [("nf", nf_b)], st.elements_out)
+        return scu.get(nf_b, st.elements_out, np.uint32).astype(np.int64)
+
+    def contract(self, ev, ec, dist, threshold):
+        improving, near_cand, far, win = self.contract_masks(ev, ec, dist, threshold)
+        n = ev.size
+        self.gpu.count("gpu_edges", n)
+        with self.gpu.kernel("scu_sssp_contract", n) as k:
+            k.load(self.a_ev, range(n))
+            k.load(self.a_ec, range(n))
+            k.load(self.a_dist, ev)
+            k.atomic(self.a_dist, ev, active=improving)
+            k.store(self.a_lookup, ev, active=near_cand)
+            k.load(self.a_lookup, ev, active=near_cand)
+            _ballot_store(k, self.a_mask, n)
+            _ballot_store(k, self.a_mask2, n)
+        np.minimum.at(dist, ev[improving], ec[improving])
+        scu = self.scu
+        nf = self._near(self._ev_b, n, scu.put("mask", pack_bits(win)))
+        old = self._far_len
+        if far.any():
+            self._far_append(self._ev_b, self._ec_b, n, scu.put("mask2", pack_bits(far)))
+        return (nf,) + self._far_arrays(old)
+
+    def _far_arrays(self, start: int = 0):
+        """The far pile (from element ``start``) as the SCU's memory holds it."""
+        scu, cur, n = self.scu, self._far[0], self._far_len - start
+        if n <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        base_v = scu.buffer(cur + "_v", 4 * self._far_len) + 4 * start
+        base_c = scu.buffer(cur + "_c", 4 * self._far_len) + 4 * start
+        return (scu.get(base_v, n, np.uint32).astype(np.int64), scu.get(base_c, n, np.uint32).astype(np.float64))
+
+    def split_far(self, far_v, far_c, dist, threshold, delta):
+        # The far pile lives in the SCU's memory: the values passed in are ignored.
+        far_v, far_c = self._far_arrays()
+        near_cand, win, stay, threshold = self.far_masks(far_v, far_c, dist, threshold, delta)
+        n = far_v.size
+        self.gpu.count("gpu_edges", n)
+        self.gpu.count("far_pile_passes", 1)
+        with self.gpu.kernel("scu_sssp_far", n) as k:
+            k.load(self.a_far_v, range(n))
+            k.load(self.a_far_c, range(n))
+            k.load(self.a_dist, far_v)
+            k.store(self.a_lookup, far_v, active=near_cand)
+            k.load(self.a_lookup, far_v, active=near_cand)
+            _ballot_store(k, self.a_mask, n)
+            _ballot_store(k, self.a_mask2, n)
+        scu = self.scu
+        cur, other = self._far
+        src_v = scu.buffer(cur + "_v", 4 * n)
+        src_c = scu.buffer(cur + "_c", 4 * n)
+        nf = self._near(src_v, n, scu.put("mask", pack_bits(win)))
+        self._far = [other, cur]
+        self._far_len = 0
+        if stay.any():
+            self._far_append(src_v, src_c, n, scu.put("mask2", pack_bits(stay)))
+        fv, fc = self._far_arrays()
+        return nf, fv, fc, threshold
+
+
+class SSSPSCUEnhanced(SSSPSCU):
+    mode = "scu-enhanced"
+    enhanced = True
+
+
+# ---------------------------------------------------------------------- PageRank
+class PageRankSCU(_SCUMode, PageRank):
+    """PageRank with the SCU (Algorithm 3): every iteration the SCU rebuilds the edge
+    frontier (access expansion of ``col``) and the weight frontier (replication of
+    ``rank / degree``, 8-byte); the GPU adds them with atomics. The enhanced
+    unit's filtering and grouping do not apply to PageRank (§4.6)."""
+
+    mode = "scu"
+
+    def setup(self) -> None:
+        super().setup()
+        gpu = self.gpu
+        self.a_ef = gpu.queue("scu_ef")
+        self.a_wf = gpu.queue("scu_wf", np.float64)
+        self.setup_scu()
+        if self.scu.config.max_elem_bytes < 8:
+            raise AlgorithmError("pr with the SCU replicates 8-byte ranks: the SCU needs max_elem_bytes=8")
+
+    def run(self) -> np.ndarray:
+        g = self.graph
+        V, E = g.num_vertices, g.num_edges
+        if V == 0:
+            return np.zeros(0)
+        scu = self.scu
+        deg = g.degrees()
+        idx = scu.put("idx", g.row_ptr[:-1].astype(np.uint32))
+        cnt = scu.put("cnt", deg.astype(np.uint32))
+        d = float(self.options.get("damping", 0.85))
+        tol = float(self.options.get("tol", 1e-6))
+        max_iter = int(self.options.get("max_iter", 100))
+        dangle = self.options.get("variant", "standard") == "standard"
+        rank = np.full(V, 1.0 / V)
+        dang = deg == 0
+        inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
+        verts = range(V)
+        it, change = 0, np.inf
+        ef_b, wf_b = scu.buffer("ef", 4 * E), scu.buffer("wf", 8 * E)
+        while it < max_iter:
+            self.progress(it, V)
+            contrib = rank * inv
+            with self.gpu.kernel("pr_contrib", V) as k:
+                k.load(self.a_rank, verts)
+                k.load(self.dg.row_ptr, verts)
+                k.load(self.dg.row_ptr, range(1, V + 1))
+                k.store(self.a_contrib, verts)
+            c_b = scu.put("contrib", contrib.astype(np.float64))
+            scu.run(SCUOp("expand", V, ef_b, data=self.m_col, idx=idx, cnt=cnt))
+            scu.run(SCUOp("replicate", V, wf_b, data=c_b, cnt=cnt, esize=8))
+            ef = scu.get(ef_b, E, np.uint32).astype(np.int64)
+            wf = scu.get(wf_b, E, np.float64)
+            with self.gpu.kernel("scu_pr_push", E) as k:
+                k.load(self.a_ef, range(E))
+                k.load(self.a_wf, range(E))
+                k.atomic(self.a_next, ef)
+            D = rank[dang].sum() if dangle else 0.0
+            nxt = np.bincount(ef, weights=wf, minlength=V) if E else np.zeros(V)
+            new = (1.0 - d) / V + d * (nxt + D / V)
+            change = float(np.abs(new - rank).sum())
+            with self.gpu.kernel("pr_update", V) as k:
+                k.load(self.a_next, verts)
+                k.load(self.a_rank, verts)
+                k.store(self.a_rank, verts)
+                k.store(self.a_next, verts)
+            rank = new
+            it += 1
+            if change < tol:
+                break
+        self.iterations = it
+        self.extra["final_change"] = change
+        self.gpu.count("edges", E * it)
+        self.gpu.count("gpu_nodes", V * it)
+        self.gpu.count("gpu_edges", E * it)
+        self.finish_extra()
+        return rank
+
+
+class PageRankSCUEnhanced(PageRankSCU):
+    mode = "scu-enhanced"
+
+
+for _algo, _basic, _enh in (("bfs", BFSSCU, BFSSCUEnhanced), ("sssp", SSSPSCU, SSSPSCUEnhanced),
+                            ("pr", PageRankSCU, PageRankSCUEnhanced)):
+    register_mode(_algo, "scu", _basic)
+    register_mode(_algo, "scu-enhanced", _enh)
