@@ -25,7 +25,6 @@ block-sized memory port, merges element reads that fall in one of the last
 """
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 

@@ -2,7 +2,11 @@
 
 Waived warnings (docs/architecture.md, "Lint"): Yosys's Verilog backend writes
 every RTLIL cell at its own operand widths and relies on Verilog's well-defined
-implicit extension and truncation, so WIDTHEXPAND/WIDTHTRUNC are expected. With
+implicit extension and truncation, so WIDTHEXPAND/WIDTHTRUNC are expected.
+CASEINCOMPLETE: Yosys writes one ``always @*`` per signal with only the ``case``
+items that assign it, after a default assignment (so no latch). CMPCONST: a
+comparison of a narrow signal with a constant derived from the configuration
+that happens to be always true or false for this configuration. With
 ``-Wall`` also DECLFILENAME (several modules per file), PROCASSINIT (initial
 values on registers, Amaranth's reset values) and UNUSEDSIGNAL (unused bits of
 wide intermediate values).
@@ -16,7 +20,7 @@ from .toolchain import ToolError, configure, have_verilator
 
 __all__ = ["WAIVED", "WAIVED_WALL", "lint"]
 
-WAIVED = ("WIDTHEXPAND", "WIDTHTRUNC")
+WAIVED = ("WIDTHEXPAND", "WIDTHTRUNC", "CASEINCOMPLETE", "CMPCONST")
 WAIVED_WALL = WAIVED + ("DECLFILENAME", "PROCASSINIT", "UNUSEDSIGNAL")
 
 

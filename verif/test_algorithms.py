@@ -1,14 +1,15 @@
 """Every golden algorithm against an independent implementation (scipy.sparse.csgraph,
-networkx), on generated graphs and on corner cases. The references never use the
-golden model's code: they get the graph's edge list and compute on their own."""
+networkx; sim/reference.py), on generated graphs and on corner cases. The
+references never use the golden model's code: they get the graph's edge list
+and compute on their own."""
 import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse import csgraph
 
 from golden.algorithms import AlgorithmError, run_algorithm
 from golden.graphs import CSRGraph, load_graph
+from sim.reference import ref_bc, ref_bfs, ref_cc, ref_pr
 
 
 # ---------------------------------------------------------------------- references
@@ -29,11 +30,6 @@ def ref_nx(g, multi_edges=None):
     return G
 
 
-def ref_bfs(g, src):
-    d = csgraph.shortest_path(ref_matrix(g), unweighted=True, indices=src, directed=True)
-    return np.where(np.isinf(d), -1, d).astype(np.int64)
-
-
 def ref_sssp_nx(g, src, multi_edges=None):
     G = nx.MultiDiGraph() if multi_edges is not None else None
     if G is not None:
@@ -47,13 +43,6 @@ def ref_sssp_nx(g, src, multi_edges=None):
     for v, L in lengths.items():
         out[v] = L
     return out
-
-
-def ref_cc(g):
-    n, lab = csgraph.connected_components(ref_matrix(g), directed=True, connection="weak")
-    mins = np.full(n, g.num_vertices)
-    np.minimum.at(mins, lab, np.arange(g.num_vertices))
-    return mins[lab]
 
 
 def ref_pr_nodangle(g, d=0.85, tol=1e-13):
@@ -71,12 +60,6 @@ def ref_pr_nodangle(g, d=0.85, tol=1e-13):
             return n
         r = n
     return r
-
-
-def ref_bc(g, src):
-    G = ref_nx(g)
-    b = nx.betweenness_centrality_subset(G, sources=[src], targets=list(G.nodes), normalized=False)
-    return np.array([b[v] for v in range(g.num_vertices)])
 
 
 # ---------------------------------------------------------------------- graphs
@@ -172,8 +155,7 @@ def test_cc(name):
 def test_pagerank_standard_matches_networkx(name):
     g = graph(name)
     r = run_algorithm(g, "pr", tol=1e-13, max_iter=2000)
-    ref = nx.pagerank(ref_nx(g), alpha=0.85, tol=1e-15, max_iter=10000, weight=None)
-    ref = np.array([ref[v] for v in range(g.num_vertices)])
+    ref = ref_pr(g, 0.85)
     assert np.max(np.abs(r.values - ref)) < 1e-6
     assert abs(r.values.sum() - 1.0) < 1e-9
 

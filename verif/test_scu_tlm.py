@@ -151,7 +151,7 @@ def test_grouping_improves_coalescing():
     cfg, sp, a, rng, m = setup(SCUConfig.preset("gtx980"))
     ids = rng.integers(0, 4096, 2048).astype(np.uint32)
     base = sp.alloc("ids", ids)
-    st = m.execute(SCUOp("group", ids.size, a["out"], data=base, target=0x100000))
+    m.execute(SCUOp("group", ids.size, a["out"], data=base, target=0x100000))
     order = out_elems(sp, a["out"], ids.size).astype(np.int64)
     assert sorted(order.tolist()) == list(range(ids.size))
 

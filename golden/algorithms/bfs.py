@@ -35,11 +35,13 @@ __all__ = ["BFS"]
 class BFS(Algorithm):
     name = "bfs"
     key = "depth"
+    #: Without statistics, run on duplicate-free frontiers (same depths, faster).
+    functional_shortcut = True
 
     def setup(self) -> None:
         super().setup()
         g, gpu = self.graph, self.gpu
-        V, E = g.num_vertices, g.num_edges
+        V = g.num_vertices
         self.a_nf = gpu.queue("nf")
         self.a_ef = gpu.queue("ef")
         self.a_depth = gpu.array("depth", V)
@@ -55,7 +57,7 @@ class BFS(Algorithm):
         visited[src] = True
         nf = np.array([src], np.int64)
         level = 0
-        if not self.gpu.stats_on:
+        if not self.gpu.stats_on and self.functional_shortcut:
             self.iterations = self.run_functional(nf, depth)
             return depth
         while nf.size:

@@ -64,14 +64,7 @@ class CC(Algorithm):
             np.minimum.at(new, v[lower], cand[lower])
             changed = np.flatnonzero(new < label)
             self.gpu.count("edges", pos.size)
-            with self.gpu.kernel("cc_push", front.size + pos.size) as k:
-                k.load(self.a_front, range(front.size))
-                k.load(self.dg.row_ptr, front)
-                k.load(self.dg.row_ptr, front + 1)
-                k.load(self.a_label, front)
-                k.load(self.dg.col, pos)
-                k.atomic(self.a_label, v)
-                k.store(self.a_flag, v, active=lower)
+            self.describe_push(front, pos, v, lower)
             with self.gpu.kernel("cc_compact", V) as k:
                 k.load(self.a_flag, range(V))
                 k.store(self.a_flag, changed, tid=changed)
@@ -82,3 +75,14 @@ class CC(Algorithm):
             it += 1
         self.iterations = it
         return label
+
+    def describe_push(self, front: np.ndarray, pos: np.ndarray, v: np.ndarray, lower: np.ndarray) -> None:
+        """The push kernel: the active vertices' lists, atomicMin on the neighbours' labels."""
+        with self.gpu.kernel("cc_push", front.size + pos.size) as k:
+            k.load(self.a_front, range(front.size))
+            k.load(self.dg.row_ptr, front)
+            k.load(self.dg.row_ptr, front + 1)
+            k.load(self.a_label, front)
+            k.load(self.dg.col, pos)
+            k.atomic(self.a_label, v)
+            k.store(self.a_flag, v, active=lower)

@@ -64,7 +64,6 @@ class PageRank(Algorithm):
         max_iter = int(self.options.get("max_iter", 100))
         dangle = self.options.get("variant", "standard") == "standard"
         deg = g.degrees()
-        src = g.src()
         rank = np.full(V, 1.0 / V)
         dang = deg == 0
         inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
@@ -73,11 +72,12 @@ class PageRank(Algorithm):
         while it < max_iter:
             self.progress(it, V)
             contrib = rank * inv
+            self.describe_contrib(V, dang)
             D = rank[dang].sum() if dangle else 0.0
-            nxt = np.bincount(g.col, weights=contrib[src], minlength=V) if g.num_edges else np.zeros(V)
+            nxt = self.push(contrib)
             new = (1.0 - d) / V + d * (nxt + D / V)
             change = float(np.abs(new - rank).sum())
-            self.describe(V, src, dang)
+            self.describe_update(V)
             rank = new
             it += 1
             if change < tol:
@@ -89,8 +89,19 @@ class PageRank(Algorithm):
         self.gpu.count("gpu_edges", g.num_edges * it)
         return rank
 
-    def describe(self, V: int, src: np.ndarray, dang: np.ndarray) -> None:
+    def push(self, contrib: np.ndarray) -> np.ndarray:
+        """Sum of the contributions reaching every vertex (``pr_push``: edge-parallel atomicAdd)."""
         g = self.graph
+        src = g.src()
+        with self.gpu.kernel("pr_push", g.num_edges) as k:
+            k.load(self.dg.col, range(g.num_edges))
+            k.load(self.a_contrib, src)
+            k.atomic(self.a_next, g.col)
+        if not g.num_edges:
+            return np.zeros(g.num_vertices)
+        return np.bincount(g.col, weights=contrib[src], minlength=g.num_vertices)
+
+    def describe_contrib(self, V: int, dang: np.ndarray) -> None:
         verts = range(V)
         with self.gpu.kernel("pr_contrib", V) as k:
             k.load(self.a_rank, verts)
@@ -98,10 +109,9 @@ class PageRank(Algorithm):
             k.load(self.dg.row_ptr, range(1, V + 1))
             k.store(self.a_contrib, np.arange(V), active=~dang)
             cta_atomics(k, self.counter, V)
-        with self.gpu.kernel("pr_push", g.num_edges) as k:
-            k.load(self.dg.col, range(g.num_edges))
-            k.load(self.a_contrib, src)
-            k.atomic(self.a_next, g.col)
+
+    def describe_update(self, V: int) -> None:
+        verts = range(V)
         with self.gpu.kernel("pr_update", V) as k:
             k.load(self.a_next, verts)
             k.load(self.a_rank, verts)

@@ -55,7 +55,7 @@ class SSSP(Algorithm):
     def setup(self) -> None:
         super().setup()
         g, gpu = self.graph, self.gpu
-        V, E = g.num_vertices, g.num_edges
+        V = g.num_vertices
         self.a_nf = gpu.queue("nf")
         self.a_ev = gpu.queue("ev")
         self.a_ec = gpu.queue("ec")
@@ -128,17 +128,31 @@ class SSSP(Algorithm):
         far = improving & ~near_cand
         return improving, near_cand, far, winners(ev, near_cand, dist.size)
 
+    def describe_contract(self, k, ev, improving, near_cand) -> None:
+        """The contraction's reads, atomicMin and lookup-table accesses (not its output)."""
+        n = ev.size
+        k.load(self.a_ev, range(n))
+        k.load(self.a_ec, range(n))
+        k.load(self.a_dist, ev)
+        k.atomic(self.a_dist, ev, active=improving)
+        k.store(self.a_lookup, ev, active=near_cand)
+        k.load(self.a_lookup, ev, active=near_cand)
+
+    def describe_far(self, k, far_v, near_cand) -> None:
+        """The far split's reads and lookup-table accesses (not its output)."""
+        n = far_v.size
+        k.load(self.a_far_v, range(n))
+        k.load(self.a_far_c, range(n))
+        k.load(self.a_dist, far_v)
+        k.store(self.a_lookup, far_v, active=near_cand)
+        k.load(self.a_lookup, far_v, active=near_cand)
+
     def contract(self, ev, ec, dist, threshold):
         improving, near_cand, far, win = self.contract_masks(ev, ec, dist, threshold)
         n = ev.size
         self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("sssp_contract", n) as k:
-            k.load(self.a_ev, range(n))
-            k.load(self.a_ec, range(n))
-            k.load(self.a_dist, ev)
-            k.atomic(self.a_dist, ev, active=improving)
-            k.store(self.a_lookup, ev, active=near_cand)
-            k.load(self.a_lookup, ev, active=near_cand)
+            self.describe_contract(k, ev, improving, near_cand)
             k.store(self.a_nf, range(int(win.sum())), tid=np.flatnonzero(win))
             nfar = int(far.sum())
             k.store(self.a_far_v, range(nfar), tid=np.flatnonzero(far))
@@ -161,11 +175,7 @@ class SSSP(Algorithm):
         n = far_v.size
         self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("sssp_far", n) as k:
-            k.load(self.a_far_v, range(n))
-            k.load(self.a_far_c, range(n))
-            k.load(self.a_dist, far_v)
-            k.store(self.a_lookup, far_v, active=near_cand)
-            k.load(self.a_lookup, far_v, active=near_cand)
+            self.describe_far(k, far_v, near_cand)
             k.store(self.a_nf, range(int(win.sum())), tid=np.flatnonzero(win))
             k.store(self.a_far_v, range(int(stay.sum())), tid=np.flatnonzero(stay))
             k.store(self.a_far_c, range(int(stay.sum())), tid=np.flatnonzero(stay))

@@ -35,16 +35,18 @@ __all__ = ["TLMBackend", "SCUSession", "scu_cycles", "BFSSCU", "SSSPSCU", "PageR
 SCU_MODES = ("scu", "scu-enhanced")
 #: Cycles to hand a command to the SCU and to see its completion.
 SCU_COMMAND_CYCLES = 20
-#: Elements per cycle of operations that do not scale with the pipeline width.
-SERIAL_RATE = {"filter": 1.0, "group": 0.75, "access": 1.0}
+#: Elements per cycle of operations that do not scale with the pipeline width
+#: (grouping: one element per cycle, plus writing each position out at ``width``
+#: per cycle: width / (width + 1)).
+SERIAL_RATE = {"filter": 1.0, "access": 1.0}
 
 
 def scu_cycles(op: str, st: SCUStatus, config: SCUConfig, gpu) -> float:
     """Estimated SCU cycles of an operation (docs/scu.md, "Time model"): the
     largest of its element rate (``width`` per cycle, 1 for filtering and
-    gathers, 0.75 for grouping), one memory request per cycle on its port, and
+    gathers, width / (width + 1) for grouping), one memory request per cycle on its port, and
     its share of DRAM bandwidth; plus one memory latency and the command cost."""
-    rate = SERIAL_RATE.get(op, config.width)
+    rate = config.width / (config.width + 1) if op == "group" else SERIAL_RATE.get(op, config.width)
     elems = max(st.elements_in, st.elements_out) / rate
     port = st.requests
     dram = st.requests * config.block_bytes / gpu.bytes_per_cycle
@@ -182,21 +184,10 @@ class BFSSCU(_SCUMode, BFS):
         self.setup_scu()
         self._first_filter = True
 
+    functional_shortcut = False       # every SCU operation must run
+
     def run(self) -> np.ndarray:
-        g = self.graph
-        src = self.source()
-        depth = np.full(g.num_vertices, -1, np.int64)
-        visited = np.zeros(g.num_vertices, bool)
-        depth[src] = 0
-        visited[src] = True
-        nf = np.array([src], np.int64)
-        level = 0
-        while nf.size:
-            self.progress(level, int(nf.size))
-            ef = self.expand(nf)
-            level += 1
-            nf = self.contract(ef, level, depth, visited)
-        self.iterations = level
+        depth = super().run()
         self.finish_extra()
         return depth
 
@@ -365,12 +356,7 @@ class SSSPSCU(_SCUMode, SSSP):
         n = ev.size
         self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("scu_sssp_contract", n) as k:
-            k.load(self.a_ev, range(n))
-            k.load(self.a_ec, range(n))
-            k.load(self.a_dist, ev)
-            k.atomic(self.a_dist, ev, active=improving)
-            k.store(self.a_lookup, ev, active=near_cand)
-            k.load(self.a_lookup, ev, active=near_cand)
+            self.describe_contract(k, ev, improving, near_cand)
             _ballot_store(k, self.a_mask, n)
             _ballot_store(k, self.a_mask2, n)
         np.minimum.at(dist, ev[improving], ec[improving])
@@ -398,11 +384,7 @@ class SSSPSCU(_SCUMode, SSSP):
         self.gpu.count("gpu_edges", n)
         self.gpu.count("far_pile_passes", 1)
         with self.gpu.kernel("scu_sssp_far", n) as k:
-            k.load(self.a_far_v, range(n))
-            k.load(self.a_far_c, range(n))
-            k.load(self.a_dist, far_v)
-            k.store(self.a_lookup, far_v, active=near_cand)
-            k.load(self.a_lookup, far_v, active=near_cand)
+            self.describe_far(k, far_v, near_cand)
             _ballot_store(k, self.a_mask, n)
             _ballot_store(k, self.a_mask2, n)
         scu = self.scu
@@ -442,61 +424,28 @@ class PageRankSCU(_SCUMode, PageRank):
             raise AlgorithmError("pr with the SCU replicates 8-byte ranks: the SCU needs max_elem_bytes=8")
 
     def run(self) -> np.ndarray:
-        g = self.graph
-        V, E = g.num_vertices, g.num_edges
-        if V == 0:
-            return np.zeros(0)
-        scu = self.scu
-        deg = g.degrees()
-        idx = scu.put("idx", g.row_ptr[:-1].astype(np.uint32))
-        cnt = scu.put("cnt", deg.astype(np.uint32))
-        d = float(self.options.get("damping", 0.85))
-        tol = float(self.options.get("tol", 1e-6))
-        max_iter = int(self.options.get("max_iter", 100))
-        dangle = self.options.get("variant", "standard") == "standard"
-        rank = np.full(V, 1.0 / V)
-        dang = deg == 0
-        inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
-        verts = range(V)
-        it, change = 0, np.inf
-        ef_b, wf_b = scu.buffer("ef", 4 * E), scu.buffer("wf", 8 * E)
-        while it < max_iter:
-            self.progress(it, V)
-            contrib = rank * inv
-            with self.gpu.kernel("pr_contrib", V) as k:
-                k.load(self.a_rank, verts)
-                k.load(self.dg.row_ptr, verts)
-                k.load(self.dg.row_ptr, range(1, V + 1))
-                k.store(self.a_contrib, verts)
-            c_b = scu.put("contrib", contrib.astype(np.float64))
-            scu.run(SCUOp("expand", V, ef_b, data=self.m_col, idx=idx, cnt=cnt))
-            scu.run(SCUOp("replicate", V, wf_b, data=c_b, cnt=cnt, esize=8))
-            ef = scu.get(ef_b, E, np.uint32).astype(np.int64)
-            wf = scu.get(wf_b, E, np.float64)
-            with self.gpu.kernel("scu_pr_push", E) as k:
-                k.load(self.a_ef, range(E))
-                k.load(self.a_wf, range(E))
-                k.atomic(self.a_next, ef)
-            D = rank[dang].sum() if dangle else 0.0
-            nxt = np.bincount(ef, weights=wf, minlength=V) if E else np.zeros(V)
-            new = (1.0 - d) / V + d * (nxt + D / V)
-            change = float(np.abs(new - rank).sum())
-            with self.gpu.kernel("pr_update", V) as k:
-                k.load(self.a_next, verts)
-                k.load(self.a_rank, verts)
-                k.store(self.a_rank, verts)
-                k.store(self.a_next, verts)
-            rank = new
-            it += 1
-            if change < tol:
-                break
-        self.iterations = it
-        self.extra["final_change"] = change
-        self.gpu.count("edges", E * it)
-        self.gpu.count("gpu_nodes", V * it)
-        self.gpu.count("gpu_edges", E * it)
+        g, scu = self.graph, self.scu
+        self._idx = scu.put("idx", g.row_ptr[:-1].astype(np.uint32))
+        self._cnt = scu.put("cnt", g.degrees().astype(np.uint32))
+        rank = super().run()
         self.finish_extra()
         return rank
+
+    def push(self, contrib: np.ndarray) -> np.ndarray:
+        """The SCU builds the edge and weight frontiers; the GPU adds them with atomics."""
+        g, scu = self.graph, self.scu
+        V, E = g.num_vertices, g.num_edges
+        ef_b, wf_b = scu.buffer("ef", 4 * E), scu.buffer("wf", 8 * E)
+        c_b = scu.put("contrib", contrib.astype(np.float64))
+        scu.run(SCUOp("expand", V, ef_b, data=self.m_col, idx=self._idx, cnt=self._cnt))
+        scu.run(SCUOp("replicate", V, wf_b, data=c_b, cnt=self._cnt, esize=8))
+        ef = scu.get(ef_b, E, np.uint32).astype(np.int64)
+        wf = scu.get(wf_b, E, np.float64)
+        with self.gpu.kernel("scu_pr_push", E) as k:
+            k.load(self.a_ef, range(E))
+            k.load(self.a_wf, range(E))
+            k.atomic(self.a_next, ef)
+        return np.bincount(ef, weights=wf, minlength=V) if E else np.zeros(V)
 
 
 class PageRankSCUEnhanced(PageRankSCU):

@@ -30,7 +30,7 @@ import numpy as np
 from ..fetch import FetchConfig
 from ..memory import AddressSpace
 from .config import CMP_CODES, OP_CODES, OPS, SCUConfig, STREAMS
-from .hashes import FilterHash, GroupHash, fold_array
+from .hashes import FilterHash, GroupHash
 
 __all__ = ["SCUOp", "SCUStatus", "SCUModel", "SCUError", "op_streams", "pack_bits", "unpack_bits"]
 

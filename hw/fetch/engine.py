@@ -15,7 +15,7 @@ reported) is the TLM's, :func:`golden.fetch.fetch_reference`.
 from amaranth import *
 from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import ceil_log2, exact_log2
+from amaranth.utils import exact_log2
 
 from golden.fetch import FetchConfig
 from ..mem.port import MemPortSignature

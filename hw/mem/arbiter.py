@@ -87,7 +87,7 @@ class MemArbiter(wiring.Component):
         m.d.comb += o.req.valid.eq(any_valid)
         with m.Switch(sel):
             for k, p in enumerate(ports):
-                with m.Case(k):
+                with (m.Case(k) if k < n - 1 else m.Default()):
                     m.d.comb += [
                         o.req.p.addr.eq(p.req.p.addr),
                         o.req.p.write.eq(p.req.p.write),

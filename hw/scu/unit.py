@@ -223,7 +223,7 @@ class SCU(wiring.Component):
             with m.Case(_State.FINISH):
                 with m.If(store.done):
                     m.d.sync += state.eq(_State.STATUS)
-            with m.Case(_State.STATUS):
+            with m.Default():          # STATUS
                 with m.If(st.ready):
                     m.d.sync += state.eq(_State.IDLE)
         # A clear requested by the command clears the filter hash.
@@ -366,7 +366,7 @@ class SCU(wiring.Component):
                     m.d.comb += res.eq(lt | eq)
                 with m.Case(CMP["gt"]):
                     m.d.comb += res.eq(~lt & ~eq)
-                with m.Case(CMP["ge"]):
+                with m.Default():      # ge
                     m.d.comb += res.eq(~lt)
             m.d.comb += cmp_bits[k].eq(res & lane_bits[k])
         # Data compaction: kept lanes moved to the front.
@@ -530,7 +530,7 @@ class SCU(wiring.Component):
                 m.d.comb += done.eq(serial_done & ~cur_v)
             with m.Case(OP["filter"]):
                 m.d.comb += done.eq(serial_done & ~filt.busy & (pk_cnt == 0))
-            with m.Case(OP["group"]):
+            with m.Default():          # group
                 m.d.comb += done.eq(grp_flushed)
         m.d.comb += pk_flush.eq(inputs_done & (~is_["filter"] | (serial_done & ~filt.busy)))
         all_streams = (~pend["data"] & ~pend["idx"] & ~pend["cnt"] & ~pend["mask"] &
