@@ -14,7 +14,6 @@ the lanes of one warp at one iteration form one warp memory instruction.
 """
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -67,6 +66,8 @@ class KernelStats:
     l1: CacheStats = field(default_factory=CacheStats)
     l2: CacheStats = field(default_factory=CacheStats)
     dram_sectors: int = 0                                 # sectors read from / written to DRAM
+    unit_sectors: int = 0                                 # DRAM sectors moved by an attached unit (MFF)
+    unit_cycles: float = 0.0                              # the attached unit's own time (a lower bound)
     issue_cycles: float = 0.0
     memory_cycles: float = 0.0
     cycles: float = 0.0
@@ -100,6 +101,7 @@ class KernelStats:
                                            self.mem_instructions),
             "by_array": {k: c(v) for k, v in self.by_array.items()},
             "l1": self.l1.as_dict(), "l2": self.l2.as_dict(), "dram_sectors": self.dram_sectors,
+            "unit_sectors": self.unit_sectors, "unit_cycles": self.unit_cycles,
             "issue_cycles": self.issue_cycles, "memory_cycles": self.memory_cycles, "cycles": self.cycles,
         }
 
@@ -146,6 +148,12 @@ class Kernel:
     def alu(self, warp_instructions: int) -> None:
         """Extra non-memory warp instructions beyond the defaults."""
         self._alu += int(warp_instructions)
+
+    def unit(self, sectors: int, cycles: float) -> None:
+        """Work of a unit the kernel waits for (e.g. the MFF's gathers): ``sectors``
+        of DRAM traffic, and ``cycles`` the unit needs at least (docs/golden.md)."""
+        self.stats.unit_sectors += int(sectors)
+        self.stats.unit_cycles += float(cycles)
 
     def _access(self, kind, arr, idx, tid, slot, active) -> None:
         given = (idx, active)
@@ -276,6 +284,9 @@ class _NullKernel:
     def alu(self, n):
         pass
 
+    def unit(self, sectors, cycles):
+        pass
+
 
 class GPU:
     """A GPU running bulk-synchronous kernels.
@@ -345,8 +356,9 @@ class GPU:
             tx = st.sectors if c.coalescing == "sector" else st.lines * (c.line_bytes // c.sector_bytes)
             st.dram_sectors = tx
         st.issue_cycles = st.warp_instructions / (c.sms * c.issue_per_sm)
-        st.memory_cycles = st.dram_sectors * c.sector_bytes / c.bytes_per_cycle
-        st.cycles = c.launch_cycles + max(st.issue_cycles, st.memory_cycles) + (c.mem_latency if st.mem_instructions else 0)
+        st.memory_cycles = (st.dram_sectors + st.unit_sectors) * c.sector_bytes / c.bytes_per_cycle
+        st.cycles = (c.launch_cycles + max(st.issue_cycles, st.memory_cycles, st.unit_cycles) +
+                     (c.mem_latency if st.mem_instructions else 0))
         agg = self.kernels.get(k.name)
         if agg is None:
             self.kernels[k.name] = st
@@ -449,6 +461,8 @@ def _merge(agg: KernelStats, st: KernelStats) -> None:
         a.hits += b.hits
         a.misses += b.misses
     agg.dram_sectors += st.dram_sectors
+    agg.unit_sectors += st.unit_sectors
+    agg.unit_cycles += st.unit_cycles
     agg.issue_cycles += st.issue_cycles
     agg.memory_cycles += st.memory_cycles
     agg.cycles += st.cycles

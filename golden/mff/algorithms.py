@@ -1,0 +1,384 @@
+"""PageRank, BFS, SSSP and WCC in pull style, on the GPU alone (mode ``pull``) and
+with the MFF unit gathering the neighbours' values (mode ``mff``): the slides'
+"original GPU code" and "modified code" (docs/mff.md, "Algorithms").
+
+Every algorithm is a sequence of *gather phases*: each thread (one vertex) needs
+``V[C[e]]`` for its in-edges ``e``.
+
+* ``pull``: the thread loops over its edges loading ``C[e]`` then ``V[C[e]]``
+  (one warp memory instruction per loop iteration, coalesced per warp);
+* ``mff``: the thread loads ``R[v]``, ``R[v+1]`` and calls ``PC_gather`` on
+  chunks of ``pc_size`` edges (one command per warp and chunk), waits, and reads
+  the values from its scratchpad. The unit's memory requests are counted per
+  command (``MFFAnalytic``: the distinct blocks of C and V the command touches,
+  what the tag unit reads when the command fits in it) or by the TLM / the RTL
+  (``backend=``).
+
+The time of an ``mff`` gather phase is the GPU kernel's (R loads, the loop over
+the scratchpad) bounded below by the unit: its DRAM traffic, its throughput
+(``mff_rate`` values per cycle per unit, ``mff_units`` units) and one C + V
+memory latency per chunk round.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms import register_mode
+from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
+from ..memory import AddressSpace
+from .config import MFFConfig
+from .tlm import MFFCommand, MFFModel, ThreadRequest
+
+__all__ = ["MFFAnalytic", "MFFTLMBackend", "PullPageRank", "PullBFS", "PullSSSP", "PullCC", "MFF_TIME"]
+
+#: Time-model defaults (docs/mff.md): values per cycle of one unit (measured on the
+#: RTL, benchmarks/mff.py) and units per GPU (one per memory partition of a GTX 480).
+MFF_TIME = {"mff_rate": 0.23, "mff_units": 6, "pc_size": 16}
+
+
+class MFFAnalytic:
+    """Gathers computed with numpy; requests = distinct blocks per command."""
+
+    name = "analytic"
+
+    def __init__(self, config: MFFConfig):
+        self.config = config
+
+    def gather(self, phase) -> tuple[np.ndarray, int]:
+        """Values of every (thread, edge) of ``phase`` and the unit's block reads."""
+        bb = self.config.block_bytes
+        cmd_id = phase.cmd_of_edge
+        blocks = 0
+        for addr in (phase.c_addr, phase.v_addr):
+            key = cmd_id * (1 << 40) + (addr // bb)
+            blocks += int(np.unique(key).size)
+        return phase.values, blocks
+
+
+class MFFTLMBackend:
+    """Every command executed by the TLM on an address space holding C and V."""
+
+    name = "tlm"
+
+    def __init__(self, config: MFFConfig):
+        self.config = config
+        self.space = AddressSpace(addr_bits=config.addr_width)
+        self.model = MFFModel(config, self.space)
+        self._arrays: dict = {}
+
+    def place(self, name: str, values: np.ndarray) -> int:
+        base, cap = self._arrays.get(name, (None, -1))
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        if raw.size > cap:
+            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
+            self._arrays[name] = (base, raw.size)
+        if raw.size:
+            self.space.write(base, raw)
+        return base
+
+    def run(self, cmds: list[MFFCommand]):
+        return [self.model.execute(c) for c in cmds]
+
+    def gather(self, phase) -> tuple[np.ndarray, int]:
+        return run_commands(self, phase)
+
+
+def run_commands(backend, phase) -> tuple[np.ndarray, int]:
+    """Place C and V, run the phase's commands on ``backend`` (TLM or RTL), and put
+    every gathered value back at its edge."""
+    cb = backend.place("C", phase.col.astype(np.uint32))
+    vb = backend.place("V", phase.v_array)
+    backend.run([MFFCommand("invalidate", 0)])          # the GPU wrote V since the last phase
+    cmds, where = phase.commands(cb, vb, backend.config)
+    results = backend.run(cmds)
+    out = np.zeros(phase.values.size, {4: np.uint32, 8: np.uint64}[phase.vsize])
+    reads = 0
+    for res, edges in zip(results, where):
+        if res.error:
+            raise AlgorithmError("the MFF reported a memory error")
+        reads += res.reads
+        for target, e in edges:
+            out[e] = res.values[target]
+    return out.view(phase.values.dtype), reads
+
+
+class GatherPhase:
+    """The threads of one gather kernel and their edges."""
+
+    def __init__(self, verts: np.ndarray, row_ptr: np.ndarray, col: np.ndarray, v_array: np.ndarray,
+                 pc_size: int, warp_size: int = 32):
+        self.verts = np.asarray(verts, np.int64)
+        self.col = col
+        self.v_array = np.ascontiguousarray(v_array)
+        self.vsize = self.v_array.dtype.itemsize
+        starts = row_ptr[self.verts]
+        counts = row_ptr[self.verts + 1] - starts
+        self.starts, self.counts = starts, counts
+        self.pos, self.owner = segments(starts, counts)          # edge positions, thread of each
+        self.k = self.pos - starts[self.owner]                   # loop iteration of each
+        c = col[self.pos].astype(np.int64)
+        self.c_addr = 4 * self.pos                               # relative addresses (line-aligned arrays)
+        self.v_addr = self.vsize * c
+        self.values = self.v_array[c]
+        self.pc = pc_size
+        self.warp_size = warp_size
+        warp = self.owner // warp_size
+        rnd = self.k // pc_size
+        nround = int(rnd.max()) + 1 if rnd.size else 0
+        self.cmd_of_edge = warp * max(nround, 1) + rnd
+        self.rounds = nround
+
+    def commands(self, cbase: int, vbase: int, config: MFFConfig):
+        """The PC_gather commands (one per warp and round) and, for each, where its
+        values go: ``[(target, edge index)]``."""
+        P, vs = self.pc, self.vsize
+        cmds, where = [], []
+        nthreads = self.verts.size
+        for w in range(-(-nthreads // self.warp_size)):
+            lo, hi = w * self.warp_size, min((w + 1) * self.warp_size, nthreads)
+            for q in range(-(-int(self.counts[lo:hi].max(initial=0)) // P)):
+                th, wh = [], []
+                for t in range(lo, hi):
+                    size = int(min(P, max(self.counts[t] - q * P, 0)))
+                    if size:
+                        lane = t - lo
+                        th.append(ThreadRequest(lane=lane, cidx=int(self.starts[t] + q * P), size=size,
+                                                target=lane * P * vs))
+                        first = int(np.searchsorted(self.owner, t)) + q * P
+                        wh += [(lane * P * vs + i * vs, first + i) for i in range(size)]
+                cmds.append(MFFCommand("gather", w % (1 << config.warp_bits), tuple(th), cbase=cbase, vbase=vbase,
+                                       vsize=vs))
+                where.append(wh)
+        return cmds, where
+
+
+class _Pull(Algorithm):
+    """Base: the gather phases in ``pull`` or ``mff`` mode."""
+
+    mode = "pull"
+    use_mff = False
+
+    def check_options(self) -> None:
+        P = self.options.get("pc_size", MFF_TIME["pc_size"])
+        if not isinstance(P, int) or not 1 <= P <= 256:
+            raise AlgorithmError(f"pc_size must be an integer in [1, 256], not {P!r}")
+
+    def setup(self) -> None:
+        g = self.graph
+        self.gin = self.incoming(g)
+        gpu = self.gpu
+        self.dg = DeviceGraph(gpu, self.gin, weights=self.needs_weights)
+        self.counter = gpu.array("counters", 16)
+        self.a_vals = {4: gpu.array("values4", max(g.num_vertices, 1), np.uint32),
+                       8: gpu.array("values8", max(g.num_vertices, 1), np.float64)}
+        self.a_out = gpu.array("result", max(g.num_vertices, 1), np.float64)
+        self.a_thr = gpu.queue("threads")
+        cfg = self.options.get("mff") or MFFConfig.preset("gtx480")
+        if isinstance(cfg, str):
+            cfg = MFFConfig.preset(cfg)
+        self.mff_config = cfg
+        self.backend = self.options.get("backend") or MFFAnalytic(cfg)
+        self.pc = self.options.get("pc_size", MFF_TIME["pc_size"])
+        self.extra["mff"] = {"requests": 0, "values": 0, "commands": 0, "backend": getattr(self.backend, "name", "")}
+
+    def incoming(self, g):
+        return g.transpose()
+
+    def gather(self, name: str, verts: np.ndarray, v_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every in-neighbour value of ``verts``: returns (values per edge, owner thread per edge)."""
+        g, gpu = self.gin, self.gpu
+        ph = GatherPhase(verts, g.row_ptr, g.col, v_array, self.pc, gpu.config.warp_size)
+        n = ph.verts.size
+        self.gpu.count("edges", ph.pos.size)
+        self.gpu.count("gpu_nodes", n)
+        self.gpu.count("gpu_edges", ph.pos.size)
+        with gpu.kernel(name, n) as k:
+            k.load(self.a_thr, range(n))
+            k.load(self.dg.row_ptr, ph.verts)
+            k.load(self.dg.row_ptr, ph.verts + 1)
+            if not self.use_mff:
+                k.load(self.dg.col, ph.pos, tid=ph.owner, slot=ph.k)
+                k.load(self.a_vals[ph.vsize], g.col[ph.pos], tid=ph.owner, slot=ph.k)
+                if self.needs_weights:
+                    k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
+                values = ph.values
+            else:
+                values, blocks = self.backend.gather(ph)
+                if self.needs_weights:
+                    k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
+                nwarps = -(-n // gpu.config.warp_size)
+                ncmd = int(np.unique(ph.cmd_of_edge).size) if ph.pos.size else 0
+                # PC_gather + PC_wait per command, then the loop over the scratchpad.
+                k.alu(3 * ncmd + 2 * int(np.ceil(ph.pos.size / gpu.config.warp_size)))
+                st = self.extra["mff"]
+                st["requests"] += blocks
+                st["values"] += ph.pos.size
+                st["commands"] += ncmd
+                rate = self.options.get("mff_rate", MFF_TIME["mff_rate"]) * self.options.get(
+                    "mff_units", MFF_TIME["mff_units"])
+                unit_cycles = max(ph.pos.size / rate, ph.rounds * 2 * gpu.config.mem_latency if nwarps else 0)
+                k.unit(blocks * self.mff_config.block_bytes // gpu.config.sector_bytes, unit_cycles)
+            k.store(self.a_out, ph.verts)
+        return values, ph.owner
+
+    def finish(self) -> None:
+        if self.gpu.stats_on:
+            self.extra["time"] = {"total_cycles": self.gpu.totals()["cycles"]}
+        st = self.extra["mff"]
+        e = self.gpu.counters.get("edges", 0)
+        st["requests_per_edge"] = st["requests"] / e if e and self.use_mff else None
+
+
+class PullPageRank(_Pull):
+    """PageRank pulling ``rank[u] / outdeg(u)`` over in-edges (the slides' code);
+    the same definition as the push version (docs/golden.md)."""
+
+    name = "pr"
+    key = "rank"
+
+    def run(self) -> np.ndarray:
+        g = self.graph
+        V = g.num_vertices
+        if V == 0:
+            return np.zeros(0)
+        d = float(self.options.get("damping", 0.85))
+        tol = float(self.options.get("tol", 1e-6))
+        max_iter = int(self.options.get("max_iter", 100))
+        dangle = self.options.get("variant", "standard") == "standard"
+        deg = g.degrees()
+        dang = deg == 0
+        inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
+        rank = np.full(V, 1.0 / V)
+        verts = np.arange(V)
+        it, change = 0, np.inf
+        while it < max_iter:
+            self.progress(it, V)
+            vals, owner = self.gather("pr_pull", verts, (rank * inv).astype(np.float64))
+            s = np.bincount(owner, weights=vals, minlength=V) if vals.size else np.zeros(V)
+            D = rank[dang].sum() if dangle else 0.0
+            new = (1.0 - d) / V + d * (s + D / V)
+            change = float(np.abs(new - rank).sum())
+            rank = new
+            it += 1
+            if change < tol:
+                break
+        self.iterations = it
+        self.extra["final_change"] = change
+        self.finish()
+        return rank
+
+
+class PullBFS(_Pull):
+    """Bottom-up BFS: every unvisited vertex gathers its in-neighbours' depths and
+    joins the next level if one of them is on the current level."""
+
+    name = "bfs"
+    key = "depth"
+
+    def run(self) -> np.ndarray:
+        g = self.graph
+        V = g.num_vertices
+        src = self.source()
+        depth = np.full(V, -1, np.int64)
+        depth[src] = 0
+        level = 0
+        while True:
+            self.progress(level, int((depth == level).sum()))
+            todo = np.flatnonzero(depth < 0)
+            if todo.size == 0:
+                break
+            vals, owner = self.gather("bfs_pull", todo, depth.astype(np.int32).view(np.uint32))
+            hit = vals.view(np.int32) == level
+            found = np.zeros(todo.size, bool)
+            found[owner[hit]] = True
+            if not found.any():
+                break
+            depth[todo[found]] = level + 1
+            level += 1
+        self.iterations = level
+        self.finish()
+        return depth
+
+
+class PullSSSP(_Pull):
+    """Bellman-Ford in pull style: every vertex takes the minimum of its in-neighbours'
+    ``dist[u] + w(u, v)`` until nothing changes."""
+
+    name = "sssp"
+    key = "dist"
+    needs_weights = True
+
+    def check_options(self) -> None:
+        super().check_options()
+        w = self.graph.weight
+        if w is not None and w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
+            raise AlgorithmError("sssp needs finite, non-negative edge weights")
+
+    def run(self) -> np.ndarray:
+        g, gin = self.graph, self.gin
+        V = g.num_vertices
+        src = self.source()
+        dist = np.full(V, np.inf)
+        dist[src] = 0.0
+        verts = np.arange(V)
+        it = 0
+        while True:
+            self.progress(it, V)
+            vals, owner = self.gather("sssp_pull", verts, dist.astype(np.float64))
+            pos = segments(gin.row_ptr[verts], np.diff(gin.row_ptr))[0]
+            cand = vals + gin.weight[pos]
+            best = np.full(V, np.inf)
+            np.minimum.at(best, owner, cand)
+            new = np.minimum(dist, best)
+            it += 1
+            if np.array_equal(new, dist):
+                break
+            dist = new
+        self.iterations = it
+        self.finish()
+        return dist
+
+
+class PullCC(_Pull):
+    """Connected components (weak): every vertex takes the smallest label among
+    itself and its neighbours (both directions) until nothing changes."""
+
+    name = "cc"
+    key = "label"
+
+    def incoming(self, g):
+        if not g.directed:
+            return g
+        from ..graphs import CSRGraph
+        t = g.transpose()
+        return CSRGraph.from_edges(np.concatenate([g.src(), t.src()]), np.concatenate([g.col, t.col]),
+                                   num_vertices=g.num_vertices, directed=True, name=g.name)
+
+    def run(self) -> np.ndarray:
+        V = self.graph.num_vertices
+        label = np.arange(V, dtype=np.int64)
+        verts = np.arange(V)
+        it = 0
+        while V:
+            self.progress(it, V)
+            vals, owner = self.gather("cc_pull", verts, label.astype(np.uint32))
+            best = label.copy()
+            np.minimum.at(best, owner, vals.astype(np.int64))
+            it += 1
+            if np.array_equal(best, label):
+                break
+            label = best
+        self.iterations = it
+        self.finish()
+        return label
+
+
+def _modes():
+    for base in (PullPageRank, PullBFS, PullSSSP, PullCC):
+        pull = type(base.__name__ + "Baseline", (base,), {"mode": "pull", "use_mff": False})
+        mff = type(base.__name__ + "MFF", (base,), {"mode": "mff", "use_mff": True})
+        register_mode(base.name, "pull", pull)
+        register_mode(base.name, "mff", mff)
+
+
+_modes()

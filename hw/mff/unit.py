@@ -1,0 +1,544 @@
+"""The Memory Fast Forward unit (MFF slides, "Internal Structure of MFF Unit" and
+"How MFF Unit Works"; docs/mff.md). Exact behaviour: :class:`golden.mff.MFFModel`.
+
+Structure::
+
+    cmd (thread entries) ─► Issue Engine ─► elements ─┐ job entries: warp, bases,
+                            (job entries)             │ outstanding count
+                                                      ▼
+          Work Registers (memory: state C/V/S, job, target, address, next)
+                 ▲     │ one event per cycle: a new element, a retry, or the
+                 │     ▼ next register of the list being walked
+          Tag Unit: entries {block, ready, error, list head, dirty} + line data
+                 │     (fully associative; a request for a block already
+                 │      outstanding links its register into the entry's list)
+    mem ◄────────┴───── reads (tag = entry), scatter write-backs
+    spad ◄── gathered values      done ◄── completed commands
+
+A register waits on one block: first the block of ``C[i]`` (state C), then the
+block of ``V[C[i]]`` (state V); a scatter register (state S) waits on the bitmap
+block and ORs its bit into the line. When a block's data arrives the entry is
+marked for a walk; the walker processes its list one register per cycle. A
+register that needs a block while no entry can be taken goes to a retry queue
+instead of blocking the walker, so the unit cannot deadlock on its own entries.
+"""
+from amaranth import *
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2, exact_log2
+
+from golden.mff import MFF_OPS, MFFConfig
+from ..mem.port import MemPortSignature
+
+__all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
+
+
+class MFFCommandLayout(data.StructLayout):
+    """One thread entry of a command; ``last`` ends the command."""
+
+    def __init__(self, c: MFFConfig):
+        super().__init__({"op": 2, "warp": c.warp_bits, "lane": 5, "cidx": 32, "size": c.size_width,
+                          "target": c.target_width, "cbase": c.addr_width, "vbase": c.addr_width, "vsize8": 1,
+                          "last": 1})
+
+
+class MFFSpadWrite(data.StructLayout):
+    def __init__(self, c: MFFConfig):
+        super().__init__({"warp": c.warp_bits, "addr": c.target_width, "data": 64, "e8": 1})
+
+
+class MFFDone(data.StructLayout):
+    def __init__(self, c: MFFConfig):
+        super().__init__({"warp": c.warp_bits, "error": 1})
+
+
+class _St(enum.Enum, shape=2):
+    C = 0
+    V = 1
+    S = 2
+
+
+class MFF(wiring.Component):
+    """Memory Fast Forward unit.
+
+    Attributes
+    ----------
+    cmd : In(stream(MFFCommandLayout))
+    spad : Out(stream(MFFSpadWrite))
+        Gathered values for the calling warp's scratchpad.
+    done : Out(stream(MFFDone))
+        One per command, after all of its values (and bitmap writes).
+    mem : Out(MemPortSignature)
+    busy : Out(1)
+    """
+
+    def __init__(self, config: MFFConfig):
+        if not isinstance(config, MFFConfig):
+            raise TypeError(f"MFF needs an MFFConfig, not {config!r}")
+        self._config = config
+        super().__init__({
+            "cmd": In(stream.Signature(MFFCommandLayout(config))),
+            "spad": Out(stream.Signature(MFFSpadWrite(config))),
+            "done": Out(stream.Signature(MFFDone(config))),
+            "mem": Out(MemPortSignature(config.port)),
+            "busy": Out(1),
+        })
+
+    @property
+    def config(self) -> MFFConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        c = self._config
+        m = Module()
+        R, T, J, BB = c.work_registers, c.tag_entries, c.job_entries, c.block_bytes
+        AW = c.addr_width
+        bbb = exact_log2(BB)
+        BW = AW - bbb                      # block number width
+        rb = ceil_log2(R)
+        tb = max(1, ceil_log2(T))
+        jb = max(1, ceil_log2(J))
+        NIL = R                            # "no register"
+        CW = c.size_width + 6              # outstanding elements of a job
+        TW = c.target_width
+
+        # ---------------------------------------------------------------- jobs
+        j_valid = Signal(J)
+        j_warp = [Signal(c.warp_bits, name=f"j_warp{k}") for k in range(J)]
+        j_cbase = [Signal(AW, name=f"j_cbase{k}") for k in range(J)]
+        j_vbase = [Signal(AW, name=f"j_vbase{k}") for k in range(J)]
+        j_v8 = Signal(J)
+        j_scatter = Signal(J)
+        j_issued = Signal(J)               # the command's last entry is issued
+        j_err = Signal(J)
+        j_out = [Signal(CW, name=f"j_out{k}") for k in range(J)]
+        j_inc = Signal(J)                  # an element of job k issued this cycle
+        j_dec = Signal(J)                  # an element of job k finished this cycle
+        for k in range(J):
+            m.d.sync += j_out[k].eq(j_out[k] + j_inc[k] - j_dec[k])
+
+        # ---------------------------------------------------------------- registers
+        reg_l = data.StructLayout({"st": _St, "job": jb, "target": TW, "addr": AW, "next": rb + 1})
+        m.submodules.regs = regs = memory.Memory(shape=reg_l, depth=R, init=[])
+        reg_w = regs.write_port()
+        reg_r = regs.read_port(domain="comb")
+        m.submodules.freeq = freeq = fifo.SyncFIFOBuffered(width=rb, depth=R)
+        fresh = Signal(range(R + 1))
+        m.submodules.retryq = retryq = fifo.SyncFIFOBuffered(width=rb, depth=R)
+        in_use = Signal(range(R + 1))      # registers allocated
+
+        # ---------------------------------------------------------------- tag unit
+        t_valid = Signal(T)
+        t_ready = Signal(T)
+        t_err = Signal(T)
+        t_walk = Signal(T)                 # has a list waiting for the walker
+        t_walking = Signal(T)              # being walked now
+        t_writing = Signal(T)              # write-back in flight
+        t_block = [Signal(BW, name=f"t_block{k}") for k in range(T)]
+        t_head = [Signal(rb + 1, name=f"t_head{k}", init=NIL) for k in range(T)]
+        t_dirty = [Signal(BB, name=f"t_dirty{k}") for k in range(T)]
+        m.submodules.lines = lines = memory.Memory(shape=8 * BB, depth=T, init=[])
+        fill_w = lines.write_port()        # responses
+        or_w = lines.write_port()          # scatter bits
+        line_a = lines.read_port(domain="comb")
+        line_b = lines.read_port(domain="comb")
+
+        def lookup(block, name):
+            hit = Signal(name=f"{name}_hit")
+            idx = Signal(tb, name=f"{name}_idx")
+            for k in reversed(range(T)):
+                with m.If(t_valid[k] & (t_block[k] == block)):
+                    m.d.comb += [hit.eq(1), idx.eq(k)]
+            return hit, idx
+
+        # A victim: an invalid entry, else a ready one nobody waits on (round robin).
+        evictable = Signal(T)
+        for k in range(T):
+            m.d.comb += evictable[k].eq(~t_valid[k] | (t_ready[k] & (t_head[k] == NIL) & ~t_walk[k] &
+                                                       ~t_walking[k] & ~t_writing[k] & (t_dirty[k] == 0)))
+        vptr = Signal(tb)
+        have_victim = Signal()
+        victim = Signal(tb)
+        m.d.comb += have_victim.eq(evictable.any())
+        for d in reversed(range(T)):
+            cand = Mux(vptr + d >= T, vptr + d - T, vptr + d).as_unsigned()[:tb]
+            with m.If(evictable.bit_select(cand, 1)):
+                m.d.comb += victim.eq(cand)
+
+        # ---------------------------------------------------------------- memory port
+        # Reads wait in a queue (an allocation never depends on the port being ready);
+        # a write-back is latched into a buffer and has priority.
+        req = self.mem.req
+        req_valid_read = Signal()
+        req_block = Signal(BW)
+        req_tag = Signal(tb)
+        m.submodules.reqq = reqq = fifo.SyncFIFOBuffered(width=BW + tb, depth=T)
+        m.d.comb += [reqq.w_stream.valid.eq(req_valid_read), reqq.w_stream.payload.eq(Cat(req_block, req_tag))]
+        port_free = reqq.w_stream.ready
+        wb_valid = Signal()
+        wb_entry = Signal(tb)
+        wb_addr = Signal(BW)
+        wb_data = Signal(8 * BB)
+        wb_mask = Signal(BB)
+        flush_valid = Signal()             # latch a dirty entry into the write buffer
+        flush_entry = Signal(tb)
+        line_c = lines.read_port(domain="comb")
+        m.d.comb += line_c.addr.eq(flush_entry)
+        with m.If(wb_valid):
+            m.d.comb += [req.valid.eq(1), req.p.write.eq(1), req.p.addr.eq(Cat(C(0, bbb), wb_addr)),
+                         req.p.tag.eq(Cat(wb_entry, C(1, 1))), req.p.wmask.eq(wb_mask), req.p.wdata.eq(wb_data)]
+            with m.If(req.ready):
+                m.d.sync += wb_valid.eq(0)
+        with m.Else():
+            m.d.comb += [req.valid.eq(reqq.r_stream.valid), req.p.write.eq(0),
+                         req.p.addr.eq(Cat(C(0, bbb), reqq.r_stream.payload[:BW])),
+                         req.p.tag.eq(Cat(reqq.r_stream.payload[BW:], C(0, 1))),
+                         reqq.r_stream.ready.eq(req.ready)]
+        flush_fire = Signal()
+        m.d.comb += flush_fire.eq(flush_valid & ~wb_valid)
+        with m.If(flush_fire):
+            m.d.sync += [wb_valid.eq(1), wb_entry.eq(flush_entry), wb_addr.eq(Array(t_block)[flush_entry]),
+                         wb_data.eq(line_c.data), wb_mask.eq(Array(t_dirty)[flush_entry])]
+
+        # ---------------------------------------------------------------- tag-entry updates
+        # Collected per entry and applied once, so that a response and a link in the
+        # same cycle combine.
+        link_en = Signal()
+        link_entry = Signal(tb)
+        link_reg = Signal(rb)
+        alloc_en = Signal()
+        alloc_entry = Signal(tb)
+        alloc_block = Signal(BW)
+        alloc_reg = Signal(rb)
+        resp = self.mem.resp
+        m.d.comb += resp.ready.eq(1)
+        resp_read = resp.valid & ~resp.p.tag[tb]
+        resp_write = resp.valid & resp.p.tag[tb]
+        resp_entry = resp.p.tag[:tb]
+        m.d.comb += [fill_w.addr.eq(resp_entry), fill_w.data.eq(Mux(resp.p.error, 0, resp.p.rdata)),
+                     fill_w.en.eq(Mux(resp_read, 2 ** len(fill_w.en) - 1, 0))]
+        walk_start = Signal()
+        walk_entry = Signal(tb)
+        walk_done_entry = Signal()         # the current walk's list ended this cycle
+        cur_walk = Signal(tb)
+        dirty_or = Signal(BB)
+        dirty_entry = Signal(tb)
+        dirty_en = Signal()
+        for k in range(T):
+            head_next = Signal(rb + 1, name=f"head_next{k}")
+            m.d.comb += head_next.eq(t_head[k])
+            with m.If(walk_start & (walk_entry == k)):
+                m.d.comb += head_next.eq(NIL)
+            with m.If(link_en & (link_entry == k)):
+                m.d.comb += head_next.eq(link_reg)
+            with m.If(alloc_en & (alloc_entry == k)):
+                m.d.comb += head_next.eq(alloc_reg)
+            m.d.sync += t_head[k].eq(head_next)
+            ready_next = Signal(name=f"ready_next{k}")
+            m.d.comb += ready_next.eq(t_ready[k] | (resp_read & (resp_entry == k)))
+            with m.If(alloc_en & (alloc_entry == k)):
+                m.d.comb += ready_next.eq(0)
+            m.d.sync += t_ready[k].eq(ready_next)
+            with m.If(resp_read & (resp_entry == k)):
+                m.d.sync += t_err[k].eq(resp.p.error)
+            with m.If(alloc_en & (alloc_entry == k)):
+                m.d.sync += [t_valid[k].eq(1), t_block[k].eq(alloc_block), t_err[k].eq(0)]
+            # An entry with data and a list is walked (again if it is being walked).
+            m.d.sync += t_walk[k].eq(ready_next & (head_next != NIL))
+            with m.If(walk_start & (walk_entry == k)):
+                m.d.sync += t_walking[k].eq(1)
+            with m.If(walk_done_entry & (cur_walk == k)):
+                m.d.sync += t_walking[k].eq(0)
+            with m.If(flush_fire & (flush_entry == k)):
+                m.d.sync += [t_writing[k].eq(1), t_dirty[k].eq(0)]
+            with m.If(resp_write & (resp_entry == k)):
+                m.d.sync += t_writing[k].eq(0)
+            with m.If(dirty_en & (dirty_entry == k)):
+                m.d.sync += t_dirty[k].eq(Mux(flush_fire & (flush_entry == k), 0, t_dirty[k]) | dirty_or)
+        with m.If(alloc_en):
+            m.d.sync += vptr.eq(Mux(alloc_entry == T - 1, 0, alloc_entry + 1))
+
+        # ---------------------------------------------------------------- the event processor
+        walking = Signal()
+        walk_reg = Signal(rb + 1, init=NIL)
+        spad = self.spad
+        free_en = Signal()
+        free_reg = Signal(rb)
+        m.d.comb += [freeq.w_stream.valid.eq(free_en), freeq.w_stream.payload.eq(free_reg)]
+        retry_push = Signal()
+        retry_reg = Signal(rb)
+        m.d.comb += [retryq.w_stream.valid.eq(retry_push), retryq.w_stream.payload.eq(retry_reg)]
+
+        # Which register is processed: the walk's, else the retry queue's head.
+        proc_walk = Signal()
+        proc_retry = Signal()
+        pr = Signal(rb)
+        m.d.comb += [proc_walk.eq(walking & (walk_reg != NIL)),
+                     proc_retry.eq(~proc_walk & retryq.r_stream.valid & have_victim)]
+        m.d.comb += pr.eq(Mux(proc_walk, walk_reg[:rb], retryq.r_stream.payload))
+        m.d.comb += reg_r.addr.eq(pr)
+        rg = reg_r.data
+        job = rg.job
+        jv8 = j_v8.bit_select(job, 1)
+        vsh = Mux(jv8, 3, 2)
+        # Data of the block this register waited on (walk only).
+        m.d.comb += line_a.addr.eq(cur_walk)
+        off = Signal(bbb)
+        m.d.comb += off.eq(rg.addr[:bbb])
+        word = Signal(64)
+        m.d.comb += word.eq(line_a.data >> (off * 8))
+        cval = word[:32]
+        # A C register becomes a V register: V[c].
+        vaddr = Signal(AW)
+        m.d.comb += vaddr.eq(Array(j_vbase)[job] + (cval << vsh))
+        # The block this event needs: V's block (walked C register), or the register's own (retry).
+        need_addr = Signal(AW)
+        m.d.comb += need_addr.eq(Mux(proc_walk & (rg.st == _St.C), vaddr, rg.addr))
+        need_hit, need_idx = lookup(need_addr[bbb:], "need")
+        need_ready = t_ready.bit_select(need_idx, 1)
+        m.d.comb += line_b.addr.eq(need_idx)
+        vword = Signal(64)
+        m.d.comb += vword.eq(line_b.data >> (need_addr[:bbb] * 8))
+
+        # Outcomes of one event.
+        spad_payload_v = Signal(64)
+        deliver = Signal()                 # a value goes to the scratchpad
+        set_bit = Signal()                 # a scatter register ORs its bit
+        link = Signal()
+        alloc = Signal()
+        retry = Signal()
+        stall = Signal()
+        advance = Signal()                 # the event is done
+        new_st = Signal(_St)
+        with m.If(proc_walk):
+            with m.Switch(rg.st):
+                with m.Case(_St.V):
+                    m.d.comb += [deliver.eq(1), spad_payload_v.eq(word)]
+                with m.Case(_St.S):
+                    m.d.comb += set_bit.eq(1)
+                with m.Default():          # C: look up V's block
+                    with m.If(need_hit & need_ready):
+                        m.d.comb += [deliver.eq(1), spad_payload_v.eq(vword)]
+                    with m.Elif(need_hit):
+                        m.d.comb += link.eq(1)
+                    with m.Elif(have_victim):
+                        m.d.comb += alloc.eq(1)
+                    with m.Else():
+                        m.d.comb += retry.eq(1)
+        with m.Elif(proc_retry):
+            with m.If(need_hit & need_ready):
+                with m.If(rg.st == _St.S):
+                    m.d.comb += link.eq(1)  # walked later with the entry
+                with m.Else():
+                    m.d.comb += link.eq(1)
+            with m.Elif(need_hit):
+                m.d.comb += link.eq(1)
+            with m.Else():
+                m.d.comb += alloc.eq(1)
+        m.d.comb += new_st.eq(Mux(proc_walk & (rg.st == _St.C), _St.V, rg.st))
+        # Stalls: the scratchpad is busy, or the port is busy for a new block.
+        m.d.comb += [
+            spad.valid.eq(deliver),
+            spad.p.warp.eq(Array(j_warp)[job]),
+            spad.p.addr.eq(rg.target),
+            spad.p.data.eq(Mux(jv8, spad_payload_v, spad_payload_v[:32])),
+            spad.p.e8.eq(jv8),
+        ]
+        with m.If(deliver & ~spad.ready):
+            m.d.comb += stall.eq(1)
+        with m.If(alloc & ~port_free):
+            m.d.comb += stall.eq(1)
+        m.d.comb += advance.eq((proc_walk | proc_retry) & ~stall)
+        # Error of the data used.
+        data_err = Signal()
+        m.d.comb += data_err.eq((proc_walk & t_err.bit_select(cur_walk, 1)) |
+                                (deliver & (rg.st == _St.C) & t_err.bit_select(need_idx, 1)))
+
+        # ---------------------------------------------------------------- issue engine
+        cmd = self.cmd
+        cur_v = Signal()
+        cur_job = Signal(jb)
+        cur_cidx = Signal(32)
+        cur_left = Signal(c.size_width)
+        cur_target = Signal(TW)
+        cur_last = Signal()
+        cur_scatter = Signal()
+        in_cmd = Signal()                  # between a command's first and last entries
+        cmd_job = Signal(jb)
+        free_job = Signal(jb)
+        have_job = Signal()
+        for k in reversed(range(J)):
+            with m.If(~j_valid[k]):
+                m.d.comb += [free_job.eq(k), have_job.eq(1)]
+        idle = Signal()
+        m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & (t_walk == 0) & ~walking &
+                            (t_writing == 0) & ~in_cmd)
+        is_inval = cmd.p.op == MFF_OPS["invalidate"]
+        inval_done = Signal()
+        entry_ok = Signal()
+        m.d.comb += entry_ok.eq(~cur_v & Mux(is_inval, idle & ~inval_done, in_cmd | have_job))
+        m.d.comb += cmd.ready.eq(entry_ok)
+        cmd_fire = cmd.valid & cmd.ready
+        new_job = Signal(jb)
+        m.d.comb += new_job.eq(Mux(in_cmd, cmd_job, free_job))
+        with m.If(cmd_fire & ~is_inval):
+            m.d.sync += [cur_v.eq(1), cur_job.eq(new_job), cur_cidx.eq(cmd.p.cidx), cur_target.eq(cmd.p.target),
+                         cur_last.eq(cmd.p.last), cur_scatter.eq(cmd.p.op == MFF_OPS["scatter"]),
+                         cur_left.eq(Mux(cmd.p.op == MFF_OPS["scatter"], cmd.p.size != 0, cmd.p.size)),
+                         in_cmd.eq(~cmd.p.last), cmd_job.eq(new_job)]
+            with m.If(~in_cmd):
+                for k in range(J):
+                    with m.If(free_job == k):
+                        m.d.sync += [j_valid[k].eq(1), j_warp[k].eq(cmd.p.warp), j_cbase[k].eq(cmd.p.cbase),
+                                     j_vbase[k].eq(cmd.p.vbase), j_v8[k].eq(cmd.p.vsize8),
+                                     j_scatter[k].eq(cmd.p.op == MFF_OPS["scatter"]), j_issued[k].eq(0),
+                                     j_err[k].eq(0)]
+        # Invalidate: when idle, forget every line, then report completion.
+        inval_warp = Signal(c.warp_bits)
+        with m.If(cmd_fire & is_inval):
+            m.d.sync += [t_valid.eq(0), inval_done.eq(1), inval_warp.eq(cmd.p.warp)]
+
+        # New elements: a register per element, looked up in the tag unit.
+        j_cb = Array(j_cbase)[cur_job]
+        j_vb = Array(j_vbase)[cur_job]
+        el_addr = Signal(AW)
+        m.d.comb += el_addr.eq(Mux(cur_scatter, j_vb + (cur_cidx >> 3), j_cb + (cur_cidx << 2)))
+        iss_hit, iss_idx = lookup(el_addr[bbb:], "iss")
+        have_reg = Signal()
+        new_reg = Signal(rb)
+        m.d.comb += [have_reg.eq((fresh < R) | freeq.r_stream.valid),
+                     new_reg.eq(Mux(fresh < R, fresh, freeq.r_stream.payload))]
+        issue_try = Signal()
+        issue = Signal()
+        m.d.comb += issue_try.eq(cur_v & (cur_left != 0) & have_reg & ~(proc_walk | proc_retry) & ~walk_start)
+        iss_alloc = Signal()
+        with m.If(issue_try):
+            with m.If(iss_hit):
+                m.d.comb += issue.eq(1)
+            with m.Elif(have_victim & port_free):
+                m.d.comb += [issue.eq(1), iss_alloc.eq(1)]
+        with m.If(issue):
+            m.d.sync += [cur_left.eq(cur_left - 1), cur_cidx.eq(cur_cidx + 1),
+                         cur_target.eq(cur_target + Mux(j_v8.bit_select(cur_job, 1), 8, 4))]
+            with m.If(fresh < R):
+                m.d.sync += fresh.eq(fresh + 1)
+            with m.Else():
+                m.d.comb += freeq.r_stream.ready.eq(1)
+        with m.If(cur_v & ((cur_left == 0) | (issue & (cur_left == 1)))):
+            m.d.sync += cur_v.eq(0)
+            with m.If(cur_last):
+                for k in range(J):
+                    with m.If(cur_job == k):
+                        m.d.sync += j_issued[k].eq(1)
+
+        # ---------------------------------------------------------------- walk start
+        wsel = Signal(tb)
+        any_walk = Signal()
+        m.d.comb += any_walk.eq(t_walk.any())
+        for k in reversed(range(T)):
+            with m.If(t_walk[k]):
+                m.d.comb += wsel.eq(k)
+        m.d.comb += [walk_start.eq(~walking & any_walk & ~retryq.r_stream.valid),
+                     walk_entry.eq(wsel)]
+        with m.If(~walking & any_walk & retryq.r_stream.valid & ~have_victim):
+            m.d.comb += walk_start.eq(1)
+        with m.If(walk_start):
+            m.d.sync += [walking.eq(1), cur_walk.eq(wsel), walk_reg.eq(Array(t_head)[wsel])]
+
+        # ---------------------------------------------------------------- apply the event
+        with m.If(advance):
+            with m.If(proc_walk):
+                m.d.sync += walk_reg.eq(rg.next)
+                with m.If(rg.next == NIL):
+                    m.d.comb += walk_done_entry.eq(1)
+                    m.d.sync += walking.eq(0)
+            with m.Else():
+                m.d.comb += retryq.r_stream.ready.eq(1)
+            with m.If(deliver | set_bit):
+                m.d.comb += [free_en.eq(1), free_reg.eq(pr)]
+                m.d.comb += j_dec.eq(1 << job)
+            with m.If(set_bit):
+                bytepos = rg.addr[:bbb]
+                m.d.comb += [or_w.addr.eq(cur_walk),
+                             or_w.data.eq(line_a.data | (1 << (Cat(rg.target[:3], bytepos)))),
+                             or_w.en.eq(2 ** len(or_w.en) - 1),
+                             dirty_en.eq(1), dirty_entry.eq(cur_walk), dirty_or.eq(1 << bytepos)]
+            with m.If(link):
+                m.d.comb += [link_en.eq(1), link_entry.eq(need_idx), link_reg.eq(pr)]
+                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(new_st), reg_w.data.job.eq(job),
+                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(need_addr),
+                             reg_w.data.next.eq(Array(t_head)[need_idx])]
+            with m.If(alloc):
+                m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(need_addr[bbb:]),
+                             alloc_reg.eq(pr), req_valid_read.eq(1), req_block.eq(need_addr[bbb:]),
+                             req_tag.eq(victim)]
+                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(new_st), reg_w.data.job.eq(job),
+                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(need_addr),
+                             reg_w.data.next.eq(NIL)]
+            with m.If(retry):
+                m.d.comb += [retry_push.eq(1), retry_reg.eq(pr)]
+                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(_St.V), reg_w.data.job.eq(job),
+                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(vaddr),
+                             reg_w.data.next.eq(NIL)]
+            with m.If(data_err):
+                m.d.sync += j_err.eq(j_err | (1 << job))
+        with m.If(issue):
+            st = Mux(cur_scatter, _St.S, _St.C)
+            tgt = Mux(cur_scatter, cur_cidx[:3], cur_target)
+            m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(new_reg), reg_w.data.st.eq(st), reg_w.data.job.eq(cur_job),
+                         reg_w.data.target.eq(tgt), reg_w.data.addr.eq(el_addr),
+                         j_inc.eq(1 << cur_job)]
+            with m.If(iss_alloc):
+                m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(el_addr[bbb:]),
+                             alloc_reg.eq(new_reg), req_valid_read.eq(1), req_block.eq(el_addr[bbb:]),
+                             req_tag.eq(victim), reg_w.data.next.eq(NIL)]
+            with m.Else():
+                m.d.comb += [link_en.eq(1), link_entry.eq(iss_idx), link_reg.eq(new_reg),
+                             reg_w.data.next.eq(Array(t_head)[iss_idx])]
+        m.d.sync += in_use.eq(in_use + issue - free_en)
+
+        # ---------------------------------------------------------------- flush (scatter) and completion
+        flushing = Signal()
+        dirty_any = Signal(T)
+        for k in range(T):
+            m.d.comb += dirty_any[k].eq((t_dirty[k] != 0) & ~t_writing[k])
+        for k in reversed(range(T)):
+            with m.If(dirty_any[k]):
+                m.d.comb += flush_entry.eq(k)
+        m.d.comb += flush_valid.eq(flushing & dirty_any.any())
+        finished = Signal(J)
+        for k in range(J):
+            m.d.comb += finished[k].eq(j_valid[k] & j_issued[k] & (j_out[k] == 0) & ~(cur_v & (cur_job == k)))
+        scatter_fin = finished & j_scatter
+        m.d.comb += flushing.eq(scatter_fin.any())
+        flushed = Signal()
+        m.d.comb += flushed.eq(~dirty_any.any() & (t_writing == 0) & ~wb_valid)
+        ready_jobs = Signal(J)
+        m.d.comb += ready_jobs.eq(finished & (~j_scatter | Mux(flushed, (1 << J) - 1, 0)))
+        dsel = Signal(jb)
+        d_locked = Signal()                # an offered completion holds until taken
+        d_held = Signal(jb)
+        with m.If(d_locked):
+            m.d.comb += dsel.eq(d_held)
+        with m.Else():
+            for k in reversed(range(J)):
+                with m.If(ready_jobs[k]):
+                    m.d.comb += dsel.eq(k)
+        done = self.done
+        with m.If(inval_done):
+            m.d.comb += [done.valid.eq(1), done.p.warp.eq(inval_warp), done.p.error.eq(0)]
+            with m.If(done.ready):
+                m.d.sync += inval_done.eq(0)
+        with m.Else():
+            m.d.comb += [done.valid.eq(d_locked | ready_jobs.any()), done.p.warp.eq(Array(j_warp)[dsel]),
+                         done.p.error.eq(j_err.bit_select(dsel, 1))]
+            m.d.sync += [d_locked.eq(done.valid & ~done.ready), d_held.eq(dsel)]
+            with m.If(done.valid & done.ready):
+                for k in range(J):
+                    with m.If(dsel == k):
+                        m.d.sync += j_valid[k].eq(0)
+        with m.If(resp_write & resp.p.error):
+            # A failed write-back: every finishing scatter command reports it.
+            m.d.sync += j_err.eq(j_err | j_scatter)
+        m.d.comb += self.busy.eq(~idle | inval_done)
+        return m
