@@ -74,6 +74,8 @@ class GPUConfig(Config):
                    "coalescing": "line", "l1_kb": 16, "l2_kb": 768, "l2_ways": 8, "dram_gbps": 177.4},
         # GraphPEG paper: Kepler-like, 15 SMs at 980 MHz, 16 KB L1D, 1536 KB L2 (memory not given: 288 GB/s assumed).
         "kepler": {"name": "kepler", "sms": 15, "clock_mhz": 980, "l1_kb": 16, "l2_kb": 1536, "dram_gbps": 288.0},
+        # EMOGI paper: Tesla V100 SXM2 16 GB (Volta), 80 SMs at 1.53 GHz, 128 KB L1 / 6 MB L2, HBM2 900 GB/s.
+        "v100": {"name": "v100", "sms": 80, "clock_mhz": 1530, "l1_kb": 128, "l2_kb": 6144, "dram_gbps": 900.0},
     }
 
     def validate(self) -> None:

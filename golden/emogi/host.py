@@ -1,0 +1,198 @@
+"""Host-resident arrays of one algorithm run and the accounting of the kernels that
+read them: PCIe requests and time for zero-copy, page migrations for UVM
+(docs/emogi.md, "Time model").
+
+Kernel time of a launch that reads host memory (seconds; ``clock`` = GPU clock)::
+
+    zero-copy:  launch + max(issue, GPU DRAM, PCIe transfer) + max(GPU latency, PCIe round trip)
+    UVM:        launch + max(issue, GPU DRAM, page migrations) + (fault latency if a page faulted,
+                                                                  else GPU latency)
+
+``issue`` and ``GPU DRAM`` are the GPU model's (docs/golden.md, "Time model"); the
+GPU DRAM term leaves out the zero-copy sectors (they travel over PCIe), UVM's
+are in it (migrated pages are read from GPU memory). Warps waiting for PCIe are
+hidden behind the others (thousands are resident), so the three terms overlap.
+Kernels that touch no host memory keep the GPU model's time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..gpu import GPU, ArrayRef
+from ..gpu.machine import ALU_PER_MEM
+from .access import edge_accesses
+from .config import PCIeConfig, UVMConfig
+from .link import UVMState, ordered_pages, transfer
+
+__all__ = ["HostMemory", "PLACEMENTS"]
+
+#: Variant -> (lane pattern, placement of the edge list).
+PLACEMENTS = {"naive": ("naive", "zero-copy"), "merged": ("merged", "zero-copy"),
+              "aligned": ("aligned", "zero-copy"), "uvm": ("merged", "uvm")}
+
+
+class HostMemory:
+    """The host side of one run.
+
+    Parameters
+    ----------
+    gpu : GPU
+    variant : "naive", "merged", "aligned" or "uvm"
+    pcie : PCIeConfig
+    uvm : UVMConfig
+        Used by ``variant="uvm"`` only.
+    arrays : list of ArrayRef
+        The host-resident arrays (edge list, weights), placed by the caller.
+    """
+
+    def __init__(self, gpu: GPU, variant: str, pcie: PCIeConfig, uvm: UVMConfig, arrays: list[ArrayRef]):
+        if variant not in PLACEMENTS:
+            raise ValueError(f"variant must be one of {', '.join(PLACEMENTS)}, not {variant!r}")
+        self.gpu = gpu
+        self.variant = variant
+        self.pattern, self.placement = PLACEMENTS[variant]
+        self.pcie = pcie
+        self.uvm_config = uvm
+        self.arrays = list(arrays)
+        c = gpu.config
+        self.warp = c.warp_size
+        self.spl = c.line_bytes // c.sector_bytes
+        self.dataset_bytes = sum(a.length * a.esize for a in self.arrays)
+        self.uvm = UVMState(uvm, pcie, self.dataset_bytes) if self.placement == "uvm" else None
+        self.requests = np.zeros(self.spl + 1, np.int64)
+        self.lanes = 0
+        self.useful_bytes = 0
+        self.launches = 0
+        self.host_model_s = 0.0     # GPU-model time of the launches re-timed here
+        self.host_s = 0.0           # their time with host memory
+        self.transfer_s = 0.0       # PCIe transfer (zero-copy) or migration (UVM) time
+        self.compute_s = 0.0        # the GPU's own part (max of issue and GPU DRAM) of those launches
+        self.bound = {"pcie": 0, "compute": 0}
+        self._pages: list = []
+
+    # ------------------------------------------------------------------ workers
+    @property
+    def per_vertex(self) -> bool:
+        """Thread per vertex (naive) rather than warp per vertex."""
+        return self.pattern == "naive"
+
+    def threads(self, vertices: int) -> int:
+        return vertices if self.per_vertex else vertices * self.warp
+
+    def _tid(self, ids: np.ndarray):
+        # Worker of vertex v: thread v, or lane 0 of warp v (a per-vertex value is broadcast).
+        return ids if self.per_vertex else ids * self.warp
+
+    def scan(self, k, flags: ArrayRef, vertices: int) -> None:
+        """Every worker reads its vertex's active flag (EMOGI's kernels run one
+        worker per vertex of the graph; the inactive ones stop there)."""
+        if vertices:
+            k.load(flags, range(vertices), tid=None if self.per_vertex else self._tid(np.arange(vertices)))
+
+    def load_active(self, k, arr: ArrayRef, ids: np.ndarray, offset: int = 0) -> None:
+        """The workers of the active vertices ``ids`` (ascending) read ``arr[ids + offset]``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size:
+            k.load(arr, ids + offset, tid=self._tid(ids))
+
+    # ------------------------------------------------------------------ edge reads
+    def read(self, k, arrays: list[ArrayRef], starts: np.ndarray, counts: np.ndarray) -> None:
+        """The worker of vertex ``v`` reads ``arrays[j][starts[v] : starts[v] + counts[v]]``
+        (host arrays, the run's lane pattern; ``counts[v] = 0`` for inactive vertices)."""
+        if not self.gpu.stats_on:
+            return
+        c = self.gpu.config
+        for arr in arrays:
+            acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
+                                sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
+            if acc.lanes == 0:
+                continue
+            k.load(arr, acc.pos, tid=acc.tid, slot=acc.slot)
+            # Load instructions whose lanes all hit the cache issue without a memory request.
+            w = acc.tid // self.warp
+            key = acc.slot * (int(w.max()) + 1) + w
+            missing = int(np.count_nonzero(np.diff(key, prepend=-1)))
+            k.alu((1 + ALU_PER_MEM) * (acc.instructions - missing))
+            self.lanes += acc.lanes
+            self.useful_bytes += acc.lanes * arr.esize
+            if self.uvm is not None:
+                self._pages.extend(ordered_pages(arr.base + acc.pos * arr.esize, self.uvm_config.page_bytes))
+
+    def account(self, k) -> None:
+        """After kernel ``k`` (a launch that called :meth:`read`) has finished."""
+        if not self.gpu.stats_on:
+            return
+        st = k.stats
+        c = self.gpu.config
+        hz = c.clock_mhz * 1e6
+        host_sectors = 0
+        req = np.zeros(self.spl + 1, np.int64)
+        for arr in self.arrays:
+            res = st.by_array.get(arr.name)
+            if res is not None:
+                host_sectors += res.sectors
+                req += res.requests
+        issue_s = st.issue_cycles / hz
+        launch_s = c.launch_cycles / hz
+        gpu_lat_s = c.mem_latency / hz
+        dram_bps = c.dram_gbps * 1e9
+        if self.uvm is None:
+            tr = transfer(self.pcie, req, c.sector_bytes)
+            dram_s = max(0, st.dram_sectors - host_sectors) * c.sector_bytes / dram_bps
+            move_s = tr.seconds
+            latency = max(gpu_lat_s, self.pcie.rtt_ns * 1e-9) if tr.requests else gpu_lat_s
+            self.requests += req
+        else:
+            pages, self._pages = self._pages, []
+            # A page touched by two arrays' reads of one kernel is one touch.
+            seen = dict.fromkeys(pages)
+            faults, _ = self.uvm.touch(list(seen))
+            dram_s = st.dram_sectors * c.sector_bytes / dram_bps
+            move_s = self.uvm.migration_s(faults)
+            latency = self.uvm_config.fault_latency_us * 1e-6 if faults else gpu_lat_s
+        compute_s = max(issue_s, dram_s)
+        t = launch_s + max(compute_s, move_s) + latency
+        self.bound["pcie" if move_s > compute_s else "compute"] += 1
+        self.launches += 1
+        self.host_model_s += st.cycles / hz
+        self.host_s += t
+        self.transfer_s += move_s
+        self.compute_s += compute_s
+
+    # ------------------------------------------------------------------ results
+    def summary(self) -> dict:
+        """Statistics of the run (RunResult.extra["emogi"])."""
+        c = self.gpu.config
+        d = {"variant": self.variant, "pattern": self.pattern, "placement": self.placement,
+             "pcie": self.pcie.name, "arrays": {a.name: a.esize for a in self.arrays},
+             "dataset_bytes": self.dataset_bytes, "stats": self.gpu.stats_on}
+        if not self.gpu.stats_on:
+            return d
+        hz = c.clock_mhz * 1e6
+        gpu_s = sum(st.cycles for st in self.gpu.kernels.values()) / hz
+        other_s = gpu_s - self.host_model_s
+        total_s = other_s + self.host_s
+        d.update({"lanes": self.lanes, "useful_bytes": self.useful_bytes, "host_kernels": self.launches,
+                  "bound": dict(self.bound)})
+        if self.uvm is None:
+            tr = transfer(self.pcie, self.requests, c.sector_bytes)
+            n = tr.requests
+            hist = {c.sector_bytes * k: int(self.requests[k]) for k in range(1, self.spl + 1)}
+            moved = tr.payload_bytes
+            d.update({"requests": hist, "request_count": n,
+                      "request_share": {s: (v / n if n else 0.0) for s, v in hist.items()},
+                      "payload_bytes": tr.payload_bytes, "wire_bytes": tr.wire_bytes,
+                      "overhead": (tr.wire_bytes - tr.payload_bytes) / tr.wire_bytes if n else 0.0})
+        else:
+            u = self.uvm
+            moved = u.faults * self.uvm_config.page_bytes
+            d.update({"page_touches": u.touched, "page_faults": u.faults, "evictions": u.evictions,
+                      "capacity_pages": u.capacity, "migrated_bytes": moved})
+        d.update({"bytes_moved": moved,
+                  "io_amplification": moved / self.dataset_bytes if self.dataset_bytes else 0.0,
+                  "transfer_s": self.transfer_s,
+                  "bandwidth_gbps": moved / self.transfer_s / 1e9 if self.transfer_s else 0.0,
+                  "average_gbps": moved / total_s / 1e9 if total_s else 0.0,
+                  "time": {"host_kernels_s": self.host_s, "host_kernels_compute_s": self.compute_s,
+                           "other_kernels_s": other_s, "gpu_model_s": gpu_s, "total_s": total_s}})
+        return d
