@@ -57,6 +57,24 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO $cmd -qq >/dev/null
 fi
 
+# --- Headless browser for the report test (optional) ----------------------
+# verif/test_report.py opens the HTML report in a headless Chromium; Debian's
+# chromium-headless-shell is the small build of it. Best effort: where it cannot be
+# installed (no root, a distribution without the package) the test is skipped and
+# the command to run is printed here.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-headless-shell >/dev/null 2>&1; then
+    cmd="apt-get install -y --no-install-recommends chromium-headless-shell"
+    if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi
+    if [ "$SUDO" != none ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing chromium-headless-shell (apt, for the report's browser test)"
+        export DEBIAN_FRONTEND=noninteractive
+        { $SUDO apt-get update -qq >/dev/null && $SUDO $cmd -qq >/dev/null; } ||
+            echo "[setup] warning: could not install chromium-headless-shell; the report's browser test will be skipped" >&2
+    else
+        echo "[setup] optional: for the report's browser test run: sudo apt-get update && sudo $cmd" >&2
+    fi
+fi
+
 # --- Toolchain checks and warm-up (liberty download, Yosys WebAssembly) ----
 if [ ! -f "$STAMP" ]; then
     "$VENV/bin/python" -m sim.toolchain setup

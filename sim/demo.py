@@ -1,8 +1,18 @@
 """``graphunits demo``: the README's main job on built-in examples.
 
-For now (foundation): the fetch engine is generated, simulated on Icarus and
-Verilator against the testbench memory model, and every operation is compared
-with the golden TLM. Later units add their own sections.
+1. The fetch engine is generated, simulated on Icarus and Verilator against the
+   testbench memory model, and every operation is compared with its TLM.
+2. The SCU: random operation lists on the simulators against its TLM.
+3. RTL in the loop: BFS and SSSP with the SCU RTL executing every SCU operation,
+   checked against scipy and the TLM run.
+4. A small built-in graph, the baseline against every unit mode available
+   (discovered from the registered modes: SCU, EMOGI, MFF, ... as they land), and
+   the area of every unit's default preset (Yosys; skipped with a note when the
+   area flow is unavailable, and in ``--quick``): a report in ``build/demo/``
+   (``report.html``, ``report.md``, JSON, CSV, figures).
+
+About 2-3 minutes on a 2-core machine after ``make setup`` (the area and the
+Verilator builds are cached under ``build/``, so a second run is faster).
 """
 from __future__ import annotations
 
@@ -14,7 +24,13 @@ from golden.report import format_table
 from .build import build_verilog
 from .runner import SIMULATORS, run_cocotb
 
-__all__ = ["run_demo", "fetch_demo_runs"]
+__all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "DEMO_GRAPHS", "DEMO_OUT"]
+
+#: The built-in graph of the demo (quick, full).
+DEMO_GRAPHS = ("kron:scale=7,edgefactor=8,seed=1", "kron:scale=9,edgefactor=16,seed=1")
+#: Where the demo's report goes (relative to the project folder).
+DEMO_OUT = "build/demo"
+STEPS = 4
 
 
 def fetch_demo_runs(quick: bool = False) -> list[dict]:
@@ -29,21 +45,39 @@ def fetch_demo_runs(quick: bool = False) -> list[dict]:
     ]
 
 
-def _step(msg: str) -> None:
-    print(f"[demo] {msg}", flush=True)
+class _Steps:
+    def __init__(self):
+        self.t0 = time.time()
+        self.k = 0
+
+    def __call__(self, msg: str, new: bool = True) -> None:
+        if new:
+            self.k += 1
+            print(f"[demo] step {self.k}/{STEPS} ({time.time() - self.t0:.0f} s): {msg}", flush=True)
+        else:
+            print(f"[demo] {msg}", flush=True)
 
 
 def run_demo(sims=None, quick: bool = False) -> int:
     sims = list(sims or SIMULATORS)
+    step = _Steps()
+    failures = fetch_demo(sims, quick, step)
+    failures += scu_demo(sims, quick, step)
+    cosim, f = cosim_demo(sims[-1], quick, step)
+    failures += f
+    failures += report_demo(cosim, quick, step)
+    step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
+    return 1 if failures else 0
+
+
+def fetch_demo(sims, quick: bool, step) -> int:
     failures = 0
     cfg = FetchConfig.preset("deep")
-    t0 = time.time()
-    _step(f"fetch engine, preset 'deep' (width {cfg.width}, {cfg.max_inflight} requests in flight, "
-          f"merge window {cfg.merge_window}): generating Verilog")
+    step(f"fetch engine, preset 'deep' (width {cfg.width}, {cfg.max_inflight} requests in flight, "
+         f"merge window {cfg.merge_window}): generating Verilog, simulating on {', '.join(sims)}")
     build = build_verilog("fetch", cfg)
     rows = []
     for sim in sims:
-        _step(f"fetch engine on {sim}: building and simulating")
         res = run_cocotb(build, "sim.tb.fetch", {"config": cfg.to_dict(), "runs": fetch_demo_runs(quick)}, sim=sim)
         for r in res["runs"]:
             ok = not r["mismatches"]
@@ -54,5 +88,105 @@ def run_demo(sims=None, quick: bool = False) -> int:
     print(format_table(["simulator", "run", "elements", "cycles", "elem/cycle", "mem reads", "check"], rows,
                        title=f"Fetch engine (ideal: {cfg.width} elements/cycle)"))
     print()
-    _step(f"done in {time.time() - t0:.0f} s" + ("" if not failures else f", {failures} FAILED"))
-    return 1 if failures else 0
+    return failures
+
+
+def scu_demo(sims, quick: bool, step) -> int:
+    from golden.scu import SCUConfig
+    failures = 0
+    cfg = SCUConfig.preset("gtx980")
+    step(f"SCU, preset 'gtx980' (width {cfg.width}): random operations on {', '.join(sims)} against its TLM")
+    build = build_verilog("scu", cfg)
+    runs = [{"name": "all operations, latency 1-60", "seed": 3, "workload": {"seed": 3, "ops": 10 if quick else 20},
+             "timing": {"latency": [1, 60], "seed": 3}},
+            {"name": "memory errors", "seed": 4, "workload": {"seed": 4, "ops": 8},
+             "timing": {"latency": [1, 20], "seed": 4, "error_ranges": [[0x1000, 0x5000]]}}]
+    rows = []
+    for sim in sims:
+        res = run_cocotb(build, "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+        for r in res["runs"]:
+            ok = not r["mismatches"]
+            failures += not ok
+            errs = sum(s["mem_error"] for s in r["statuses"]), sum(s["cmd_error"] for s in r["statuses"])
+            rows.append([sim, r["name"], r["ops"], r["cycles"], f"{errs[0]} / {errs[1]}",
+                         "matches TLM" if ok else "MISMATCH: " + r["mismatches"][0]])
+    print(format_table(["simulator", "run", "operations", "cycles", "mem / cmd errors", "check"], rows,
+                       title="SCU RTL against its TLM"))
+    print()
+    return failures
+
+
+def cosim_demo(sim: str, quick: bool, step) -> tuple[list[dict], int]:
+    """BFS and SSSP with the SCU RTL in the loop, PageRank with the MFF RTL in the
+    loop; the records go into the report."""
+    from .cosim import run_cosim
+    from .report.collect import cosim_record
+    graph = DEMO_GRAPHS[0 if quick else 1]
+    step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1) RTL on {sim}")
+    rows, records, failures = [], [], 0
+    for algo in ("bfs", "sssp"):
+        step(f"{algo}: {sim} runs every SCU operation of the golden algorithm", new=False)
+        r = run_cosim(graph, algo, preset="tx1", sim=sim, log=lambda *a: None)
+        failures += not r.ok
+        records.append(cosim_record(r, unit="scu", preset="tx1", sim=sim, graph=graph))
+        rows.append([algo, sum(r.rtl["ops"].values()), r.rtl["requests"], round(r.rtl["cycles"]),
+                     round(r.tlm["cycles"]), "matches reference" if r.ok else "MISMATCH: " + r.problems[0]])
+    print(format_table(["algorithm", "SCU operations", "memory requests", "SCU cycles (RTL)", "SCU cycles (model)",
+                        "check"], rows, title="RTL in the loop (SCU tx1)"))
+    print()
+    # The MFF: pull PageRank whose every PC_gather runs on the RTL.
+    mgraph = "kron:scale=6,edgefactor=4,seed=1" if quick else "kron:scale=7,edgefactor=8,seed=1"
+    step(f"pr: {sim} runs every PC_gather of pull PageRank on {mgraph} (MFF, preset default)", new=False)
+    r = run_cosim(mgraph, "pr", unit="mff", preset="default", sim=sim, log=lambda *a: None, options={"tol": 1e-10})
+    failures += not r.ok
+    records.append(cosim_record(r, unit="mff", preset="default", sim=sim, graph=mgraph))
+    print(format_table(["algorithm", "PC_gather commands", "values", "block reads", "RTL cycles", "check"],
+                       [["pr", r.rtl["commands"], r.rtl["values"], r.rtl["memory"]["reads"], r.rtl["cycles"],
+                         "matches reference" if r.ok else "MISMATCH: " + r.problems[0]]],
+                       title="RTL in the loop (MFF)"))
+    print()
+    return records, failures
+
+
+def report_demo(cosim: list[dict], quick: bool, step) -> int:
+    """Baseline vs every available unit mode, area of the default presets, the report."""
+    from .report import ReportSpec, build_report
+    from .report.area import area_unavailable
+    from .report.render import mm2
+    from .toolchain import project_root
+    graph = DEMO_GRAPHS[0 if quick else 1]
+    area_why = "skipped in --quick" if quick else area_unavailable()
+    area_units = None
+    if not area_why:
+        from hw.registry import unit_names
+        area_units = unit_names()
+    step(f"baseline vs every unit mode on {graph}" + ("" if area_why else f", area of {', '.join(area_units)} "
+                                                                            f"(default presets, cached in build/area)")
+         + f"; report in {DEMO_OUT}/")
+    out = project_root() / DEMO_OUT
+    spec = ReportSpec(graphs=[graph], algos=["bfs", "sssp", "pr"], area=not area_why, area_preset="default",
+                      area_units=area_units, cosim_records=cosim)
+    res = build_report(spec, out, log=print)
+    runs = res["runs"]
+    rows = [[r["algo"], r["gpu"], r["unit"], r["mode"], r.get("workload_left"), r.get("time_us"), r.get("speedup"),
+             r.get("sectors_per_request"), r["check"]] for r in runs]
+    print()
+    print(format_table(["algorithm", "GPU", "unit", "mode", "workload left", "est. time (us)", "speedup",
+                        "sectors/req", "check"], rows,
+                       title=f"Golden model, {graph}: baseline vs every unit mode (speedup over the unit's "
+                             f"reference mode; check against scipy/networkx)"))
+    missing = [u for u, i in res["units"].items() if not i["available"]]
+    if missing:
+        print(f"not available yet: {', '.join(missing)}")
+    print()
+    if res["area"]:
+        print(format_table(["unit", "preset", "logic (mm2)", "SRAM (mm2)", "total (mm2)", "SRAM (KB)", "flip-flops"],
+                           [[a["unit"], a["preset"], mm2(a["logic_mm2"]), mm2(a["memory_mm2"]), mm2(a["area_mm2"]),
+                             a["memory_kb"], a["flip_flops"]] for a in res["area"]],
+                           title="Area at 32 nm (Yosys liberty flow, docs/area.md)"))
+    if area_why or res["area_skipped"]:
+        print(f"area skipped: {area_why or res['area_skipped']}")
+    print()
+    print(f"report: {out / 'report.html'} (and report.md, results.json, CSV tables, {len(res['figures'])} figures)")
+    print()
+    return sum(r.get("ok") is False for r in runs)

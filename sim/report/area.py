@@ -1,0 +1,92 @@
+"""Area numbers for the report: the ``synth`` package's liberty flow, cached.
+
+A result is cached in ``build/area/`` under a hash of the unit, its
+configuration, the flow and the sources of ``golden/``, ``hw/`` and ``synth/``,
+so an unchanged design is synthesized once (the SCU takes about a minute).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+__all__ = ["area_unavailable", "cached_area", "area_summary", "NODE"]
+
+#: The technology node the report shows (the SCU and IRU papers' 32 nm).
+NODE = "32"
+
+
+def area_unavailable() -> str | None:
+    """Why the area flow cannot run here (None when it can)."""
+    try:
+        from synth.tools import liberty_path, yosys_exe
+    except ImportError as e:
+        return f"the synth package cannot be imported ({e})"
+    try:
+        yosys_exe()
+    except Exception as e:          # ToolError and whatever a half-installed tool raises
+        return str(e)
+    path = liberty_path()
+    if not path.exists():
+        return f"the liberty file {path} is missing (make setup)"
+    return None
+
+
+def _digest() -> str:
+    from ..toolchain import project_root
+    h = hashlib.sha256()
+    root = project_root()
+    for pkg in ("golden", "hw", "synth"):
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cached_area(unit: str, preset: str, *, flow: str = "liberty", cache: Path | None = None) -> dict:
+    """The area JSON document (docs/area.md) of ``unit`` at ``preset``."""
+    from hw.registry import unit as get_unit
+    from synth.flow import run_area
+
+    from ..toolchain import project_root
+    spec = get_unit(unit)
+    cfg = spec.config(preset)
+    cache = project_root() / "build" / "area" if cache is None else Path(cache)
+    key = hashlib.sha256(json.dumps([unit, cfg.to_json(), flow, _digest()]).encode()).hexdigest()[:16]
+    path = cache / f"{unit}-{preset}-{flow}-{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    doc = run_area(unit, cfg, preset=preset, flow=flow)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
+    return doc
+
+
+def _um2(metrics: dict, key: str) -> float:
+    return float((metrics.get(key) or {}).get(NODE, 0.0))
+
+
+def area_summary(doc: dict) -> dict:
+    """The numbers the report shows for one area document: totals at :data:`NODE` nm
+    (mm2) and the breakdown by the top module's submodules."""
+    top = doc["top"]
+    mods = doc["modules"]
+    t = doc["total"]
+    parts = []
+    own = mods[top]["self"]
+    parts.append({"part": "(top level)", "logic_mm2": _um2(own, "logic_area_um2") / 1e6,
+                  "memory_mm2": _um2(own, "memory_area_um2") / 1e6})
+    for child in mods[top]["children"]:
+        m = mods[child]
+        k = m["instances"] if m.get("parent") == top else 1
+        parts.append({"part": child, "logic_mm2": k * _um2(m["total"], "logic_area_um2") / 1e6,
+                      "memory_mm2": k * _um2(m["total"], "memory_area_um2") / 1e6})
+    for p in parts:
+        p["area_mm2"] = p["logic_mm2"] + p["memory_mm2"]
+    return {"unit": doc["unit"], "preset": doc.get("preset"), "flow": doc["flow"], "node_nm": int(NODE),
+            "logic_mm2": _um2(t, "logic_area_um2") / 1e6, "memory_mm2": _um2(t, "memory_area_um2") / 1e6,
+            "area_mm2": _um2(t, "area_um2") / 1e6, "memory_kb": t.get("memory_bits", 0) / 8 / 1024,
+            "flip_flops": t.get("flip_flops", 0), "cells": t.get("cells", 0),
+            "gate_equivalents": t.get("gate_equivalents", 0.0), "parts": parts}

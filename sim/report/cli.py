@@ -1,0 +1,134 @@
+"""``graphunits report`` and ``graphunits sweep`` (registered by ``sim/cli.py``).
+
+Errors are :class:`ReportError` / :class:`SweepError` (``ValueError``): the
+``graphunits`` entry point prints them as one line with exit status 2.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .collect import ReportError
+
+__all__ = ["add_report_parsers", "cmd_report", "cmd_sweep"]
+
+
+def _csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def cmd_report(args) -> int:
+    from golden.report import format_table
+
+    from . import ReportSpec, build_report
+    presets = {}
+    for item in args.preset or []:
+        unit, sep, name = item.partition("=")
+        if not sep or not unit or not name:
+            raise ReportError(f"--preset expects UNIT=PRESET (e.g. scu=tx1), not {item!r}")
+        presets[unit.strip()] = name.strip()
+    spec = ReportSpec(graphs=args.graph, algos=_csv(args.algo), units=_csv(args.units) if args.units else None,
+                      gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim, area=args.area,
+                      area_preset=args.area_preset, check=not args.no_check)
+    out = Path(args.output)
+    res = build_report(spec, out, log=None if args.quiet else print)
+    rows = [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("speedup"), r.get("sectors_per_request"),
+             r.get("workload_left"), r.get("check")] for r in res["runs"]]
+    print(format_table(["graph", "algo", "GPU", "mode", "speedup", "sectors/req", "workload left", "check"], rows,
+                       title="Baseline vs every unit mode (speedup over each unit's reference mode)"))
+    missing = [u for u, i in res["units"].items() if not i["available"]]
+    if missing:
+        print(f"not available: {', '.join(missing)} (no golden model registers their modes yet)")
+    for c in res["cosim"]:
+        print(f"RTL in the loop: {c['algo']} {c['mode']} on {c['graph']} ({c['sim']}): {c['check']}")
+    if args.area and res["area_skipped"]:
+        print(f"area skipped: {res['area_skipped']}")
+    print(f"wrote {out / 'report.html'}, {out / 'report.md'}, {out / 'results.json'} and "
+          f"{len(res['figures'])} figures in {out / 'figures'}")
+    bad = [r for r in res["runs"] if r.get("ok") is False] + [c for c in res["cosim"] if not c["ok"]]
+    return 1 if bad else 0
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import ResultTable, load_sweep, plot_sweep, point_key, run_sweep
+    sweep = load_sweep(args.file, output=args.output)
+    log = None if args.quiet else print
+    if args.dry_run:
+        points = sweep.points()
+        done = ResultTable(sweep.output).finished_keys()
+        print(f"{args.file}: {len(points)} points ({len([p for p in points if point_key(p) in done])} done), "
+              f"swept: {', '.join(sweep.swept) or 'nothing'}; table {sweep.output}")
+        for p in points:
+            mark = "done" if point_key(p) in done else "todo"
+            print(f"  {point_key(p)} {mark} {p['graph']} {p['algo']} {p['mode']} {p['gpu']} "
+                  + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()))
+        return 0
+    if args.plot_only:
+        figs, summary = plot_sweep(sweep, ResultTable(sweep.output).rows())
+        print(f"wrote {', '.join(str(f) for f in figs) or 'no plot (nothing finished or nothing swept)'}"
+              + (f" and {summary}" if summary else ""))
+        return 0
+    if sweep.skipped_pairs and log:
+        log(f"[sweep] skipped (no such mode): {', '.join(sweep.skipped_pairs)}")
+    import signal
+
+    def _stop(signum, frame):          # a kill (SIGTERM) stops like Ctrl-C: rows kept, cluster shut down
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, _stop)
+    try:
+        s = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, limit=args.limit, log=log)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if args.quiet:
+        print(f"{s.ran} points run, {s.skipped} skipped, {s.left} left; table {s.output}")
+    return 1 if s.errors or s.mismatches else 0
+
+
+def add_report_parsers(sub) -> None:
+    """Add ``report`` and ``sweep`` to the ``graphunits`` subparsers ``sub``."""
+    sp = sub.add_parser(
+        "report", help="run baseline and every unit mode; write a report (Markdown, HTML, JSON, CSV, figures)",
+        description="Run the baseline and every available unit mode on the golden model (results checked against "
+                    "scipy/networkx), optionally the RTL in the loop and the area flow, and write DIR/report.md, "
+                    "DIR/report.html, DIR/results.json, CSV tables and PNG figures, with a paper-vs-ours table per "
+                    "unit. Units that do not exist yet are listed as 'not available'. See docs/usage.md.")
+    sp.add_argument("--graph", action="append", required=True, metavar="SPEC",
+                    help="graph spec or file (repeatable): kron:scale=10 | urand:scale=10 | grid:64x64 | FILE")
+    sp.add_argument("--algo", default="bfs,sssp,pr", metavar="LIST",
+                    help="algorithms, comma-separated: bfs, sssp, pr, cc, bc (default: %(default)s)")
+    sp.add_argument("--units", metavar="LIST",
+                    help="units, comma-separated: scu, iru, graphpeg, mff, emogi, ... (default: all)")
+    sp.add_argument("--gpu", help="GPU preset for every run (default: each unit's paper GPU: SCU gtx980, "
+                                  "EMOGI v100, ...)")
+    sp.add_argument("--preset", action="append", metavar="UNIT=PRESET",
+                    help="configuration preset of a unit's runs, e.g. scu=tx1 (repeatable)")
+    sp.add_argument("--cosim", action="store_true", help="also run the units' RTL in the loop (SCU; slow)")
+    sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],
+                    help="simulator for --cosim (default: %(default)s)")
+    sp.add_argument("--area", action="store_true",
+                    help="also synthesize the units (Yosys liberty flow, 32 nm; cached in build/area/)")
+    sp.add_argument("--area-preset", dest="area_preset", metavar="PRESET",
+                    help="preset to synthesize (default: the preset of each unit's GPU)")
+    sp.add_argument("--no-check", action="store_true", help="do not compare results with scipy/networkx")
+    sp.add_argument("-o", "--output", default="build/report", metavar="DIR",
+                    help="output folder (default: %(default)s)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    sp.set_defaults(func=cmd_report)
+
+    sp = sub.add_parser(
+        "sweep", help="run a design-space sweep (TOML) in parallel with Dask; resumable",
+        description="Run the grid of a sweep file (unit parameters x graphs x algorithms x modes) on a local Dask "
+                    "cluster or an existing scheduler, append each point's row to a CSV table as it finishes, skip "
+                    "finished points when run again, and draw one plot per swept parameter. Examples: "
+                    "examples/sweeps/*.toml; format: docs/usage.md.")
+    sp.add_argument("file", metavar="SWEEP.toml", help="the sweep file")
+    sp.add_argument("--scheduler", metavar="ADDRESS",
+                    help="an existing Dask scheduler (tcp://host:8786); default: a local cluster")
+    sp.add_argument("--workers", type=int, metavar="N", help="local cluster workers (default: one per core)")
+    sp.add_argument("--limit", type=int, metavar="N",
+                    help="run at most N of the remaining points, then stop (run again to continue)")
+    sp.add_argument("-o", "--output", metavar="TABLE.csv", help="results table (default: the file's sweep.output)")
+    sp.add_argument("--dry-run", action="store_true", help="validate the file and list the points; run nothing")
+    sp.add_argument("--plot-only", action="store_true", help="redraw the plots from the table; run nothing")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    sp.set_defaults(func=cmd_sweep)
+

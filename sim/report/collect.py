@@ -1,0 +1,399 @@
+"""Running what a report shows: baseline and every available unit mode on the
+golden model (checked against the independent references), optionally the
+unit's RTL in the loop and the area flow; then the paper comparison.
+
+:func:`collect` returns a plain, JSON-able dict (the report's ``results.json``);
+:mod:`.render` turns it into Markdown, HTML, CSV and figures.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from .metrics import normalise, record, request_histogram
+from .progress import Progress
+from .units import KNOWN_UNITS, RunSet, available_units, profile, unit_modes
+
+__all__ = ["ReportSpec", "ReportError", "collect", "SCHEMA"]
+
+SCHEMA = "graphunits.report/1"
+
+
+class ReportError(ValueError):
+    """A bad report request (unknown algorithm, unit, GPU, preset)."""
+
+
+@dataclass
+class ReportSpec:
+    """What to run.
+
+    Parameters
+    ----------
+    graphs : list of str
+        Graph specs (``kron:scale=6``, a file...).
+    algos : list of str
+    units : list of str or None
+        Units to show (None: every known and discovered unit); missing ones are
+        shown as "not available".
+    gpu : str or None
+        GPU preset for every run (None: each unit's paper GPU, units.py).
+    presets : dict
+        Unit -> configuration preset for its runs (default: the preset of its GPU).
+    cosim : bool
+        Also run the units' RTL in the loop (SCU) on ``sim``.
+    area : bool
+        Also run the area flow (liberty, 32 nm) on the units' RTL.
+    area_preset : str or None
+        Preset synthesized (None: the preset of each unit's GPU; ``"default"``...).
+    area_units : list of str or None
+        ``hw.registry`` units to synthesize (None: those of the requested units).
+    check : bool
+        Compare every result with the independent reference (sim/reference.py).
+    cosim_records : list of dict
+        RTL-in-the-loop results already measured (the demo's), shown as they are.
+    """
+
+    graphs: list
+    algos: list = field(default_factory=lambda: ["bfs", "sssp", "pr"])
+    units: list | None = None
+    gpu: str | None = None
+    presets: dict = field(default_factory=dict)
+    cosim: bool = False
+    sim: str = "verilator"
+    area: bool = False
+    area_preset: str | None = None
+    area_units: list | None = None
+    check: bool = True
+    cosim_records: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"graphs": list(self.graphs), "algos": list(self.algos), "units": self.units, "gpu": self.gpu,
+                "presets": dict(self.presets), "cosim": self.cosim, "sim": self.sim, "area": self.area,
+                "area_preset": self.area_preset, "area_units": self.area_units, "check": self.check}
+
+
+# ---------------------------------------------------------------------- validation
+def _validate(spec: ReportSpec) -> tuple[list[str], dict]:
+    from golden.algorithms import ALGORITHMS
+    from golden.config import ConfigError
+    from golden.gpu import GPUConfig
+    if not spec.graphs:
+        raise ReportError("give at least one graph (--graph SPEC)")
+    for a in spec.algos:
+        if a not in ALGORITHMS:
+            raise ReportError(f"unknown algorithm {a!r}; algorithms: {', '.join(ALGORITHMS)}")
+    found = unit_modes()
+    names = list(KNOWN_UNITS) + sorted(u for u in found if u not in KNOWN_UNITS)
+    units = names if spec.units is None else list(dict.fromkeys(spec.units))
+    for u in units:
+        if u not in names:
+            raise ReportError(f"unknown unit {u!r}; units: {', '.join(names)}")
+    if spec.gpu is not None:
+        try:
+            GPUConfig.preset(spec.gpu)
+        except ConfigError as e:
+            raise ReportError(str(e)) from None
+    for u, p in spec.presets.items():
+        if u not in units:
+            raise ReportError(f"--preset {u}={p}: unit {u!r} is not in the report (units: {', '.join(units)})")
+        cls = profile(u).config_class()
+        if cls is None:
+            raise ReportError(f"--preset {u}={p}: unit {u!r} has no configuration the algorithms take")
+        try:
+            cls.preset(p)
+        except ConfigError as e:
+            raise ReportError(f"--preset {u}={p}: {e}") from None
+    return units, found
+
+
+def _unit_options(u: str, gpu: str, spec: ReportSpec) -> tuple[dict, str]:
+    """run_algorithm keywords that configure unit ``u``, and the preset's name."""
+    prof = profile(u)
+    preset = spec.presets.get(u) or prof.presets.get(gpu)
+    cls = prof.config_class()
+    if preset is None or cls is None or prof.option is None:
+        return {}, ""
+    return {prof.option: cls.preset(preset)}, preset
+
+
+# ---------------------------------------------------------------------- the runs
+def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress) -> tuple[list, list, dict]:
+    from golden.algorithms import AlgorithmError, run_algorithm
+    from golden.graphs import load_graph
+    from golden.gpu import GPUConfig
+
+    from ..reference import compare, reference
+
+    avail = [u for u in units if u in found]
+    records, notes, hists = [], [], {}
+    for gspec in spec.graphs:
+        graphs = {}
+        for algo in spec.algos:
+            weighted = algo == "sssp"
+            if weighted not in graphs:
+                graphs[weighted] = load_graph(gspec, weighted=weighted)
+            g = graphs[weighted]
+            gsum = g.summary()
+            plan = []                    # (unit, mode, gpu)
+            for u in avail:
+                modes = found[u].get(algo, [])
+                if not modes:
+                    notes.append(f"{u}: no mode for {algo}")
+                gpu = spec.gpu or profile(u).gpu
+                plan += [(u, m, gpu) for m in modes]
+            gpus = list(dict.fromkeys(p[2] for p in plan)) or [spec.gpu or "gtx980"]
+            plan = [("baseline", "baseline", gp) for gp in gpus] + plan
+            ref, src = None, None
+            for u, mode, gpu in plan:
+                prog.start(f"{algo} {mode} on {gspec} ({gpu})")
+                gcfg = GPUConfig.preset(gpu)
+                opts, preset = ({}, "") if u == "baseline" else _unit_options(u, gpu, spec)
+                try:
+                    r = run_algorithm(g, algo, mode, gpu=gcfg, **opts)
+                except AlgorithmError as e:
+                    records.append({"graph": gspec, "graph_name": gsum["name"], "algo": algo, "unit": u, "mode": mode,
+                                    "gpu": gpu, "preset": preset, "check": f"error: {e}", "ok": False})
+                    prog.step(f"{algo} {mode} on {gspec} ({gpu}): error: {e}", important=True)
+                    continue
+                check = None
+                if spec.check:
+                    if ref is None or src != r.extra.get("source"):
+                        src = r.extra.get("source")
+                        ref = reference(g, algo, source=src)
+                    why = compare(algo, r.values, ref)
+                    check = "ok" if why is None else f"mismatch: {why}"
+                rec = record(r, graph=gspec, graph_summary=gsum, unit=u, gpu_config=gcfg, preset=preset, check=check)
+                records.append(rec)
+                h = request_histogram(u, r.extra)
+                if h:
+                    hists[f"{gspec}|{algo}|{gpu}|{mode}"] = h
+                prog.step(f"{algo} {mode} on {gspec} ({gpu}): {rec['check']}", important=rec["ok"] is False)
+    normalise(records, lambda u: profile(u).reference, workload_of=lambda u: "workload" in profile(u).figures)
+    return records, list(dict.fromkeys(notes)), hists
+
+
+def _planned_golden(spec: ReportSpec, units: list[str], found: dict) -> int:
+    n = 0
+    for _ in spec.graphs:
+        for algo in spec.algos:
+            gpus, k = set(), 0
+            for u in units:
+                if u in found and found[u].get(algo):
+                    gpus.add(spec.gpu or profile(u).gpu)
+                    k += len(found[u][algo])
+            n += k + max(len(gpus), 1)
+    return n
+
+
+def _cosim_registry() -> dict | None:
+    """``{unit: CosimUnit}`` when sim.cosim has a registry of units with RTL in the loop."""
+    try:
+        from ..cosim import cosim_units
+    except ImportError:
+        return None
+    return cosim_units()
+
+
+def _cosim_plan(spec: ReportSpec, units: list[str], found: dict) -> list[tuple]:
+    """(unit, graph, algo, mode, preset, gpu) of every RTL-in-the-loop run."""
+    from ..cosim import COSIM_ALGOS
+    reg = _cosim_registry()
+    plan = []
+    for u in units:
+        if u not in found:
+            continue
+        prof = profile(u)
+        gpu = spec.gpu or prof.gpu
+        if reg is not None:
+            if u not in reg:
+                continue
+            cu = reg[u]
+            algos, modes = cu.algos, cu.modes
+            preset = spec.presets.get(u) or prof.presets.get(gpu) or cu.default_preset
+        elif prof.cosim:
+            algos, modes = COSIM_ALGOS, tuple(m for ms in found[u].values() for m in ms)
+            preset = spec.presets.get(u) or prof.presets.get(gpu, "default")
+        else:
+            continue
+        for gspec in spec.graphs:
+            for algo in spec.algos:
+                if algo in algos:
+                    plan += [(u, gspec, algo, m, preset, gpu) for m in found[u].get(algo, []) if m in modes]
+    return plan
+
+
+def _run_cosim(plan, spec: ReportSpec, prog: Progress) -> list[dict]:
+    from ..cosim import run_cosim
+    generic = _cosim_registry() is not None
+    out = []
+    for u, gspec, algo, mode, preset, gpu in plan:
+        prog.start(f"RTL in the loop: {algo} {mode} on {gspec} ({spec.sim})")
+        kw = {"unit": u} if generic else {}
+        r = run_cosim(gspec, algo, mode=mode, preset=preset, sim=spec.sim, gpu=gpu, log=lambda *a: None, **kw)
+        out.append(cosim_record(r, unit=u, preset=preset, sim=spec.sim, graph=gspec))
+        prog.step(f"RTL in the loop: {u} {algo} {mode} on {gspec}: {'matches reference' if r.ok else 'MISMATCH'}",
+                  important=True)
+    return out
+
+
+def cosim_record(r, *, unit: str, preset: str, sim: str, graph: str) -> dict:
+    """The report's record of one :class:`sim.cosim.CosimResult` (operations: the
+    unit's commands; requests: its memory requests; cycles: the RTL's measured
+    cycles and the TLM time model's, where the unit reports them)."""
+    rtl, tlm = r.rtl, r.tlm
+    ops = sum(rtl["ops"].values()) if isinstance(rtl.get("ops"), dict) else rtl.get("commands")
+    req = rtl.get("requests")
+    if req is None and isinstance(rtl.get("memory"), dict):
+        req = rtl["memory"].get("reads")
+    rc, mc = rtl.get("cycles"), tlm.get("cycles")
+    return {"graph": graph, "algo": r.algo, "unit": unit, "mode": r.mode, "preset": preset, "sim": sim,
+            "ok": r.ok, "check": "matches reference" if r.ok else "MISMATCH: " + "; ".join(r.problems),
+            "ops": ops, "requests": req, "rtl_cycles": rc, "model_cycles": mc,
+            "model_over_rtl": mc / rc if isinstance(mc, (int, float)) and rc else None, "wall_s": round(r.wall_s, 2)}
+
+
+def _area_plan(spec: ReportSpec, units: list[str]) -> list[tuple[str, str]]:
+    from hw.registry import UNITS
+    if spec.area_units is not None:
+        return [(u, spec.area_preset or "default") for u in spec.area_units]
+    plan = []
+    for u in units:
+        prof = profile(u)
+        gpu = spec.gpu or prof.gpu
+        for hw in prof.hw:
+            if hw in UNITS:
+                preset = spec.area_preset or spec.presets.get(u) or prof.presets.get(gpu, "default")
+                if preset in UNITS[hw].config_class.PRESETS:
+                    plan.append((hw, preset))
+    return list(dict.fromkeys(plan))
+
+
+def _run_area(plan, prog: Progress) -> tuple[list[dict], list[dict], str | None]:
+    from .area import area_summary, area_unavailable, cached_area
+    why = area_unavailable()
+    if why:
+        prog.note(f"area skipped: {why}")
+        prog.step("area skipped", len(plan))
+        return [], [], why
+    docs, sums, failed = [], [], []
+
+    def one(item):
+        return cached_area(*item)
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as ex:
+        futs = [(item, ex.submit(one, item)) for item in plan]
+        for item, f in futs:
+            prog.start(f"area of {item[0]} ({item[1]})")
+            try:
+                doc = f.result()
+            except Exception as e:      # area is optional: a failing tool skips that unit, with the reason
+                failed.append(f"{item[0]} ({item[1]}): {e}")
+                prog.step(f"area of {item[0]} ({item[1]}) skipped: {e}", important=True)
+                continue
+            docs.append(doc)
+            sums.append(area_summary(doc))
+            prog.step(f"area of {item[0]} ({item[1]}): {sums[-1]['area_mm2']:.4f} mm2 at 32 nm", important=True)
+    return docs, sums, "; ".join(failed) or None
+
+
+# ---------------------------------------------------------------------- paper comparison
+def _fmt_claim(v, kind: str) -> str:
+    from golden.report import fmt
+    if v is None:
+        return "-"
+    if kind == "share":
+        return f"{100 * v:.1f} %"
+    if kind == "change":
+        return f"{100 * v:+.1f} %"
+    if kind == "x":
+        return f"{v:.2f}x"
+    return fmt(float(v))
+
+
+def paper_rows(units: list[str], found: dict, records: list[dict], area_docs: list[dict] | None,
+               area_why: str | None) -> list[dict]:
+    """The "paper vs ours" rows of every unit."""
+    rs = RunSet(records)
+    rows = []
+    for u in units:
+        prof = profile(u)
+        avail = u in found
+        for c in prof.claims:
+            if not avail:
+                ours, how = None, f"not available: no golden model registers {u} modes yet"
+            elif c.ours is None:
+                ours, how = None, "not measured by the model yet"
+            else:
+                ours, how = c.ours(rs)
+            ratio = ours / c.value if ours is not None and c.value not in (None, 0) and c.kind != "change" else None
+            rows.append({"unit": u, "figure": c.label, "paper": c.paper, "paper_value": c.value,
+                         "ours": ours, "ours_text": _fmt_claim(ours, c.kind) if ours is not None else
+                         ("not available" if not avail else "-"), "ours_over_paper": ratio, "kind": c.kind,
+                         "how": how, "note": c.note})
+        rows += _area_claims(u, prof, area_docs, area_why)
+    return rows
+
+
+def _area_claims(u, prof, docs, why) -> list[dict]:
+    try:
+        from synth.compare import PAPER_FIGURES, ours as area_ours
+    except ImportError:
+        return []
+    rows = []
+    for f in PAPER_FIGURES:
+        if f.unit not in prof.hw or f.value is None:
+            continue
+        doc = next((d for d in docs or [] if d.get("unit") == f.unit and d.get("preset") == f.preset
+                    and d.get("flow") == "liberty"), None)
+        if doc is not None:
+            v = area_ours(f, doc)
+            how = f"liberty flow, {f.unit} preset {f.preset}" + (f", {f.node} nm" if f.node else "")
+        else:
+            v = None
+            how = (f"area flow unavailable: {why}" if why else
+                   f"run with --area (--area-preset {f.preset}) to compute it" if docs is None else
+                   f"preset {f.preset} was not synthesized (--area-preset {f.preset})")
+        rows.append({"unit": u, "figure": f.label + f" ({f.units})", "paper": f"{f.value:g} {f.units} ({f.source})",
+                     "paper_value": f.value, "ours": v, "ours_text": "-" if v is None else f"{v:.4g} {f.units}",
+                     "ours_over_paper": v / f.value if v is not None and f.value else None, "kind": "number",
+                     "how": how, "note": "see docs/area.md: paper storage in memory/CACTI vs our on-chip macros"})
+    return rows
+
+
+# ---------------------------------------------------------------------- entry
+def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
+    """Run everything ``spec`` asks for and return the report's data."""
+    t0 = time.time()
+    units, found = _validate(spec)
+    cos_plan = _cosim_plan(spec, units, found) if spec.cosim else []
+    area_plan = _area_plan(spec, units) if spec.area else []
+    total = _planned_golden(spec, units, found) + len(cos_plan) + len(area_plan)
+    with Progress("report", total, log=log, bar=bar, interval=2.0) as prog:
+        records, notes, hists = _run_golden(spec, units, found, prog)
+        cosim = list(spec.cosim_records) + _run_cosim(cos_plan, spec, prog)
+        area_docs, area_sums, area_why = _run_area(area_plan, prog) if spec.area else (None, [], None)
+    unit_info = {}
+    for u in units:
+        prof = profile(u)
+        unit_info[u] = {"available": u in found, "title": prof.title, "source": prof.source,
+                        "gpu": spec.gpu or prof.gpu, "reference": prof.reference,
+                        "modes": {a: m for a, m in found.get(u, {}).items() if a in spec.algos},
+                        "all_modes": found.get(u, {}), "figures": list(prof.figures),
+                        "columns": [list(c) for c in prof.columns]}
+    return {
+        "schema": SCHEMA,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "spec": spec.to_dict(),
+        "units": unit_info,
+        "available_units": available_units(),
+        "notes": notes,
+        "runs": records,
+        "request_histograms": hists,
+        "cosim": cosim,
+        "area": area_sums,
+        "area_skipped": area_why,
+        "paper": paper_rows(units, found, records, area_docs, area_why),
+        "wall_s": round(time.time() - t0, 2),
+    }

@@ -1,0 +1,132 @@
+"""One flat record of numbers per algorithm run (a row of ``runs.csv`` and of a
+sweep's table), and the normalisation against the reference runs.
+
+Every record has the columns of :data:`COMMON`; a unit's statistics
+(``RunResult.extra[unit]``) add ``<unit>_<name>`` columns (units.py explains the
+conventions).
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["COMMON", "record", "normalise", "time_seconds", "request_histogram"]
+
+#: Columns every record has, in table order.
+COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "gpu", "preset", "check", "ok",
+          "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
+          "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
+          "workload_left")
+
+
+def time_seconds(r, gpu_config) -> float | None:
+    """Estimated run time of ``r`` (seconds) by the unit's convention, else the GPU model's."""
+    hz = gpu_config.clock_mhz * 1e6
+    t = r.extra.get("time")
+    if isinstance(t, dict):
+        if isinstance(t.get("total_s"), (int, float)):
+            return float(t["total_s"])
+        if isinstance(t.get("total_cycles"), (int, float)):
+            return float(t["total_cycles"]) / hz
+    for v in r.extra.values():
+        if isinstance(v, dict) and isinstance(v.get("time"), dict) and isinstance(v["time"].get("total_s"),
+                                                                                   (int, float)):
+            return float(v["time"]["total_s"])
+    if r.gpu is not None:
+        return float(r.gpu["total"]["cycles"]) / hz
+    return None
+
+
+def request_histogram(unit: str, extra: dict) -> dict[int, int] | None:
+    """``{size in bytes: count}`` when the unit reports its requests by size."""
+    d = extra.get(unit)
+    h = d.get("requests") if isinstance(d, dict) else None
+    if not isinstance(h, dict) or not h:
+        return None
+    try:
+        return {int(k): int(v) for k, v in sorted(h.items(), key=lambda kv: int(kv[0]))}
+    except (TypeError, ValueError):
+        return None
+
+
+def _unit_columns(unit: str, extra: dict) -> dict:
+    out = {}
+    d = extra.get(unit)
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if isinstance(v, bool):
+                out[f"{unit}_{k}"] = int(v)
+            elif isinstance(v, (int, float)):
+                out[f"{unit}_{k}"] = v
+            elif k == "ops" and isinstance(v, dict):
+                out[f"{unit}_ops"] = sum(int(x) for x in v.values())
+        hist = request_histogram(unit, extra)
+        if hist:
+            total = sum(hist.values())
+            for size, n in hist.items():
+                out[f"{unit}_req_{size}B"] = n / total if total else 0.0
+    t = extra.get("time")
+    if isinstance(t, dict):
+        for k, v in t.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[f"time_{k}"] = v
+    return out
+
+
+def _spr(kernels) -> float | None:
+    mem = sum(k["mem_instructions"] for k in kernels)
+    return sum(k["sectors"] for k in kernels) / mem if mem else None
+
+
+def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset: str | None = None,
+           check: str | None = None) -> dict:
+    """The record of one run ``r`` (a :class:`golden.algorithms.RunResult`)."""
+    t = time_seconds(r, gpu_config)
+    rec = {"graph": graph, "graph_name": graph_summary.get("name", graph),
+           "vertices": graph_summary.get("vertices"), "edges": graph_summary.get("edges"),
+           "algo": r.algo, "unit": unit, "mode": r.mode, "gpu": gpu_config.name, "preset": preset or "",
+           "check": check if check is not None else "not checked", "ok": None if check is None else check == "ok",
+           "iterations": r.iterations, "wall_s": round(r.wall_s, 4), "time_us": None if t is None else t * 1e6,
+           "reference_mode": None, "time_norm": None, "speedup": None, "sectors_per_request": None,
+           "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
+           "warp_instructions": None, "gpu_workload": None, "workload_left": None}
+    if r.gpu is not None:
+        tot = r.gpu["total"]
+        rec.update({"sectors_per_request": tot["accesses_per_request"], "mem_instructions": tot["mem_instructions"],
+                    "sectors": tot["sectors"], "warp_instructions": tot["warp_instructions"],
+                    "contract_sectors_per_request": _spr([k for k in r.gpu["kernels"] if "contract" in k["name"]])})
+    c = r.counters
+    if "gpu_nodes" in c or "gpu_edges" in c:
+        rec["gpu_workload"] = int(c.get("gpu_nodes", 0)) + int(c.get("gpu_edges", 0))
+    if unit != "baseline":
+        rec.update(_unit_columns(unit, r.extra))
+    return rec
+
+
+def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "gpu"), workload_of=None) -> None:
+    """Fill ``reference_mode``, ``time_norm`` (time / the reference mode's time),
+    ``speedup`` (its inverse) and ``workload_left`` (GPU workload / the baseline's,
+    for the units where ``workload_of(unit)`` is true: those whose modes count the
+    GPU workload as the baseline does), matching runs on ``key_fields``;
+    ``reference_of(unit)`` names the reference mode."""
+    index = {}
+    for r in records:
+        index[tuple(r.get(k) for k in key_fields) + (r["mode"],)] = r
+    for r in records:
+        key = tuple(r.get(k) for k in key_fields)
+        ref_mode = "baseline" if r["unit"] == "baseline" else reference_of(r["unit"])
+        r["reference_mode"] = ref_mode
+        ref = index.get(key + (ref_mode,))
+        t, t0 = r.get("time_us"), ref.get("time_us") if ref else None
+        if _num(t) and _num(t0) and t > 0:
+            r["time_norm"] = t / t0
+            r["speedup"] = t0 / t
+        if workload_of is not None and r["unit"] != "baseline" and not workload_of(r["unit"]):
+            continue
+        base = index.get(key + ("baseline",))
+        w, w0 = r.get("gpu_workload"), base.get("gpu_workload") if base else None
+        if _num(w) and _num(w0) and w0 > 0:
+            r["workload_left"] = w / w0
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)

@@ -1,0 +1,402 @@
+"""Writing a report: ``report.md``, ``report.html`` (images linked relatively, in
+``figures/``), ``results.json`` and one CSV per table, from the data of
+:func:`sim.report.collect.collect`.
+
+The Markdown and the HTML are rendered from one list of blocks, so they hold the
+same tables with the same numbers (formatted by :func:`golden.report.fmt`).
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+from pathlib import Path
+
+from golden.report import fmt
+
+from .figures import bar_figure, stacked_figure
+from .metrics import COMMON
+from .units import RunSet
+
+__all__ = ["write_report", "csv_columns", "cell", "mm2"]
+
+
+def cell(v) -> str:
+    """A table cell (the Markdown and HTML tables use it; tests compare with it)."""
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return "-"
+    return fmt(v)
+
+
+def mm2(v) -> str:
+    """An area in mm2 with 4 significant digits (the areas of these units are 0.001-1 mm2)."""
+    return "-" if v is None else f"{v:.4g}"
+
+
+def csv_columns(rows: list[dict], first=()) -> list[str]:
+    cols = [c for c in first if any(c in r for r in rows)]
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    return cols
+
+
+def _write_csv(path: Path, rows: list[dict], first=()) -> None:
+    cols = csv_columns(rows, first)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_value(r.get(k)) for k in cols})
+
+
+def _csv_value(v):
+    if v is None:
+        return ""
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+# ---------------------------------------------------------------------- blocks
+class Doc:
+    def __init__(self):
+        self.blocks: list[tuple] = []
+
+    def h(self, level: int, text: str, anchor: str | None = None):
+        self.blocks.append(("h", level, text, anchor))
+
+    def p(self, text: str):
+        self.blocks.append(("p", text))
+
+    def table(self, headers: list[str], rows: list[list], caption: str | None = None):
+        self.blocks.append(("table", headers, [[cell(c) for c in r] for r in rows], caption))
+
+    def figure(self, data: dict):
+        self.blocks.append(("figure", data))
+
+    def markdown(self) -> str:
+        out = []
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append("#" * b[1] + " " + b[2])
+            elif b[0] == "p":
+                out.append(b[1])
+            elif b[0] == "table":
+                _, headers, rows, caption = b
+                if caption:
+                    out.append(f"*{caption}*\n")
+                esc = [[c.replace("|", "\\|") for c in r] for r in rows]
+                widths = [max([len(h)] + [len(r[i]) for r in esc]) for i, h in enumerate(headers)]
+                out.append("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |")
+                out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+                out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in esc]
+            elif b[0] == "figure":
+                d = b[1]
+                out.append(f"![{d['title']}]({d['file']})")
+            out.append("")
+        return "\n".join(out)
+
+    def html(self, title: str) -> str:
+        e = html.escape
+        body = []
+        for b in self.blocks:
+            if b[0] == "h":
+                aid = f' id="{e(b[3])}"' if b[3] else ""
+                body.append(f"<h{b[1]}{aid}>{e(b[2])}</h{b[1]}>")
+            elif b[0] == "p":
+                body.append(f"<p>{_inline(b[1])}</p>")
+            elif b[0] == "table":
+                _, headers, rows, caption = b
+                cap = f"<caption>{e(caption)}</caption>" if caption else ""
+                head = "".join(f"<th>{e(h)}</th>" for h in headers)
+                trs = "".join("<tr>" + "".join(f'<td{_num_class(c)}>{e(c)}</td>' for c in r) + "</tr>" for r in rows)
+                body.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{trs}</tbody></table>")
+            elif b[0] == "figure":
+                d = b[1]
+                body.append(f'<figure><img src="{e(d["file"])}" alt="{e(d["title"])}">'
+                            f"<figcaption>{e(d['title'])}</figcaption></figure>")
+        return _HTML.format(title=e(title), body="\n".join(body))
+
+
+def _num_class(c: str) -> str:
+    try:
+        float(c.rstrip("x%").strip())
+        return ' class="n"'
+    except ValueError:
+        return ""
+
+
+def _inline(text: str) -> str:
+    """Markdown's `code` and [text](link) in an HTML paragraph."""
+    import re
+    s = html.escape(text)
+    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
+    s = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', s)
+    return s
+
+
+_HTML = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em; color: #222; }}
+table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }}
+td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}
+th {{ background: #f2f2f2; }}
+caption {{ text-align: left; font-style: italic; padding: 0.2em 0; }}
+figure {{ margin: 1em 0; }}
+figure img {{ max-width: 100%; border: 1px solid #eee; }}
+figcaption {{ font-size: 0.85em; color: #555; }}
+code {{ background: #f4f4f4; padding: 0 0.2em; }}
+.warn {{ background: #fee; border: 1px solid #c00; padding: 0.5em; }}
+</style>
+</head>
+<body>
+{body}
+<script>
+// Marks how many figures loaded (checked by the tests in a headless browser) and
+// warns when the figures/ folder did not travel with this file.
+window.addEventListener("load", function () {{
+  var imgs = Array.prototype.slice.call(document.images);
+  var bad = imgs.filter(function (i) {{ return !(i.complete && i.naturalWidth > 0); }});
+  document.body.setAttribute("data-images", String(imgs.length));
+  document.body.setAttribute("data-images-loaded", String(imgs.length - bad.length));
+  if (bad.length) {{
+    var p = document.createElement("p");
+    p.className = "warn";
+    p.textContent = bad.length + " figure(s) did not load: keep the figures/ folder next to report.html.";
+    document.body.insertBefore(p, document.body.firstChild);
+  }}
+}});
+</script>
+</body>
+</html>
+"""
+
+
+# ---------------------------------------------------------------------- figures
+def _cat(r: dict, multi_gpu: bool) -> str:
+    s = f"{r['graph']}\n{r['algo']}"
+    return s + f" ({r['gpu']})" if multi_gpu else s
+
+
+def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
+    recs = rs.select(unit=u)
+    if not recs:
+        return []
+    keys = list(dict.fromkeys((r["graph"], r["algo"], r["gpu"]) for r in recs))
+    multi_gpu = len({k[2] for k in keys}) > 1
+    cats = [_cat({"graph": g, "algo": a, "gpu": gp}, multi_gpu) for g, a, gp in keys]
+    kd = [{"graph": g, "algo": a, "gpu": gp} for g, a, gp in keys]
+    modes = list(dict.fromkeys(r["mode"] for r in recs))
+    ref = info["reference"]
+    figs = []
+
+    def series(metric, labels):
+        s = {}
+        for m in labels:
+            vals = []
+            for g, a, gp in keys:
+                hit = rs.select(graph=g, algo=a, gpu=gp, mode=m)
+                vals.append(hit[0].get(metric) if hit else None)
+            s[m] = vals
+        return s
+
+    for kind in info["figures"]:
+        if kind == "time":
+            labels = [ref] + [m for m in modes if m != ref]      # the reference first (1.0)
+            s = series("time_norm", labels)
+            figs.append(bar_figure(out / f"time_{u}.png", name=f"time_{u}", metric="time_norm",
+                                   title=f"{u.upper()}: estimated time normalised to {ref}",
+                                   ylabel=f"time / {ref} time", categories=cats, keys=kd, series=s,
+                                   series_keys={m: {"mode": m} for m in s}, hline=1.0))
+        elif kind == "coalescing":
+            labels = ["baseline"] + modes
+            s = series("sectors_per_request", labels)
+            figs.append(bar_figure(out / f"coalescing_{u}.png", name=f"coalescing_{u}", metric="sectors_per_request",
+                                   title=f"{u.upper()}: memory accesses (sectors or lines) per warp memory request",
+                                   ylabel="sectors per warp request", categories=cats, keys=kd, series=s,
+                                   series_keys={m: {"mode": m} for m in s}))
+        elif kind == "workload":
+            labels = ["baseline"] + modes
+            s = series("workload_left", labels)
+            if any(v is not None for vs in s.values() for v in vs):
+                figs.append(bar_figure(out / f"workload_{u}.png", name=f"workload_{u}", metric="workload_left",
+                                       title=f"{u.upper()}: GPU workload left (node + edge frontier elements)",
+                                       ylabel="workload / baseline workload", categories=cats, keys=kd, series=s,
+                                       series_keys={m: {"mode": m} for m in s}, hline=1.0))
+        elif kind == "requests":
+            sizes = sorted({int(k[len(u) + 5:-1]) for r in recs for k in r if k.startswith(f"{u}_req_")
+                            and k.endswith("B")})
+            hrecs = [r for r in recs if any(f"{u}_req_{s}B" in r for s in sizes)]
+            if sizes and hrecs:
+                hk = [{"graph": r["graph"], "algo": r["algo"], "gpu": r["gpu"], "mode": r["mode"]} for r in hrecs]
+                hc = [f"{r['graph']} {r['algo']} {r['mode']}" for r in hrecs]
+                s = {f"{sz} B": [r.get(f"{u}_req_{sz}B") for r in hrecs] for sz in sizes}
+                figs.append(stacked_figure(out / f"requests_{u}.png", name=f"requests_{u}", metric="share",
+                                           title=f"{u.upper()}: request sizes (share of requests)",
+                                           ylabel="share of requests", categories=hc, keys=hk, series=s,
+                                           series_keys={f"{sz} B": {"metric": f"{u}_req_{sz}B"} for sz in sizes}))
+    return figs
+
+
+def _area_figure(out: Path, area: list[dict]) -> dict | None:
+    if not area:
+        return None
+    parts = list(dict.fromkeys(p["part"].split(".")[-1] if "." in p["part"] else p["part"]
+                               for a in area for p in a["parts"]))
+    cats = [f"{a['unit']} ({a['preset']})" for a in area]
+    keys = [{"unit": a["unit"], "preset": a["preset"]} for a in area]
+    series = {}
+    for name in parts:
+        vals = []
+        for a in area:
+            v = [p["area_mm2"] for p in a["parts"] if (p["part"].split(".")[-1] if "." in p["part"] else p["part"])
+                 == name]
+            vals.append(sum(v) if v else None)
+        series[name] = vals
+    return stacked_figure(out / "area.png", name="area", metric="area_mm2", horizontal=True,
+                          title="Area breakdown by submodule (32 nm estimate, logic + SRAM macros)",
+                          ylabel="mm2 at 32 nm", categories=cats, keys=keys, series=series,
+                          series_keys={k: {"part": k} for k in series}, total_label="mm2")
+
+
+# ---------------------------------------------------------------------- the report
+def write_report(res: dict, out: Path) -> dict:
+    """Write every file of the report into ``out``; returns ``{"files": [...], "figures": [...]}``
+    (also stored in ``results.json``)."""
+    out = Path(out)
+    figdir = out / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    for old in figdir.glob("*.png"):
+        old.unlink()
+    rs = RunSet(res["runs"])
+    units = res["units"]
+    doc = Doc()
+    spec = res["spec"]
+    doc.h(1, "graphunits report")
+    doc.p(f"Created {res['created']} in {res['wall_s']:.1f} s. Graphs: {', '.join(f'`{g}`' for g in spec['graphs'])}; "
+          f"algorithms: {', '.join(spec['algos'])}. Every number of this page is in `results.json` and the CSV "
+          f"files next to it; every figure's numbers are also stored inside its PNG file.")
+    # graphs
+    gl = {}
+    for r in res["runs"]:
+        gl.setdefault(r["graph"], r)
+    doc.table(["graph", "name", "vertices", "edges (arcs)"],
+              [[g, r.get("graph_name"), r.get("vertices"), r.get("edges")] for g, r in gl.items()], "Graphs")
+    # units
+    doc.h(2, "Units", "units")
+    rows = []
+    for u, info in units.items():
+        if info["available"]:
+            modes = "; ".join(f"{a}: {', '.join(m)}" for a, m in info["modes"].items()) or \
+                    f"no mode for {', '.join(spec['algos'])}"
+            rows.append([u, "available", modes, info["gpu"], info["reference"]])
+        else:
+            rows.append([u, "not available", "-", info["gpu"], info["reference"]])
+    doc.table(["unit", "status", "modes", "GPU", "times normalised to"], rows)
+    doc.p("A unit is available when its golden model registers modes (`golden/<unit>/algorithms.py`); the "
+          "others are listed with the paper's figures and \"not available\".")
+    for n in res["notes"]:
+        doc.p(f"Note: {n}.")
+    # summary
+    doc.h(2, "Baseline vs every unit mode", "summary")
+    doc.table(["graph", "algo", "GPU", "unit", "mode", "time (us)", "speedup", "sectors/req", "workload left",
+               "check"],
+              [[r["graph"], r["algo"], r["gpu"], r["unit"], r["mode"], r.get("time_us"), r.get("speedup"),
+                r.get("sectors_per_request"), r.get("workload_left"), r.get("check")] for r in res["runs"]],
+              "speedup = the unit's reference mode time / this mode's time (estimated by the golden model); "
+              "check = result against scipy/networkx")
+    figures = []
+    paper = res["paper"]
+    for u, info in units.items():
+        doc.h(2, info["title"], u)
+        if info["source"]:
+            doc.p(f"Paper: {info['source']}. GPU model: `{info['gpu']}`.")
+        if not info["available"]:
+            doc.p(f"**not available**: no golden model registers {u} modes yet, so nothing was run. The paper's "
+                  f"figures, for when it lands:")
+        else:
+            for fd in _unit_figures(figdir, u, info, rs):
+                figures.append(fd)
+                doc.figure(fd)
+            extra = [tuple(c) for c in info["columns"]]
+            recs = [r for r in res["runs"] if r["unit"] in (u, "baseline") and
+                    (r["unit"] == u or any(x["gpu"] == r["gpu"] and x["graph"] == r["graph"] and x["algo"] == r["algo"]
+                                           for x in rs.select(unit=u)))]
+            doc.table(["graph", "algo", "GPU", "mode", "preset", "time (us)", f"vs {info['reference']}", "speedup",
+                       "sectors/req", "workload left"] + [h for h, _ in extra] + ["check"],
+                      [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("preset"), r.get("time_us"),
+                        r.get("time_norm"), r.get("speedup"), r.get("sectors_per_request"), r.get("workload_left")]
+                       + [r.get(k) for _, k in extra] + [r.get("check")] for r in recs],
+                      f"{u}: runs (baseline rows for context)")
+        prow = [p for p in paper if p["unit"] == u]
+        if prow:
+            doc.table(["figure", "paper", "ours", "ours / paper", "how ours is measured", "why it may differ"],
+                      [[p["figure"], p["paper"], p["ours_text"], p["ours_over_paper"], p["how"], p["note"]]
+                       for p in prow], f"{u}: paper vs ours")
+    if res["cosim"]:
+        doc.h(2, "RTL in the loop", "cosim")
+        doc.p("The golden algorithm runs unchanged while every unit operation is executed by the RTL under cocotb; "
+              "the result is compared with the TLM run and with scipy/networkx (docs/architecture.md, \"RTL in the "
+              "loop\"). Cycles (model) is the unit's TLM time model with the GPU's memory latency; the RTL runs "
+              "against the testbench memory (1-20 cycles), so the ratio is not an accuracy figure "
+              "(docs/benchmarks.md has the calibrated comparison).")
+        doc.table(["graph", "algo", "unit", "mode", "preset", "simulator", "operations", "memory requests",
+                   "cycles (RTL)", "cycles (model)", "model / RTL", "check"],
+                  [[c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], c["sim"], c["ops"], c["requests"],
+                    c["rtl_cycles"], c["model_cycles"], c["model_over_rtl"], c["check"]] for c in res["cosim"]])
+    if spec["area"]:
+        doc.h(2, "Area", "area")
+        if res["area_skipped"]:
+            doc.p(f"Area skipped: {res['area_skipped']}.")
+        if res["area"]:
+            fd = _area_figure(figdir, res["area"])
+            if fd:
+                figures.append(fd)
+                doc.figure(fd)
+            doc.p("Yosys liberty flow (OSU 0.18 um cells, scaled to 32 nm, SRAM macros by the model of docs/area.md; "
+                  "treat as +-2x).")
+            doc.table(["unit", "preset", "logic (mm2)", "SRAM (mm2)", "total (mm2)", "SRAM (KB)", "flip-flops",
+                       "cells"],
+                      [[a["unit"], a["preset"], mm2(a["logic_mm2"]), mm2(a["memory_mm2"]), mm2(a["area_mm2"]),
+                        a["memory_kb"], a["flip_flops"], a["cells"]] for a in res["area"]], "Area at 32 nm")
+            doc.table(["unit", "preset", "part", "logic (mm2)", "SRAM (mm2)", "total (mm2)"],
+                      [[a["unit"], a["preset"], p["part"], mm2(p["logic_mm2"]), mm2(p["memory_mm2"]),
+                        mm2(p["area_mm2"])] for a in res["area"] for p in a["parts"]], "Area by submodule")
+    files = ["report.md", "report.html", "results.json", "runs.csv", "paper.csv"]
+    if res["cosim"]:
+        files.append("cosim.csv")
+    if res["area"]:
+        files += ["area.csv", "area_parts.csv"]
+    doc.h(2, "Files", "files")
+    doc.p(" ".join(f"[{f}]({f})" for f in files[2:]) + " - and the figures in `figures/`.")
+    res = dict(res, figures=figures, files=files + [f["file"] for f in figures])
+    (out / "results.json").write_text(json.dumps(res, indent=1, default=_json_default) + "\n")
+    _write_csv(out / "runs.csv", res["runs"], COMMON)
+    _write_csv(out / "paper.csv", res["paper"], ("unit", "figure", "paper", "paper_value", "ours", "ours_text",
+                                                 "ours_over_paper", "how", "note"))
+    if res["cosim"]:
+        _write_csv(out / "cosim.csv", res["cosim"])
+    if res["area"]:
+        _write_csv(out / "area.csv", [{k: v for k, v in a.items() if k != "parts"} for a in res["area"]])
+        _write_csv(out / "area_parts.csv", [dict(unit=a["unit"], preset=a["preset"], **p)
+                                            for a in res["area"] for p in a["parts"]])
+    (out / "report.md").write_text(doc.markdown())
+    (out / "report.html").write_text(doc.html("graphunits report"))
+    return res
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"cannot write {type(o).__name__} as JSON")

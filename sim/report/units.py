@@ -1,0 +1,374 @@
+"""What the report and the sweeps know about each unit, and how they find the
+units that exist.
+
+Discovery is dynamic: a unit is *available* for an algorithm when its golden
+model registers a mode for it (:func:`golden.algorithms.modes_for`); the mode's
+class lives in ``golden/<unit>/algorithms.py``, which names the unit. So a new
+unit appears in reports and sweeps as soon as its modes are registered, with a
+generic profile (:func:`profile`); an entry in :data:`PROFILES` adds what only a
+person can say: the paper's GPU and figures, the configuration that the
+algorithms take, the RTL that implements it.
+
+Conventions a unit's modes follow so that the generic report reads them
+(docs/usage.md, "Adding a unit to the reports"):
+
+* time: ``RunResult.extra["time"]["total_s"]`` or ``["total_cycles"]`` (GPU
+  clock), or ``extra[unit]["time"]["total_s"]``; otherwise the GPU model's time;
+* statistics: ``extra[unit]``, a dict; its numeric entries become columns
+  ``<unit>_<name>``; a dict ``extra[unit]["requests"]`` of request size (bytes)
+  to count is the unit's request-size histogram;
+* configuration: ``run_algorithm(..., <option>=Config)`` (:attr:`UnitProfile.option`).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["KNOWN_UNITS", "UnitProfile", "PaperClaim", "PROFILES", "profile", "available_units", "unit_of_mode",
+           "unit_modes", "RunSet", "gmean"]
+
+#: The units of the project (README), in report order; others are added when discovered.
+KNOWN_UNITS = ("scu", "iru", "graphpeg", "mff", "emogi")
+
+
+def gmean(values) -> float | None:
+    vals = [v for v in values if v is not None and v > 0 and not math.isnan(v)]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def _mean(values) -> float | None:
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(vals) / len(vals) if vals else None
+
+
+class RunSet:
+    """The run records of a report, with the selections the paper figures need."""
+
+    def __init__(self, records: list[dict]):
+        self.records = list(records)
+
+    def select(self, **match) -> list[dict]:
+        return [r for r in self.records if all(r.get(k) == v for k, v in match.items())]
+
+    def values(self, metric: str, **match) -> list[float]:
+        return [r[metric] for r in self.select(**match) if isinstance(r.get(metric), (int, float))]
+
+    def describe(self, **match) -> str:
+        rs = self.select(**match)
+        if not rs:
+            return "no runs"
+        graphs = sorted({r["graph"] for r in rs})
+        return f"{len(rs)} run{'s' if len(rs) != 1 else ''} on {', '.join(graphs)}"
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """One figure a paper states, and how ours is computed from the runs.
+
+    Parameters
+    ----------
+    label : str
+        What is measured.
+    paper : str
+        The paper's statement (as written, with its section).
+    value : float or None
+        The paper's number in the unit of ``kind`` (None: a range or a statement).
+    ours : callable or None
+        ``RunSet -> (value or None, how)``; None: the model does not measure it (yet).
+    kind : str
+        ``"share"`` (0..1, printed as %), ``"x"`` (a factor), ``"change"`` (a relative
+        change, printed as %), ``"number"``.
+    note : str
+        Why ours may differ (model, scaling).
+    """
+
+    label: str
+    paper: str
+    value: float | None
+    ours: Callable | None = None
+    kind: str = "number"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class UnitProfile:
+    """What the report knows about a unit.
+
+    Parameters
+    ----------
+    name, title, source : str
+        Unit name (``golden/<name>``), a title, the paper.
+    gpu : str
+        The GPU preset of the paper's evaluation (used unless ``--gpu`` is given).
+    reference : str
+        The mode that the unit's times are normalised to (``baseline``, or e.g. ``uvm``).
+    config : str or None
+        ``"module:Class"`` of the configuration the algorithms take through ``option``.
+    option : str or None
+        The ``run_algorithm`` keyword that takes that configuration.
+    presets : dict
+        GPU preset -> configuration preset of the unit (default: ``default``).
+    hw : tuple
+        ``hw.registry`` units that implement it (area).
+    figures : tuple
+        Figures of the unit's section: ``time``, ``coalescing``, ``workload``, ``requests``.
+    columns : tuple
+        Extra table columns: (header, record key).
+    claims : tuple of PaperClaim
+    cosim : bool
+        RTL in the loop exists (``sim.cosim``).
+    """
+
+    name: str
+    title: str
+    source: str = ""
+    gpu: str = "gtx980"
+    reference: str = "baseline"
+    config: str | None = None
+    option: str | None = None
+    presets: dict = field(default_factory=dict)
+    hw: tuple = ()
+    figures: tuple = ("time", "coalescing", "workload", "requests")
+    columns: tuple = ()
+    claims: tuple = ()
+    cosim: bool = False
+
+    def config_class(self):
+        """The configuration class, or None (unit without one, or not importable yet)."""
+        if not self.config:
+            return None
+        mod, _, cls = self.config.partition(":")
+        try:
+            return getattr(importlib.import_module(mod), cls)
+        except (ImportError, AttributeError):
+            return None
+
+    def preset_for(self, gpu: str) -> str:
+        return self.presets.get(gpu, "default")
+
+
+# ---------------------------------------------------------------------- paper figures
+def _speedup(mode: str, gpu: str | None = None, algo: str | None = None):
+    def f(rs: RunSet):
+        m = {"mode": mode}
+        if gpu:
+            m["gpu"] = gpu
+        if algo:
+            m["algo"] = algo
+        v = gmean(rs.values("speedup", **m))
+        return v, f"geometric mean of {mode} over its reference, {rs.describe(**m)}"
+    return f
+
+
+def _best_speedup(unit: str, algo: str | None = None):
+    """Generic: the best mode of a unit (geometric mean of its speedups)."""
+    def f(rs: RunSet):
+        m = {"unit": unit} if algo is None else {"unit": unit, "algo": algo}
+        best, how = None, "no runs"
+        for mode in sorted({r["mode"] for r in rs.select(**m)}):
+            v = gmean(rs.values("speedup", mode=mode, **{k: x for k, x in m.items() if k != "unit"}))
+            if v is not None and (best is None or v > best):
+                best, how = v, f"best mode {mode}: geometric mean, {rs.describe(mode=mode)}"
+        return best, how
+    return f
+
+
+def _workload_left(mode: str, algo: str):
+    def f(rs: RunSet):
+        v = _mean(rs.values("workload_left", mode=mode, algo=algo))
+        return v, f"mean of {mode}, {rs.describe(mode=mode, algo=algo)}"
+    return f
+
+
+def _ratio(metric: str, num_mode: str, den_mode: str, algo: str | None = None, minus_one: bool = False,
+           gpu: str | None = None):
+    """Mean over (graph, algo, gpu) of metric(num_mode) / metric(den_mode) (- 1)."""
+    def f(rs: RunSet):
+        vals = []
+        for r in rs.select(mode=num_mode):
+            if algo and r["algo"] != algo or gpu and r["gpu"] != gpu:
+                continue
+            d = rs.select(mode=den_mode, graph=r["graph"], algo=r["algo"], gpu=r["gpu"])
+            if d and isinstance(r.get(metric), (int, float)) and d[0].get(metric):
+                vals.append(r[metric] / d[0][metric] - (1 if minus_one else 0))
+        m = {"mode": num_mode} if algo is None else {"mode": num_mode, "algo": algo}
+        return _mean(vals), f"{metric}: {num_mode} / {den_mode}, mean over {rs.describe(**m)}"
+    return f
+
+
+def _coalescing_gain(better_mode: str, base_mode: str, algo: str | None = None, metric: str = "sectors_per_request",
+                     gpu: str | None = None):
+    """Improvement of coalescing = sectors per request of base / of better - 1."""
+    def f(rs: RunSet):
+        vals = []
+        for r in rs.select(mode=better_mode):
+            if algo and r["algo"] != algo or gpu and r["gpu"] != gpu:
+                continue
+            d = rs.select(mode=base_mode, graph=r["graph"], algo=r["algo"], gpu=r["gpu"])
+            if d and r.get(metric) and isinstance(d[0].get(metric), (int, float)):
+                vals.append(d[0][metric] / r[metric] - 1)
+        m = {"mode": better_mode} if algo is None else {"mode": better_mode, "algo": algo}
+        return _mean(vals), f"{metric} of {base_mode} / {better_mode} - 1, {rs.describe(**m)}"
+    return f
+
+
+def _share(mode: str, size: int, unit: str = "emogi"):
+    def f(rs: RunSet):
+        v = _mean(rs.values(f"{unit}_req_{size}B", mode=mode))
+        return v, f"share of {size} B requests of {mode}, mean over {rs.describe(mode=mode)}"
+    return f
+
+
+def _metric(metric: str, mode: str, agg=_mean):
+    def f(rs: RunSet):
+        return agg(rs.values(metric, mode=mode)), f"{metric} of {mode}, {rs.describe(mode=mode)}"
+    return f
+
+
+def _generic_coalescing(unit: str):
+    def f(rs: RunSet):
+        best, how = None, "no runs"
+        for mode in sorted({r["mode"] for r in rs.select(unit=unit)}):
+            v, h = _coalescing_gain(mode, "baseline")(rs)
+            if v is not None and (best is None or v > best):
+                best, how = v, h
+        return best, how
+    return f
+
+
+_SCU_SCALED = ("our hashes are on chip and scaled (gtx980: 1024 x 4 filter entries, tx1: 256 x 4) where the "
+               "paper's live in memory (262 144 / 33 792 entries); large frontiers overflow them (docs/benchmarks.md)")
+_SCU_TIME = ("the analytic GPU model does not charge the baseline's scans and extra kernels (> 40 % of the "
+             "paper's baseline time); the SCU moves every element through one 32 B port per cycle and the GPU "
+             "waits for each operation (docs/benchmarks.md, SCU (b))")
+
+PROFILES: dict[str, UnitProfile] = {
+    "scu": UnitProfile(
+        "scu", "SCU: stream compaction unit", "Segura et al., ISCA 2019", gpu="gtx980",
+        config="golden.scu:SCUConfig", option="scu", presets={"gtx980": "gtx980", "tx1": "tx1"},
+        hw=("scu",), figures=("time", "coalescing", "workload"), cosim=True,
+        columns=(("SCU ops", "scu_ops"), ("SCU requests", "scu_requests"), ("SCU cycles", "scu_cycles"),
+                 ("contract sect/req", "contract_sectors_per_request")),
+        claims=(
+            PaperClaim("GPU workload left after filtering, BFS", "14 % (§6.2)", 0.14,
+                       _workload_left("scu-enhanced", "bfs"), "share", _SCU_SCALED),
+            PaperClaim("GPU workload left after filtering, SSSP", "22 % (§6.2)", 0.22,
+                       _workload_left("scu-enhanced", "sssp"), "share", _SCU_SCALED),
+            PaperClaim("coalescing improvement of grouping, SSSP (contraction)", "+27 % on TX1 (§6.2)", 0.27,
+                       _coalescing_gain("scu-enhanced", "scu", "sssp", "contract_sectors_per_request"), "change",
+                       "bounded by our 512 (gtx980) / 256 (tx1) groups of 8 positions"),
+            PaperClaim("speedup of the enhanced SCU, GTX 980", "1.37x (§6.1)", 1.37,
+                       _speedup("scu-enhanced", "gtx980"), "x", _SCU_TIME),
+            PaperClaim("speedup of the enhanced SCU, Tegra X1", "2.32x (§6.1)", 2.32,
+                       _speedup("scu-enhanced", "tx1"), "x", _SCU_TIME + "; needs --gpu tx1"),
+        )),
+    "emogi": UnitProfile(
+        "emogi", "EMOGI: zero-copy edge lists over PCIe", "Min et al., PVLDB 2021", gpu="v100", reference="uvm",
+        config="golden.emogi:PCIeConfig", option="pcie", hw=("coalescer",),
+        figures=("time", "coalescing", "requests"),
+        columns=(("PCIe requests", "emogi_request_count"), ("32 B share", "emogi_req_32B"),
+                 ("128 B share", "emogi_req_128B"), ("PCIe GB/s", "emogi_bandwidth_gbps"),
+                 ("I/O ampl.", "emogi_io_amplification")),
+        claims=(
+            PaperClaim("naive: share of 32 B PCIe requests", "nearly all (FS 98.7 %, §5.3)", 0.987,
+                       _share("emogi-naive", 32), "share"),
+            PaperClaim("merged: share of 128 B PCIe requests", "about 40 % (ML 46.7 %, §5.3)", 0.40,
+                       _share("emogi-merged", 128), "share"),
+            PaperClaim("aligned / merged share of 128 B requests", "GK 1.86x, GU 1.25x (§5.3)", None,
+                       _ratio("emogi_req_128B", "emogi-aligned", "emogi-merged"), "x",
+                       "small graphs have short adjacency lists: little to align"),
+            PaperClaim("PCIe requests, merged vs naive", "up to -83.3 % (§5.3)", -0.833,
+                       _ratio("emogi_request_count", "emogi-merged", "emogi-naive", minus_one=True), "change"),
+            PaperClaim("PCIe requests, aligned vs merged", "up to -28.8 % (§5.3)", -0.288,
+                       _ratio("emogi_request_count", "emogi-aligned", "emogi-merged", minus_one=True), "change"),
+            PaperClaim("PCIe bandwidth, naive (GB/s)", "4.7 GB/s (§5.3.2)", 4.7,
+                       _metric("emogi_bandwidth_gbps", "emogi-naive"), "number"),
+            PaperClaim("PCIe bandwidth, merged (GB/s)", "up to 11 GB/s (§5.3.2)", 11.0,
+                       _metric("emogi_bandwidth_gbps", "emogi-merged", max), "number"),
+            PaperClaim("speedup over UVM, aligned", "3.56x BFS (§5.4); 2.60x average over BFS, SSSP, CC, PR", 2.60,
+                       _speedup("emogi-aligned"), "x",
+                       "tiny graphs fit in a few pages: UVM migrates little and PCIe latency dominates"),
+        )),
+    "iru": UnitProfile(
+        "iru", "IRU: irregular accesses reorder unit", "Segura et al., J. Supercomputing", gpu="gtx980",
+        config="golden.iru:IRUConfig", option="iru", hw=("iru",),
+        claims=(
+            PaperClaim("coalescing: accesses per warp request, baseline / IRU", "4 -> 3 (1.32x)", 0.32,
+                       _generic_coalescing("iru"), "change"),
+            PaperClaim("speedup", "1.33x (BFS 1.16, SSSP 1.14, PR 1.40)", 1.33, _best_speedup("iru"), "x"),
+            PaperClaim("filtered elements", "23 % SSSP, 79 % PR, 48.5 % average", 0.485, None, "share"),
+        )),
+    "graphpeg": UnitProfile(
+        "graphpeg", "GraphPEG: edge gathering per SM", "TACO 2021", gpu="kepler",
+        config="golden.graphpeg:GraphPEGConfig", option="graphpeg", hw=("graphpeg",),
+        claims=(
+            PaperClaim("speedup", "2.8x over Gunrock, 2.5x over SEP-Graph", 2.8, _best_speedup("graphpeg"), "x",
+                       "ours is over the golden baseline, not Gunrock"),
+            PaperClaim("memory requests", "-27.39 %", -0.2739, None, "change"),
+        )),
+    "mff": UnitProfile(
+        "mff", "MFF: memory fast forward", "slides (GPGPU-Sim, GTX 480)", gpu="gtx480", reference="pull",
+        config="golden.mff:MFFConfig", option="mff", presets={"gtx480": "gtx480"}, hw=("mff",),
+        figures=("time", "coalescing"),
+        columns=(("MFF requests", "mff_requests"), ("MFF commands", "mff_commands")),
+        claims=(
+            PaperClaim("speedup of mff over the pull-style GPU code", "1.75-5.22x (PR, BFS, SSSP, WCC)", None,
+                       _speedup("mff"), "x", "the slides' figures come from GPGPU-Sim on five real graphs"),
+            PaperClaim("energy", "-41 % to -71 % (average -54.6 %)", -0.546, None, "change"),
+        )),
+}
+
+
+def profile(unit: str) -> UnitProfile:
+    """The profile of ``unit`` (a generic one for a unit that has no entry)."""
+    p = PROFILES.get(unit)
+    if p is not None:
+        return p
+    hw, config = (), None
+    try:
+        from hw.registry import UNITS
+        spec = UNITS.get(unit)
+        if spec is not None:
+            hw = (unit,)
+            config = f"{spec.config_class.__module__}:{spec.config_class.__name__}"
+    except ImportError:
+        pass
+    return UnitProfile(unit, unit.upper(), config=config, option=unit if config else None, hw=hw,
+                       claims=(PaperClaim("speedup (best mode)", "see the paper", None, _best_speedup(unit), "x"),
+                               PaperClaim("coalescing improvement (best mode)", "see the paper", None,
+                                          _generic_coalescing(unit), "change")))
+
+
+# ---------------------------------------------------------------------- discovery
+def unit_of_mode(algo: str, mode: str) -> str:
+    """The unit whose golden model implements ``mode`` (``"baseline"`` for the
+    baseline algorithms): the package ``golden/<unit>/`` of the mode's class."""
+    from golden.algorithms import MODES
+    cls = MODES[(algo, mode)]
+    parts = cls.__module__.split(".")
+    if len(parts) >= 2 and parts[0] == "golden" and parts[1] != "algorithms":
+        return parts[1]
+    return "baseline" if mode == "baseline" else mode.split("-")[0]
+
+
+def unit_modes() -> dict[str, dict[str, list[str]]]:
+    """``{unit: {algo: [modes]}}`` for every registered mode (baseline excluded)."""
+    from golden.algorithms import ALGORITHMS, MODES, modes_for
+    for algo in ALGORITHMS:
+        modes_for(algo)                 # imports the units' golden models (they register their modes)
+    out: dict[str, dict[str, list[str]]] = {}
+    for (algo, mode) in list(MODES):    # registration order: a unit's modes as its author listed them
+        u = unit_of_mode(algo, mode)
+        if u != "baseline":
+            out.setdefault(u, {}).setdefault(algo, []).append(mode)
+    return out
+
+
+def available_units() -> list[str]:
+    """Units with at least one registered mode: the known ones in order, then others."""
+    found = unit_modes()
+    return [u for u in KNOWN_UNITS if u in found] + sorted(u for u in found if u not in KNOWN_UNITS)
