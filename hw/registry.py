@@ -44,11 +44,35 @@ def _scu_config():
     return SCUConfig
 
 
+def _coalescer(config):
+    from .emogi import WarpCoalescer
+    return WarpCoalescer(config)
+
+
+def _coalescer_config():
+    from golden.emogi import CoalescerConfig
+    return CoalescerConfig
+
+
+def _mff(config):
+    from .mff import MFF
+    return MFF(config)
+
+
+def _mff_config():
+    from golden.mff import MFFConfig
+    return MFFConfig
+
+
 UNITS: dict[str, UnitSpec] = {
     "fetch": UnitSpec("fetch", _fetch_config(), _fetch,
                       "fetch engine: in-order element streams through the memory port"),
     "scu": UnitSpec("scu", _scu_config(), _scu,
                     "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),
+    "mff": UnitSpec("mff", _mff_config(), _mff,
+                    "memory fast forward: pointer chasing with coalescing work registers (MFF, DATE 2015)"),
+    "coalescer": UnitSpec("coalescer", _coalescer_config(), _coalescer,
+                          "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),
 }
 
 

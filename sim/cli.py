@@ -79,6 +79,8 @@ def _load_graph_arg(args, weighted: bool):
 
 def _algo_options(args) -> dict:
     opts = {} if args.source is None else {"source": args.source}
+    if getattr(args, "scu_preset", None):
+        opts["scu"] = args.scu_preset
     for name in ("damping", "tol", "max_iter", "delta", "variant"):
         v = getattr(args, name, None)
         if v is not None:
@@ -121,6 +123,24 @@ def cmd_run(args) -> int:
                  ["memory instructions", t["mem_instructions"]], ["sectors", t["sectors"]],
                  ["accesses per warp request", round(t["accesses_per_request"], 3)],
                  ["estimated GPU time (us)", round(t["time_us"], 1)]]
+        if "scu" in r.extra:
+            sc, tm = r.extra["scu"], r.extra["time"]
+            rows += [["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(sc["ops"].items()))],
+                     ["SCU memory requests", sc["requests"]],
+                     ["GPU / SCU / total cycles (est.)", f"{tm['gpu_cycles']:.0f} / {tm['scu_cycles']:.0f} / "
+                                                          f"{tm['total_cycles']:.0f}"]]
+        em = r.extra.get("emogi")
+        if em and em.get("stats"):
+            if "requests" in em:
+                rows += [["PCIe requests by size", ", ".join(f"{k} B: {v}" for k, v in em["requests"].items())]]
+            else:
+                rows += [["UVM page faults / evictions", f"{em['page_faults']} / {em['evictions']}"]]
+            rows += [["host bytes moved (I/O amplification)", f"{em['bytes_moved']} ({em['io_amplification']:.2f})"],
+                     ["PCIe GB/s (link busy) / average", f"{em['bandwidth_gbps']:.2f} / {em['average_gbps']:.2f}"],
+                     ["estimated total time (ms)", round(1e3 * em["time"]["total_s"], 3)]]
+        if r.extra.get("mff", {}).get("commands"):
+            mf = r.extra["mff"]
+            rows += [["MFF commands / values / block reads", f"{mf['commands']} / {mf['values']} / {mf['requests']}"]]
         if r.gpu["caches"]:
             rows += [["L1 hit rate", round(t["l1"]["hit_rate"], 3)], ["L2 hit rate", round(t["l2"]["hit_rate"], 3)],
                      ["DRAM sectors", t["dram_sectors"]]]
@@ -157,6 +177,40 @@ def _kernel_table(report: dict) -> str:
                      round(d["accesses_per_request"], 2), d["atomics"]["lanes"], round(d["cycles"])])
     return format_table(["kernel", "launches", "warp insts", "mem insts", "sectors", "sectors/inst",
                          "atomic lanes", "est. cycles"], rows)
+
+
+def cmd_cosim(args) -> int:
+    from golden.report import format_table
+    from .cosim import cosim_units, result_json, run_cosim
+    units = cosim_units()
+    if args.unit not in units:
+        raise UsageError(f"RTL in the loop is available for the units {', '.join(units)}, not {args.unit!r}")
+    cu = units[args.unit]
+    if args.algo not in cu.algos:
+        raise UsageError(f"cosim with the {args.unit} runs {', '.join(cu.algos)}, not {args.algo!r}")
+    if args.mode is not None and args.mode not in cu.modes:
+        raise UsageError(f"the {args.unit}'s modes are {', '.join(cu.modes)}, not {args.mode!r}")
+    args.preset = args.preset or cu.default_preset
+    r = run_cosim(args.graph, args.algo, unit=args.unit, mode=args.mode, preset=args.preset, sim=args.sim,
+                  source=args.source, undirected=args.undirected or None, vertices=args.vertices,
+                  weight_seed=args.weight_seed, gpu=args.gpu)
+    rows = [["graph", r.graph["name"]], ["vertices / arcs", f"{r.graph['vertices']} / {r.graph['edges']}"],
+            ["algorithm / mode", f"{r.algo} / {r.mode}"]]
+    if r.source is not None:
+        rows.append(["source", r.source])
+    rows.append([f"{args.unit} preset / simulator", f"{args.preset} / {args.sim}"])
+    rows += cu.rows(r.rtl, r.tlm)
+    rows.append(["wall time (s)", round(r.wall_s, 1)])
+    print(format_table(["", "value"], rows))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(result_json(r))
+    if r.ok:
+        print(f"{r.algo} with the {args.unit.upper()} RTL in the loop matches reference (and the TLM run)")
+        return 0
+    for p in r.problems:
+        print(f"MISMATCH: {p}")
+    return 1
 
 
 def cmd_demo(args) -> int:
@@ -227,8 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "and print its statistics.")
     graph_args(sp)
     sp.add_argument("--algo", required=True, help="bfs, sssp, pr, cc or bc")
-    sp.add_argument("--mode", default="baseline", help="baseline or a unit mode (default: %(default)s)")
-    sp.add_argument("--gpu", default="gtx980", help="GPU preset: gtx980, tx1, gtx480, kepler (default: %(default)s)")
+    sp.add_argument("--mode", default="baseline",
+                    help="baseline; scu, scu-enhanced (bfs, sssp, pr); pull, mff (pr, bfs, sssp, cc); "
+                         "emogi-naive, emogi-merged, emogi-aligned, uvm (bfs, sssp, cc, pr) (default: %(default)s)")
+    sp.add_argument("--scu-preset", dest="scu_preset",
+                    help="SCU configuration preset for the scu modes (default: tx1 on --gpu tx1, else gtx980)")
+    sp.add_argument("--gpu", default="gtx980", help="GPU preset: gtx980, tx1, gtx480, kepler, v100 (default: %(default)s)")
     sp.add_argument("--source", type=int, help="source vertex (bfs, sssp, bc; default: the vertex of largest degree)")
     sp.add_argument("--damping", type=float, help="PageRank damping (default 0.85)")
     sp.add_argument("--tol", type=float, help="PageRank L1 tolerance (default 1e-6)")
@@ -242,9 +300,30 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="FILE", help="write every statistic as JSON")
     sp.set_defaults(func=cmd_run)
 
+    sp = sub.add_parser("cosim", help="run an algorithm with a unit's RTL in the loop",
+                        description="Run a golden algorithm in which every operation of the unit is executed by "
+                                    "its RTL under cocotb; compare with the TLM run and an independent reference "
+                                    "(scipy/networkx). Exit status 1 on any difference.")
+    graph_args(sp)
+    sp.add_argument("--unit", default="scu", help="unit: scu or mff (default: %(default)s)")
+    sp.add_argument("--algo", required=True,
+                    help="algorithm (scu: bfs, sssp, pr; mff: pr, bfs, sssp, cc)")
+    sp.add_argument("--mode", help="unit mode (scu: scu or scu-enhanced; mff: mff; default: the first)")
+    sp.add_argument("--preset", help="unit configuration preset (default: tx1 for the scu, default for the mff)")
+    sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"], help="simulator (default: %(default)s)")
+    sp.add_argument("--source", type=int, help="source vertex (default: the vertex of largest degree)")
+    sp.add_argument("--gpu", default="gtx980", help="GPU preset for the time estimates (default: %(default)s)")
+    sp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+    sp.set_defaults(func=cmd_cosim)
+
     sp = sub.add_parser("doctor", help="show the tools found and their versions",
                         description="Show the external tools graphunits uses and their versions.")
     sp.set_defaults(func=cmd_doctor)
+
+    from synth.cli import add_area_parser      # graphunits area (issue 5)
+    add_area_parser(sub)
+    from .report.cli import add_report_parsers  # graphunits report, sweep (issue 10)
+    add_report_parsers(sub)
     return p
 
 

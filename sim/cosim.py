@@ -25,9 +25,52 @@ from golden.scu import SCUConfig, SCUOp, SCUStatus
 
 from .memory import MemoryTiming
 
-__all__ = ["RTLBackend", "CosimResult", "run_cosim", "COSIM_ALGOS"]
+__all__ = ["RTLBackend", "MFFRTLBackend", "CosimUnit", "CosimResult", "run_cosim", "register_cosim",
+           "cosim_units", "COSIM_ALGOS"]
 
-COSIM_ALGOS = ("bfs", "sssp", "pr")
+COSIM_ALGOS = ("bfs", "sssp", "pr")          # the SCU's
+
+
+@dataclass(frozen=True)
+class CosimUnit:
+    """How a unit runs an algorithm with its RTL in the loop.
+
+    ``tlm_backend(config)`` builds the TLM backend; ``testbench`` is the cocotb
+    module that runs the algorithm with the RTL backend; ``stats`` names the
+    ``RunResult.extra`` entry with the unit's counters; ``check(rtl, tlm)`` returns
+    the differences (beyond the result) that must not happen; ``rows(rtl, tlm)``
+    gives the CLI's table rows; ``options(config)`` extra algorithm options."""
+
+    name: str
+    algos: tuple
+    modes: tuple
+    default_preset: str
+    tlm_backend: object
+    testbench: str
+    stats: str
+    check: object
+    rows: object
+    options: object = None
+
+
+_COSIM: dict[str, CosimUnit] = {}
+#: Modules that register the cosim of further units when imported (if they exist).
+_COSIM_MODULES = ("sim.iru", "sim.graphpeg")
+
+
+def register_cosim(u: CosimUnit) -> None:
+    _COSIM[u.name] = u
+
+
+def cosim_units() -> dict[str, CosimUnit]:
+    import importlib
+    for mod in _COSIM_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name is None or not mod.startswith(e.name):
+                raise
+    return dict(_COSIM)
 
 
 class RTLBackend:
@@ -57,6 +100,58 @@ class RTLBackend:
         return self.harness.statuses[k]
 
 
+class MFFRTLBackend:
+    """MFF commands executed by the RTL (use inside a cocotb test); same interface
+    as :class:`golden.mff.algorithms.MFFTLMBackend`."""
+
+    def __init__(self, dut, config, space: AddressSpace | None = None, timing: MemoryTiming = MemoryTiming(),
+                 sim: str = "rtl"):
+        from cocotb.task import resume
+
+        from .cocotb_loop import CocotbLoop
+        from .mff import MFFHarness
+        self.config = config
+        self.space = space or AddressSpace(addr_bits=config.addr_width)
+        self.name = f"rtl-{sim}"
+        self.harness = MFFHarness(config, self.space, [], timing=timing, expect=False)
+        self.loop = CocotbLoop(dut, self.harness.agents)
+        self._arrays: dict = {}
+        self.run = resume(self._run)
+
+    async def start(self) -> None:
+        await self.loop.start()
+
+    def place(self, name: str, values: np.ndarray) -> int:
+        base, cap = self._arrays.get(name, (None, -1))
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        if raw.size > cap:
+            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
+            self._arrays[name] = (base, raw.size)
+        if raw.size:
+            self.space.write(base, raw)
+        return base
+
+    def gather(self, phase):
+        from golden.mff.algorithms import run_commands
+        return run_commands(self, phase)
+
+    async def _run(self, cmds):
+        from golden.mff import MFFResult
+        h = self.harness
+        reads0 = self.harness.model.stats.reads
+        first = len(h.items)
+        for c in cmds:
+            h.submit(c)
+        await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands")
+        out = []
+        for k in range(first, first + len(cmds)):
+            r = h.results[k]
+            out.append(MFFResult(values=dict(r["values"]), error=bool(r["error"])))
+        if out:
+            out[0].reads = h.model.stats.reads - reads0
+        return out
+
+
 @dataclass
 class CosimResult:
     algo: str
@@ -81,27 +176,33 @@ def _graph_args(spec: str, algo: str, undirected, vertices, weight_seed):
             "weight_seed": weight_seed}
 
 
-def run_cosim(graph: str, algo: str, *, mode: str = "scu", preset: str = "tx1", sim: str = "verilator",
-              source: int | None = None, undirected: bool | None = None, vertices: int | None = None,
-              weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None, out_dir: Path | None = None,
-              options: dict | None = None, log=print) -> CosimResult:
-    """Run ``algo`` with the SCU RTL in the loop; compare with the TLM run and the reference."""
+def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = None, preset: str | None = None,
+              sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
+              vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
+              out_dir: Path | None = None, options: dict | None = None, log=print) -> CosimResult:
+    """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
-    from golden.scu.algorithms import SCU_MODES, TLMBackend
+    from hw.registry import unit as get_unit
 
     from .build import build_verilog
     from .reference import compare, reference
     from .runner import check_simulator, run_cocotb
     from .toolchain import project_root
 
-    if algo not in COSIM_ALGOS:
-        raise ValueError(f"cosim runs {', '.join(COSIM_ALGOS)}, not {algo!r}")
-    if mode not in SCU_MODES:
-        raise ValueError(f"mode must be one of {', '.join(SCU_MODES)}, not {mode!r}")
+    units = cosim_units()
+    if unit not in units:
+        raise ValueError(f"RTL in the loop is available for {', '.join(units)}, not {unit!r}")
+    cu = units[unit]
+    mode = mode or cu.modes[0]
+    if algo not in cu.algos:
+        raise ValueError(f"cosim with the {unit} runs {', '.join(cu.algos)}, not {algo!r}")
+    if mode not in cu.modes:
+        raise ValueError(f"mode must be one of {', '.join(cu.modes)}, not {mode!r}")
     check_simulator(sim)
-    cfg = SCUConfig.preset(preset)
+    preset = preset or cu.default_preset
+    cfg = get_unit(unit).config_class.preset(preset)
     gargs = _graph_args(graph, algo, undirected, vertices, weight_seed)
     g = load_graph(graph, undirected=undirected, vertices=vertices, weighted=algo == "sssp", weight_seed=weight_seed)
     opts = dict(options or {})
@@ -109,18 +210,18 @@ def run_cosim(graph: str, algo: str, *, mode: str = "scu", preset: str = "tx1", 
         opts["source"] = default_source(g) if source is None else source
     t0 = time.time()
     log(f"[cosim] {algo} ({mode}) on {g.name}: {g.num_vertices} vertices, {g.num_edges} arcs; TLM run")
-    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=TLMBackend(cfg), **opts)
+    extra_opts = cu.options(cfg) if cu.options else {}
+    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=cu.tlm_backend(cfg), **opts, **extra_opts)
     ref = reference(g, algo, source=opts.get("source"))
-    log(f"[cosim] SCU RTL (preset {preset}, width {cfg.width}) on {sim}: building")
-    build = build_verilog("scu", cfg)
+    log(f"[cosim] {unit} RTL (preset {preset}) on {sim}: building")
+    build = build_verilog(unit, cfg)
     out_dir = Path(out_dir or project_root() / "build" / "cosim")
     out_dir.mkdir(parents=True, exist_ok=True)
-    values_file = out_dir / f"{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
-    case = {"config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu, "options": opts,
-            "timing": timing or {"latency": [1, 20], "seed": 1}, "values": str(values_file)}
-    log(f"[cosim] running {tlm.extra['scu']['ops'] and sum(tlm.extra['scu']['ops'].values())} SCU operations "
-        f"on the RTL ({sim})")
-    res = run_cocotb(build, "sim.tb.cosim_scu", case, sim=sim)
+    values_file = out_dir / f"{unit}-{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
+    case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
+            "options": opts, "timing": timing or {"latency": [1, 20], "seed": 1}, "values": str(values_file)}
+    log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
+    res = run_cocotb(build, cu.testbench, case, sim=sim)
     values = np.load(values_file)
     problems = []
     why = compare(algo, values, ref)
@@ -129,12 +230,57 @@ def run_cosim(graph: str, algo: str, *, mode: str = "scu", preset: str = "tx1", 
     why = compare(algo, values, tlm.values, pr_tol=1e-12)
     if why:
         problems.append(f"RTL result differs from the TLM run: {why}")
-    if res["ops"] != tlm.extra["scu"]["ops"]:
-        problems.append(f"RTL ran operations {res['ops']}, the TLM run {tlm.extra['scu']['ops']}")
-    if res["requests"] != tlm.extra["scu"]["requests"]:
-        problems.append(f"RTL made {res['requests']} memory requests, the TLM predicts {tlm.extra['scu']['requests']}")
-    return CosimResult(algo, mode, g.summary(), opts.get("source"), values, tlm.values, ref, res, tlm.extra["scu"],
+    unit_tlm = tlm.extra[cu.stats]
+    problems += cu.check(res, unit_tlm)
+    return CosimResult(algo, mode, g.summary(), opts.get("source"), values, tlm.values, ref, res, unit_tlm,
                        problems, time.time() - t0)
+
+
+# ---------------------------------------------------------------------- the units
+def _scu_check(rtl: dict, tlm: dict) -> list[str]:
+    out = []
+    if rtl["ops"] != tlm["ops"]:
+        out.append(f"RTL ran operations {rtl['ops']}, the TLM run {tlm['ops']}")
+    if rtl["requests"] != tlm["requests"]:
+        out.append(f"RTL made {rtl['requests']} memory requests, the TLM predicts {tlm['requests']}")
+    return out
+
+
+def _scu_rows(rtl: dict, tlm: dict) -> list:
+    return [["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(rtl["ops"].items()))],
+            ["memory requests (RTL = TLM)", f"{rtl['requests']} = {tlm['requests']}"],
+            ["SCU cycles, RTL measured", round(rtl["cycles"])],
+            ["SCU cycles, TLM time model", round(tlm["cycles"])]]
+
+
+def _scu_backend(cfg):
+    from golden.scu.algorithms import TLMBackend
+    return TLMBackend(cfg)
+
+
+def _mff_check(rtl: dict, tlm: dict) -> list[str]:
+    if rtl["values"] != tlm["values"] or rtl["commands"] != tlm["commands"]:
+        return [f"RTL gathered {rtl['values']} values in {rtl['commands']} commands, the TLM run "
+                f"{tlm['values']} in {tlm['commands']}"]
+    return []
+
+
+def _mff_rows(rtl: dict, tlm: dict) -> list:
+    return [["PC_gather commands / values", f"{rtl['commands']} / {rtl['values']}"],
+            ["block reads, RTL / TLM", f"{rtl['memory']['reads']} / {tlm['requests']}"],
+            ["RTL cycles (all gathers)", rtl["cycles"]],
+            ["values per cycle (RTL)", round(rtl["values"] / max(rtl["cycles"], 1), 3)]]
+
+
+def _mff_backend(cfg):
+    from golden.mff.algorithms import MFFTLMBackend
+    return MFFTLMBackend(cfg)
+
+
+register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1", _scu_backend,
+                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows))
+register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff",), "default", _mff_backend,
+                         "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg}))
 
 
 def result_json(r: CosimResult) -> str:

@@ -32,12 +32,14 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
     assert (out2 / "fetch_w8.v").read_text() == (tmp_path / "fetch_w8.v").read_text()
 
 
-@pytest.mark.parametrize("preset", ["default", "tx1", "deep"])
+@pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("fetch", "tx1"), ("fetch", "deep"),
+                                          ("scu", "tx1"), ("scu", "gtx980"), ("mff", "default"),
+                                          ("mff", "gtx480")])
 @pytest.mark.parametrize("wall", [False, True])
-def test_verilator_lint_accepts_generated_verilog(tmp_path, preset, wall):
+def test_verilator_lint_accepts_generated_verilog(tmp_path, unit, preset, wall):
     from sim.lint import lint
-    main(["verilog", "--unit", "fetch", "--preset", preset, "-o", str(tmp_path)])
-    ok, msgs = lint(tmp_path / "fetch.v", wall=wall)
+    main(["verilog", "--unit", unit, "--preset", preset, "-o", str(tmp_path)])
+    ok, msgs = lint(tmp_path / f"{unit}.v", wall=wall)
     assert ok, msgs
 
 

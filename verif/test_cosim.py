@@ -26,6 +26,15 @@ def test_cosim_matches_reference(algo, mode, sim, preset, tmp_path):
     assert r.rtl["cycles"] > 0 and r.rtl["sim_cycles"] > 0
 
 
+@pytest.mark.parametrize("algo, sim, preset", [("pr", "verilator", "default"), ("bfs", "verilator", "tiny"),
+                                               ("cc", "icarus", "default")])
+def test_mff_cosim_matches_reference(algo, sim, preset, tmp_path):
+    r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="mff", preset=preset, sim=sim, out_dir=tmp_path,
+                  log=lambda *a: None, options={"tol": 1e-10} if algo == "pr" else None)
+    assert r.ok, r.problems
+    assert r.rtl["values"] == r.tlm["values"] > 100 and r.rtl["memory"]["reads"] > 0
+
+
 def test_cosim_cli_prints_matches_reference():
     r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "grid:6x7", "--algo", "sssp"],
                        capture_output=True, text=True)
