@@ -122,14 +122,8 @@ class MFFRTLBackend:
         await self.loop.start()
 
     def place(self, name: str, values: np.ndarray) -> int:
-        base, cap = self._arrays.get(name, (None, -1))
-        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-        if raw.size > cap:
-            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
-            self._arrays[name] = (base, raw.size)
-        if raw.size:
-            self.space.write(base, raw)
-        return base
+        from golden.mff.algorithms import place_array
+        return place_array(self.space, self._arrays, name, values)
 
     def gather(self, phase):
         from golden.mff.algorithms import run_commands

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import tempfile
 import time
@@ -43,7 +44,7 @@ from golden.config import Config, ConfigError
 
 from .fmax import WRAPPER, run_nextpnr, top_ports, wrapper_verilog
 from .tech import CMOS_TRANSISTORS, NODES_NM, AreaModel, read_liberty
-from .tools import ToolError, liberty_path, nextpnr_exe, run_yosys, yosys_exe
+from .tools import ToolError, fetch_liberty, liberty_path, nextpnr_exe, run_yosys, yosys_exe
 
 __all__ = ["SCHEMA", "FLOWS", "ASIC_FLOWS", "FPGA_FLOWS", "FMAX_FLOWS", "AreaError", "run_area",
            "check_flow", "declared_memories"]
@@ -345,6 +346,9 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
     lib = None
     if flow == "liberty":
         path = liberty_path()
+        if not path.exists() and not os.environ.get("GRAPHUNITS_LIBERTY"):
+            # Fetched by `make setup`; fetch again if the cache lost it.
+            path = fetch_liberty(verbose=False) or path
         if not path.exists():
             raise ToolError(f"the liberty flow needs the OSU 0.18 um liberty file {path}: run `make setup` "
                             f"(or set GRAPHUNITS_LIBERTY)")

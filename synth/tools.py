@@ -89,6 +89,10 @@ def fetch_liberty(verbose: bool = True) -> Path | None:
         dest = cache_dir() / "osu018"
         dest.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg", "-x", str(debs[0]), str(dest)], check=True)
+    # The package's files carry their 2022 dates: give them today's, so that a
+    # cleaner of old temporary files (a checkout under /tmp) does not remove them.
+    for f in (cache_dir() / "osu018").rglob("*"):
+        os.utime(f)
     return lib if lib.exists() else None
 
 

@@ -59,10 +59,7 @@ class PageRank(Algorithm):
         V = g.num_vertices
         if V == 0:
             return np.zeros(0)
-        d = float(self.options.get("damping", 0.85))
-        tol = float(self.options.get("tol", 1e-6))
-        max_iter = int(self.options.get("max_iter", 100))
-        dangle = self.options.get("variant", "standard") == "standard"
+        d, tol, max_iter, dangle = self.parameters()
         deg = g.degrees()
         rank = np.full(V, 1.0 / V)
         dang = deg == 0
@@ -88,6 +85,12 @@ class PageRank(Algorithm):
         self.gpu.count("gpu_nodes", V * it)
         self.gpu.count("gpu_edges", g.num_edges * it)
         return rank
+
+    def parameters(self) -> tuple[float, float, int, bool]:
+        """``(damping, tol, max_iter, spread the dangling mass)`` from the options."""
+        o = self.options
+        return (float(o.get("damping", 0.85)), float(o.get("tol", 1e-6)), int(o.get("max_iter", 100)),
+                o.get("variant", "standard") == "standard")
 
     def push(self, contrib: np.ndarray) -> np.ndarray:
         """Sum of the contributions reaching every vertex (``pr_push``: edge-parallel atomicAdd)."""

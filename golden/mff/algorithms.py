@@ -25,6 +25,7 @@ import numpy as np
 
 from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
+from ..algorithms.pagerank import PageRank
 from ..memory import AddressSpace
 from .config import MFFConfig
 from .tlm import MFFCommand, MFFModel, ThreadRequest
@@ -67,20 +68,26 @@ class MFFTLMBackend:
         self._arrays: dict = {}
 
     def place(self, name: str, values: np.ndarray) -> int:
-        base, cap = self._arrays.get(name, (None, -1))
-        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-        if raw.size > cap:
-            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
-            self._arrays[name] = (base, raw.size)
-        if raw.size:
-            self.space.write(base, raw)
-        return base
+        return place_array(self.space, self._arrays, name, values)
 
     def run(self, cmds: list[MFFCommand]):
         return [self.model.execute(c) for c in cmds]
 
     def gather(self, phase) -> tuple[np.ndarray, int]:
         return run_commands(self, phase)
+
+
+def place_array(space: AddressSpace, arrays: dict, name: str, values: np.ndarray) -> int:
+    """Write ``values`` into the region ``name`` of ``space`` (a larger one when it
+    grows; ``arrays`` remembers name -> (base, capacity)); returns its base."""
+    base, cap = arrays.get(name, (None, -1))
+    raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    if raw.size > cap:
+        base = space.reserve(f"{name}#{len(arrays)}", max(raw.size, 1), np.uint8, align=256)
+        arrays[name] = (base, raw.size)
+    if raw.size:
+        space.write(base, raw)
+    return base
 
 
 def run_commands(backend, phase) -> tuple[np.ndarray, int]:
@@ -241,10 +248,7 @@ class PullPageRank(_Pull):
         V = g.num_vertices
         if V == 0:
             return np.zeros(0)
-        d = float(self.options.get("damping", 0.85))
-        tol = float(self.options.get("tol", 1e-6))
-        max_iter = int(self.options.get("max_iter", 100))
-        dangle = self.options.get("variant", "standard") == "standard"
+        d, tol, max_iter, dangle = PageRank.parameters(self)
         deg = g.degrees()
         dang = deg == 0
         inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
