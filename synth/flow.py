@@ -36,6 +36,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -383,8 +384,13 @@ def _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir:
         top = WRAPPER
     t1 = time.time()
     netlist = "netlist.json" if fmax else None
-    log = _yosys(workdir, _script(flow, unit, top, wrapper=fmax, lib=lib and Path(lib.path), netlist=netlist),
-                 timeout, keep)
+    lib_rel = None
+    if lib:
+        # The WebAssembly Yosys sees the host's /tmp as its own private /tmp: give it
+        # the liberty file in the work directory, by a relative name.
+        shutil.copyfile(lib.path, workdir / "cells.lib")
+        lib_rel = Path("cells.lib")
+    log = _yosys(workdir, _script(flow, unit, top, wrapper=fmax, lib=lib_rel, netlist=netlist), timeout, keep)
     t2 = time.time()
 
     memories = _read_memories(workdir / "memories.json", model)
