@@ -64,6 +64,16 @@ def _mff_config():
     return MFFConfig
 
 
+def _graphpeg(config):
+    from .graphpeg import GraphPEG
+    return GraphPEG(config)
+
+
+def _graphpeg_config():
+    from golden.graphpeg import GraphPEGConfig
+    return GraphPEGConfig
+
+
 UNITS: dict[str, UnitSpec] = {
     "fetch": UnitSpec("fetch", _fetch_config(), _fetch,
                       "fetch engine: in-order element streams through the memory port"),
@@ -73,6 +83,8 @@ UNITS: dict[str, UnitSpec] = {
                     "memory fast forward: pointer chasing with coalescing work registers (MFF, DATE 2015)"),
     "coalescer": UnitSpec("coalescer", _coalescer_config(), _coalescer,
                           "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),
+    "graphpeg": UnitSpec("graphpeg", _graphpeg_config(), _graphpeg,
+                         "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),
 }
 
 

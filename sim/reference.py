@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-__all__ = ["reference", "ref_bfs", "ref_sssp", "ref_pr", "ref_cc", "ref_bc", "compare"]
+__all__ = ["reference", "ref_bfs", "ref_sssp", "ref_pr", "ref_cc", "ref_bc", "ref_kcore", "compare"]
 
 
 def _edges(g):
@@ -60,6 +60,17 @@ def ref_bc(g, source: int) -> np.ndarray:
     return np.array([b[v] for v in range(g.num_vertices)])
 
 
+def ref_kcore(g) -> np.ndarray:
+    """Core numbers (networkx) of the graph's edges taken as undirected, self loops dropped."""
+    import networkx as nx
+    G = nx.Graph()
+    G.add_nodes_from(range(g.num_vertices))
+    s, d, _ = _edges(g)
+    G.add_edges_from((a, b) for a, b in zip(s.tolist(), d.tolist()) if a != b)
+    cn = nx.core_number(G)
+    return np.array([cn[v] for v in range(g.num_vertices)], dtype=np.int64)
+
+
 def reference(g, algo: str, *, source: int | None = None, damping: float = 0.85) -> np.ndarray:
     """The independent result of ``algo`` on ``g`` (for PR: the standard definition,
     tolerance far below the golden model's default)."""
@@ -73,6 +84,8 @@ def reference(g, algo: str, *, source: int | None = None, damping: float = 0.85)
         return ref_cc(g)
     if algo == "bc":
         return ref_bc(g, source)
+    if algo == "kcore":
+        return ref_kcore(g)
     raise ValueError(f"no reference for algorithm {algo!r}")
 
 

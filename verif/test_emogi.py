@@ -322,7 +322,7 @@ def test_option_errors():
         run_algorithm(g, "bfs", "emogi-merged", pcie="pcie5")
     with pytest.raises(ConfigError, match="^option uvm must be a UVMConfig or a preset name, not 3$"):
         run_algorithm(g, "bfs", "uvm", uvm=3)
-    with pytest.raises(AlgorithmError, match="^bc has no mode 'emogi-merged'; modes: baseline$"):
+    with pytest.raises(AlgorithmError, match="^bc has no mode 'emogi-merged'; modes: baseline, graphpeg$"):
         run_algorithm(g, "bc", "emogi-merged")
 
 

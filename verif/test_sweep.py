@@ -46,15 +46,19 @@ def test_examples_validate():
         assert len(set(keys)) == len(keys)
 
 
-def test_graphpeg_sweep_waits_for_its_unit():
-    from sim.report.units import available_units
-    if "graphpeg" in available_units():
-        pytest.skip("the GraphPEG unit has landed: its sweep runs")
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "sweep", str(EXAMPLES / "graphpeg-alwt.toml")],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "graphpeg-alwt.toml: sweep.unit: unit 'graphpeg' is not available yet" in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
+def test_graphpeg_alwt_sweep_points_run():
+    # The GraphPEG ALWT study: every point validates; the smallest and largest ALWT
+    # run through run_point (as a Dask worker would) and match the reference.
+    from sim.report.sweep import run_point
+    s = load_sweep(EXAMPLES / "graphpeg-alwt.toml")
+    assert s.unit == "graphpeg" and s.params == {"alwt_entries": [8, 12, 16, 20, 24]}
+    pts = s.points()
+    assert len({point_key(p) for p in pts}) == len(pts)
+    small = [dict(p, graph="grid:16x16") for p in pts if p["graph"].startswith("grid") and p["algo"] == "bfs"
+             and p["mode"] in ("baseline", "graphpeg") and p["params"].get("alwt_entries") in (8, 24, None)]
+    assert [p["mode"] for p in small] == ["baseline", "graphpeg", "graphpeg"]
+    rows = [run_point(p) for p in small]
+    assert all(r["status"] == "ok" and r["check"] == "ok" for r in rows), rows
 
 
 @pytest.mark.parametrize("text, message", [

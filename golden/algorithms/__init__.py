@@ -12,13 +12,14 @@ from .bc import BC
 from .bfs import BFS
 from .cc import CC
 from .common import Algorithm, AlgorithmError, RunResult, segments
+from .kcore import KCore
 from .pagerank import PageRank
 from .sssp import SSSP
 
 __all__ = ["ALGORITHMS", "MODES", "RESULT_KEYS", "register_mode", "run_algorithm", "modes_for",
-           "Algorithm", "AlgorithmError", "RunResult", "BFS", "SSSP", "PageRank", "CC", "BC", "segments"]
+           "Algorithm", "AlgorithmError", "RunResult", "BFS", "SSSP", "PageRank", "CC", "BC", "KCore", "segments"]
 
-ALGORITHMS: dict[str, type] = {"bfs": BFS, "sssp": SSSP, "pr": PageRank, "cc": CC, "bc": BC}
+ALGORITHMS: dict[str, type] = {"bfs": BFS, "sssp": SSSP, "pr": PageRank, "cc": CC, "bc": BC, "kcore": KCore}
 RESULT_KEYS = {name: cls.key for name, cls in ALGORITHMS.items()}
 MODES: dict[tuple[str, str], type] = {(name, "baseline"): cls for name, cls in ALGORITHMS.items()}
 

@@ -1,0 +1,233 @@
+"""The GraphPEG side of an algorithm run: the graph's arrays in the engines' memory,
+the vertex lists fed through ``__push_vert``, kernels run by a *backend* (the TLM,
+or the RTL under cocotb: ``sim/graphpeg.py``), their description for the GPU model,
+and the statistics (docs/graphpeg.md, "Algorithms").
+
+A backend has ``config``, ``sms``, ``space``, ``name`` and the methods
+``place(name, values) -> address``, ``setup(spill_stride)``, ``push({sm: vertices})``,
+``run(kernel, latency=, consume=, warps=) -> KernelResult`` and ``requests() -> dict``
+(the engines' memory requests so far, by kind).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..algorithms.common import CTA_THREADS, AlgorithmError
+from ..memory import AddressSpace
+from .config import GraphPEGConfig
+from .tlm import GraphPEGError, GraphPEGKernel, GraphPEGModel, KernelResult
+
+__all__ = ["GraphPEGTLMBackend", "GraphPEGSession", "first_occurrence", "REQUEST_KINDS"]
+
+REQUEST_KINDS = ("index", "edge", "weight", "refill", "spill")
+
+
+class GraphPEGTLMBackend:
+    """GraphPEG kernels run by the transaction-level model (:class:`GraphPEGModel`)."""
+
+    name = "tlm"
+
+    def __init__(self, config: GraphPEGConfig, *, sms: int | None = None, space: AddressSpace | None = None):
+        self.config = config
+        self.sms = int(sms or config.sms)
+        self.space = space or AddressSpace(addr_bits=config.addr_width)
+        self.model = GraphPEGModel(config, self.space, sms=self.sms)
+        self._arrays: dict = {}
+
+    def place(self, name: str, values: np.ndarray) -> int:
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        base, cap = self._arrays.get(name, (None, -1))
+        if raw.size > cap:
+            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
+            self._arrays[name] = (base, raw.size)
+        if raw.size:
+            self.space.write(base, raw)
+        return base
+
+    def setup(self, spill_stride: int) -> None:
+        base = self.space.reserve(f"spill#{len(self._arrays)}", 2 * self.sms * spill_stride, np.uint8, align=256)
+        self._arrays["spill"] = (base, 0)
+        self.model.setup(base, spill_stride)
+
+    def push(self, pushes: dict) -> None:
+        for sm, vs in pushes.items():
+            self.model.push(sm, vs)
+
+    def run(self, kernel: GraphPEGKernel, *, latency: int = 1, consume: float = 0.0, warps: int = 64) -> KernelResult:
+        return self.model.run(kernel, latency=latency, consume=consume, warps=warps)
+
+    def requests(self) -> dict:
+        return dict(self.model.requests)
+
+
+def first_occurrence(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Positions (ascending) of the first occurrence of every distinct value among
+    ``values[mask]``: the lanes whose atomic operation wins, in pop order."""
+    idx = np.arange(values.size) if mask is None else np.flatnonzero(mask)
+    if idx.size == 0:
+        return idx
+    _, first = np.unique(values[idx], return_index=True)
+    return np.sort(idx[first])
+
+
+class GraphPEGSession:
+    """One algorithm run's use of GraphPEG.
+
+    Parameters
+    ----------
+    backend : GraphPEGTLMBackend or an RTL backend
+    gpu : golden.gpu.GPU
+    graph : CSRGraph
+        Placed as ``row_ptr``/``col`` (and ``weight`` with ``weights``, 32-bit
+        unsigned integers); with ``csc`` its transpose too (pull kernels).
+    latency : int
+        Memory latency of the TLM's requests (cycles).
+    """
+
+    def __init__(self, backend, gpu, graph, *, weights: bool = False, csc: bool = False, latency: int = 400):
+        self.backend = backend
+        self.config: GraphPEGConfig = backend.config
+        self.sms = backend.sms
+        self.gpu = gpu
+        self.latency = int(latency)
+        V, E = graph.num_vertices, graph.num_edges
+        if V >= 1 << 32 or E >= 1 << 32:
+            raise AlgorithmError("GraphPEG's 32-bit vertex ids and edge indices hold at most 2**32 - 1 vertices "
+                                 "and edges")
+        self.row_ptr = backend.place("row_ptr", graph.row_ptr.astype(np.uint32))
+        self.col = backend.place("col", graph.col.astype(np.uint32))
+        self.weight = backend.place("weight", graph.weight.astype(np.uint32)) if weights else None
+        if csc:
+            t = graph.transpose()
+            self.csc_row_ptr = backend.place("csc_row_ptr", t.row_ptr.astype(np.uint32))
+            self.csc_col = backend.place("csc_col", t.col.astype(np.uint32))
+        bb = self.config.block_bytes
+        # A list never holds more than one push per edge (plus the host's pushes).
+        stride = 4 * (max(V, E) + 2 * bb)
+        backend.setup(-(-stride // bb) * bb)
+        self.kernels = 0
+        self.items = 0
+        self.batches = 0
+        self.engine_cycles = 0
+        self.exchanges = 0
+        self.moved = 0
+        self.imb = [0.0, 0.0, 0]            # sum of items x imbalance (with, without EF), items
+        self.pushed = 0
+        self.mem_error = False
+        self.overflow = False
+        self.consume: dict[str, float] = {}
+        self._req_seen = {k: 0 for k in REQUEST_KINDS}
+
+    # ------------------------------------------------------------------ vertex lists
+    def push(self, sms: np.ndarray, vertices: np.ndarray) -> int:
+        """``__push_vert`` of ``vertices[i]`` by a warp on SM ``sms[i]`` (in order)."""
+        vertices = np.asarray(vertices, np.int64)
+        sms = np.asarray(sms, np.int64)
+        if vertices.size == 0:
+            return 0
+        order = np.argsort(sms, kind="stable")
+        s_sorted = sms[order]
+        cut = np.flatnonzero(np.diff(s_sorted)) + 1
+        groups = {}
+        for part in np.split(order, cut):
+            groups[int(sms[part[0]])] = vertices[part]
+        try:
+            self.backend.push(groups)
+        except GraphPEGError as e:
+            raise AlgorithmError(f"GraphPEG: {e}") from None
+        self.pushed += int(vertices.size)
+        return int(vertices.size)
+
+    def push_threads(self, vertices: np.ndarray, tids: np.ndarray | None = None) -> int:
+        """``__push_vert(vertices[i])`` by thread ``tids[i]`` (default ``i``) of a GPU
+        kernel: thread blocks of 256 threads go to the SMs round robin."""
+        vertices = np.asarray(vertices, np.int64)
+        t = np.arange(vertices.size, dtype=np.int64) if tids is None else np.asarray(tids, np.int64)
+        return self.push((t // CTA_THREADS) % self.sms, vertices)
+
+    # ------------------------------------------------------------------ kernels
+    def run(self, name: str, mode: str = "edge", *, csc: bool = False, weights: bool = False):
+        """Run one kernel; returns ``(KernelResult, items)`` where ``items`` are the
+        popped items in pop order (:meth:`KernelResult.arrays`) plus ``tid``: the
+        thread of each item (one warp per batch)."""
+        if mode == "edge":
+            k = GraphPEGKernel("edge", row_ptr=self.csc_row_ptr if csc else self.row_ptr,
+                               col=self.csc_col if csc else self.col,
+                               weight=self.weight if weights else None, csc=csc)
+        else:
+            k = GraphPEGKernel("vertex")
+        try:
+            res = self.backend.run(k, latency=self.latency, consume=self.consume.get(name, 1.0),
+                                   warps=max(1, self.gpu.config.threads_per_sm // self.gpu.config.warp_size))
+        except GraphPEGError as e:
+            raise AlgorithmError(f"GraphPEG: {e}") from None
+        if res.mem_error:
+            raise AlgorithmError(f"GraphPEG reported a memory error in kernel {name}")
+        self.overflow |= res.spill_overflow
+        if res.spill_overflow:
+            raise AlgorithmError(f"GraphPEG: a vertex list overflowed its spill region in kernel {name}")
+        a = res.arrays()
+        a["tid"] = a["batch"] * self.gpu.config.warp_size + a["lane"]
+        n = res.items
+        self.kernels += 1
+        self.items += n
+        self.batches += len(res.batches)
+        self.engine_cycles += res.cycles
+        self.exchanges += res.exchanges
+        self.moved += res.moved
+        if n:
+            mean = n / self.sms
+            self.imb[0] += n * max(res.sm_items) / mean
+            self.imb[1] += n * max(res.sm_items_no_ef) / mean
+            self.imb[2] += n
+        self.gpu.count("gpu_edges" if mode == "edge" else "gpu_nodes", n)
+        return res, a
+
+    def _sectors(self, name: str) -> int:
+        st = self.gpu.kernels.get(name) if self.gpu.stats_on else None
+        return st.sectors if st is not None else 0
+
+    def _engine_requests(self) -> int:
+        now = self.backend.requests()
+        d = sum(now.get(k, 0) - self._req_seen[k] for k in REQUEST_KINDS)
+        self._req_seen = {k: now.get(k, 0) for k in REQUEST_KINDS}
+        return d
+
+    @contextmanager
+    def describe(self, name: str, res: KernelResult, items: dict):
+        """The GPU kernel that consumed ``res``: the body describes the warps'
+        accesses (thread ``items['tid']``); the engine's requests and cycles are
+        added as the unit's work, and the kernel's sectors per item become the
+        consumer's LD/ST demand of its next launch."""
+        ws = self.gpu.config.warp_size
+        before = self._sectors(name)
+        with self.gpu.kernel(name, max(len(res.batches), 1) * ws) as k:
+            yield k
+            # one pop and a loop branch per batch, plus the final pop that returns -1
+            k.alu(2 * len(res.batches) + 2 * self.sms)
+            bb = self.config.block_bytes
+            sec = self.gpu.config.sector_bytes
+            k.unit(self._engine_requests() * max(1, bb // sec), res.cycles)
+        if self.gpu.stats_on and res.items:
+            self.consume[name] = (self._sectors(name) - before) / res.items
+
+    # ------------------------------------------------------------------ results
+    def summary(self) -> dict:
+        req = self.backend.requests()
+        eng = int(sum(req.get(k, 0) for k in REQUEST_KINDS))
+        lanes = self.items
+        d = {"backend": getattr(self.backend, "name", type(self.backend).__name__), "sms": self.sms,
+             "alwt_entries": self.config.alwt_entries, "ef_enabled": self.config.ef_enabled,
+             "kernels": self.kernels, "items": self.items, "warp_batches": self.batches,
+             "engine_cycles": self.engine_cycles,
+             "edges_per_cycle_per_sm": self.items / (self.engine_cycles * self.sms) if self.engine_cycles else 0.0,
+             "warp_utilisation": lanes / (self.batches * self.config.warp_size) if self.batches else 0.0,
+             "load_imbalance": self.imb[0] / self.imb[2] if self.imb[2] else 1.0,
+             "load_imbalance_no_ef": self.imb[1] / self.imb[2] if self.imb[2] else 1.0,
+             "exchanges": self.exchanges, "moved_edges": self.moved, "pushed": self.pushed,
+             "engine_requests": eng}
+        for k in REQUEST_KINDS:
+            d[f"{k}_requests"] = int(req.get(k, 0))
+        return d

@@ -1,0 +1,487 @@
+"""GraphPEG's engine of one SM (paper §3.1, §3.3, Figs. 3, 5 and 6; docs/graphpeg.md).
+Exact rules: :mod:`golden.graphpeg.tlm`.
+
+Structure::
+
+    push ─► output vertex list (on chip, ``vlist_entries``) ──full──► spill writer ─┐
+                                                                                    │
+    input vertex list ◄── refill engine ◄─────────── the SM's spill region ◄────────┘
+        │ (swapped with the output list at every kernel start)
+        ├─ edge mode ─► ALWT ─► index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
+        │               │ FE entry: one block of edges per cycle
+        │               ▼
+        │          edge engine (col) + weight engine ─► joiner (+ src, index) ─┐
+        └─ vertex mode ───────────────────────────────────────────────────────┤
+                                                                               ▼
+                        edge buffer (``width`` banks, ``edge_buffer_edges`` records)
+                                                                               ▼
+                                    o: warp batches, ``width`` items per beat, then ``done``
+    mem ◄── arbiter ◄── index, edge, weight, refill engines (hw/fetch) and the writer (hw/mem/writer.py)
+
+EF exchange registers (§3.3.2), driven by the balancer of the top: ``efs``
+(R_EFS: edges reserved in the buffer plus edges left in the ALWT), ``bc``
+(R_BC), ``bs`` (R_BS), ``bw_size`` (the balance), ``bw0_i/bw1_i/bv_i`` (R_BW0,
+R_BW1 and the vertex given to a receiver) and ``bw0_o/bw1_o/bv_o`` (what a donor
+gave). The engine acts once on the first cycle of every new ``bc`` value.
+"""
+from amaranth import *
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib.wiring import In, Out, connect
+from amaranth.utils import ceil_log2, exact_log2
+
+from golden.fetch import MemPortConfig
+from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from ..fetch.engine import FetchEngine
+from ..mem.arbiter import MemArbiter
+from ..mem.port import MemPortSignature
+from ..mem.writer import SequentialWriter
+from .alwt import ALWT
+
+__all__ = ["EdgeRecord", "PopBeat", "PushItem", "KernelParams", "GraphPEGSM", "check_rtl_config"]
+
+
+def check_rtl_config(config: GraphPEGConfig) -> None:
+    """The limits of the RTL beyond the configuration's own checks (the TLM has none)."""
+    if not isinstance(config, GraphPEGConfig):
+        raise TypeError(f"GraphPEG's RTL needs a GraphPEGConfig, not {config!r}")
+    C = config.edge_buffer_edges
+    if C & (C - 1):
+        raise ValueError(f"the RTL's edge buffer holds a power of two of edges, not {C} "
+                         f"(edge_buffer_bytes={config.edge_buffer_bytes})")
+    if config.alwt_entries > 64:
+        raise ValueError(f"the RTL's ALWT has at most 64 entries, not {config.alwt_entries}")
+
+
+class EdgeRecord(data.StructLayout):
+    """One gathered edge: ``src``, ``dst``, ``wt`` (weight), ``idx`` (edge index)."""
+
+    def __init__(self):
+        super().__init__({"src": 32, "dst": 32, "wt": 32, "idx": 32})
+
+
+class PopBeat(data.StructLayout):
+    """Up to ``width`` items of one warp batch (lanes ``0..n``); ``warp_last`` ends the
+    batch; ``done`` (with ``n = 0``) ends the kernel: every later pop returns -1. In
+    vertex-list mode the vertex is in ``src`` and ``dst``."""
+
+    def __init__(self, config: GraphPEGConfig):
+        W = config.width
+        super().__init__({"src": data.ArrayLayout(32, W), "dst": data.ArrayLayout(32, W),
+                          "wt": data.ArrayLayout(32, W), "idx": data.ArrayLayout(32, W),
+                          "n": range(W + 1), "warp_last": 1, "done": 1})
+
+
+class PushItem(data.StructLayout):
+    """``__push_vert``: a vertex for the output list."""
+
+    def __init__(self):
+        super().__init__({"vertex": 32})
+
+
+class KernelParams(data.StructLayout):
+    """What the engines need of a command (held by the top while it runs)."""
+
+    def __init__(self, config: GraphPEGConfig):
+        aw = config.addr_width
+        super().__init__({"vertex_mode": 1, "csc": 1, "use_wt": 1, "row_ptr": aw, "col": aw, "weight": aw,
+                          "spill_base": aw, "spill_stride": aw})
+
+
+class _State(enum.Enum, shape=3):
+    IDLE = 0
+    FLUSH = 1
+    SWAP = 2
+    RUN = 3
+    DONE = 4
+
+
+class GraphPEGSM(wiring.Component):
+    """GraphPEG engine of SM number ``sm``.
+
+    Attributes
+    ----------
+    setup, run : In(1)
+        Pulses from the top: clear the vertex lists / start a kernel (``params`` valid).
+    params : In(KernelParams)
+    finish : In(1)
+        Every SM is idle and no exchange is in progress: end the kernel.
+    running, idle, active : Out(1)
+        In a kernel; nothing left to gather or hand out; not waiting for a command.
+    push : In(stream(PushItem))
+    o : Out(stream(PopBeat))
+    mem : Out(MemPortSignature)
+    efs, bc, bs, bw_size, bw0_i, bw1_i, bv_i, bw0_o, bw1_o, bv_o
+        The EF exchange registers.
+    mem_error, overflow : Out(1)
+        Sticky until ``setup``: a memory error; a vertex dropped because its spill
+        region was full.
+    stall_alwt, stall_buffer : Out(1)
+        This cycle a vertex waits because every ALWT entry is taken; the FE entry's
+        next chunk waits for room in the edge buffer.
+    """
+
+    def __init__(self, config: GraphPEGConfig, sm: int = 0):
+        check_rtl_config(config)
+        self._config = config
+        self._sm = sm
+        super().__init__({
+            "setup": In(1), "run": In(1), "params": In(KernelParams(config)), "finish": In(1),
+            "running": Out(1), "idle": Out(1), "active": Out(1),
+            "push": In(stream.Signature(PushItem())),
+            "o": Out(stream.Signature(PopBeat(config))),
+            "mem": Out(MemPortSignature(config.sm_port)),
+            "efs": Out(32), "bc": In(2), "bs": Out(2), "bw_size": In(32),
+            "bw0_i": In(32), "bw1_i": In(32), "bv_i": In(32),
+            "bw0_o": Out(32), "bw1_o": Out(32), "bv_o": Out(32),
+            "mem_error": Out(1), "overflow": Out(1), "stall_alwt": Out(1), "stall_buffer": Out(1),
+        })
+
+    @property
+    def config(self) -> GraphPEGConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        c = self._config
+        m = Module()
+        W = c.width
+        lw = exact_log2(W)
+        C = c.edge_buffer_edges
+        cb = exact_log2(C)
+        D = C // W
+        CAP = c.vlist_entries
+        WPB = c.words_per_block
+        bbb = exact_log2(c.block_bytes)
+        WS = c.warp_size
+        aw = c.addr_width
+        p_in = self.params
+
+        # ---------------------------------------------------------------- submodules
+        m.submodules.alwt = alwt = ALWT(c.alwt_entries)
+        m.submodules.fetch_index = f_idx = FetchEngine(c.fetch(2))
+        m.submodules.fetch_edge = f_col = FetchEngine(c.fetch(W))
+        m.submodules.fetch_weight = f_wt = FetchEngine(c.fetch(W))
+        m.submodules.fetch_refill = f_ref = FetchEngine(c.fetch(1))
+        wport = MemPortConfig(addr_width=aw, block_bytes=c.block_bytes, tag_width=c.writer_tag_width)
+        m.submodules.spill = spill = SequentialWriter(wport, 1, 32)
+        ports = [c.fetch(2).port, c.fetch(W).port, c.fetch(W).port, c.fetch(1).port, wport]
+        m.submodules.arbiter = arb = MemArbiter(c.sm_port, ports)
+        for k, e in enumerate([f_idx, f_col, f_wt, f_ref, spill]):
+            connect(m, e.mem, arb.ports[k])
+        connect(m, arb.o, wiring.flipped(self.mem))
+
+        # ---------------------------------------------------------------- kernel state
+        state = Signal(_State)
+        setup_done = Signal()
+        par = Signal(KernelParams(c))            # latched at run / setup
+        p = Signal()                              # the output list
+        out_spilled = Signal(32)
+        in_spilled = Signal(32)
+        refill_pos = Signal(32)
+        refill_pending = Signal(range(CAP + 1))
+        mem_err = Signal()
+        overflow = Signal()
+        m.d.comb += [self.running.eq(state == _State.RUN), self.active.eq(state != _State.IDLE),
+                     self.mem_error.eq(mem_err), self.overflow.eq(overflow)]
+
+        def region(parity):
+            return par.spill_base + par.spill_stride * (2 * self._sm) + Mux(parity, par.spill_stride, 0)
+
+        # ---------------------------------------------------------------- vertex lists
+        lists = []
+        for j in range(2):
+            mem_ = memory.Memory(shape=32, depth=CAP, init=[])
+            m.submodules[f"vlist{j}"] = mem_
+            wp_ = mem_.write_port()
+            rp_ = mem_.read_port(domain="comb")
+            head = Signal(range(CAP), name=f"vl{j}_head")
+            tail = Signal(range(CAP), name=f"vl{j}_tail")
+            count = Signal(range(CAP + 1), name=f"vl{j}_count")
+            wr = Signal(name=f"vl{j}_wr")
+            rd = Signal(name=f"vl{j}_rd")
+            wdata = Signal(32, name=f"vl{j}_wdata")
+            m.d.comb += [wp_.addr.eq(tail), wp_.data.eq(wdata), wp_.en.eq(wr), rp_.addr.eq(head)]
+            with m.If(wr):
+                m.d.sync += tail.eq(Mux(tail == CAP - 1, 0, tail + 1))
+            with m.If(rd):
+                m.d.sync += head.eq(Mux(head == CAP - 1, 0, head + 1))
+            m.d.sync += count.eq(count + wr - rd)
+            lists.append({"head": head, "tail": tail, "count": count, "wr": wr, "rd": rd, "wdata": wdata,
+                          "rdata": rp_.data})
+        out_count = Mux(p, lists[1]["count"], lists[0]["count"])
+        in_count = Mux(p, lists[0]["count"], lists[1]["count"])
+        in_head = Mux(p, lists[0]["rdata"], lists[1]["rdata"])
+        push_wr = Signal()
+        refill_wr = Signal()
+        refill_data = Signal(32)
+        in_rd = Signal()
+        for j in range(2):
+            is_out = p == j
+            m.d.comb += [
+                lists[j]["wr"].eq(Mux(is_out, push_wr, refill_wr)),
+                lists[j]["wdata"].eq(Mux(is_out, self.push.p.vertex, refill_data)),
+                lists[j]["rd"].eq(~is_out & in_rd),
+            ]
+
+        # ---------------------------------------------------------------- pushes (and spills)
+        push_open = setup_done & ((state == _State.IDLE) | (state == _State.RUN) | (state == _State.DONE))
+        out_full = out_count == CAP
+        drop = Signal()
+        m.d.comb += drop.eq(((out_spilled + 1) << 2) > par.spill_stride)
+        m.d.comb += [
+            spill.i.p.data[0].eq(self.push.p.vertex),
+            spill.i.p.n.eq(1),
+            spill.i.valid.eq(push_open & out_full & ~drop & self.push.valid),
+        ]
+        with m.If(~push_open):
+            m.d.comb += self.push.ready.eq(0)
+        with m.Elif(~out_full):
+            m.d.comb += [self.push.ready.eq(1), push_wr.eq(self.push.valid)]
+        with m.Elif(drop):
+            m.d.comb += self.push.ready.eq(1)
+            with m.If(self.push.valid):
+                m.d.sync += overflow.eq(1)
+        with m.Else():
+            m.d.comb += self.push.ready.eq(spill.i.ready)
+        with m.If(spill.i.valid & spill.i.ready):
+            m.d.sync += out_spilled.eq(out_spilled + 1)
+        with m.If(spill.error):
+            m.d.sync += mem_err.eq(1)
+
+        # ---------------------------------------------------------------- refill
+        run = state == _State.RUN
+        ref_left = Signal(32)
+        ref_n = Signal(range(WPB + 1))
+        m.d.comb += [ref_left.eq(in_spilled - refill_pos),
+                     ref_n.eq(Mux(ref_left < WPB, ref_left, WPB))]
+        ref_go = Signal()
+        m.d.comb += [
+            ref_go.eq(run & (ref_left != 0) & (in_count + refill_pending + ref_n <= CAP)),
+            f_ref.cmd.valid.eq(ref_go),
+            f_ref.cmd.p.base.eq(region(~p) + (refill_pos << 2)),
+            f_ref.cmd.p.count.eq(ref_n),
+            f_ref.cmd.p.last.eq(1),
+            f_ref.o.ready.eq(1),
+            refill_data.eq(f_ref.o.p.data[0]),
+            refill_wr.eq(f_ref.o.valid & (f_ref.o.p.n != 0)),
+        ]
+        ref_fire = f_ref.cmd.valid & f_ref.cmd.ready
+        with m.If(ref_fire):
+            m.d.sync += refill_pos.eq(refill_pos + ref_n)
+        m.d.sync += refill_pending.eq(refill_pending + Mux(ref_fire, ref_n, 0) - refill_wr)
+        with m.If(f_ref.o.valid & f_ref.o.p.last & f_ref.o.p.error.as_value().any()):
+            m.d.sync += mem_err.eq(1)
+
+        # ---------------------------------------------------------------- edge buffer
+        reserved = Signal(range(C + 1))
+        buffered = Signal(range(C + 1))
+        wptr = Signal(cb)
+        rptr = Signal(cb)
+        bw_n = Signal(range(W + 1))                 # records written this cycle
+        bw_rec = [Signal(EdgeRecord(), name=f"bw_rec{i}") for i in range(W)]
+        banks_r = []
+        for b in range(W):
+            bank = memory.Memory(shape=EdgeRecord(), depth=D, init=[])
+            m.submodules[f"edge_buffer{b}"] = bank
+            bwp = bank.write_port()
+            brp = bank.read_port(domain="comb")
+            lane = Signal(max(1, lw), name=f"wlane{b}")
+            m.d.comb += lane.eq((b - wptr[:lw]) if lw else 0)
+            pos = Signal(cb + 1, name=f"wpos{b}")
+            m.d.comb += pos.eq(wptr + lane)
+            m.d.comb += [bwp.en.eq(lane < bw_n), bwp.addr.eq(pos[lw:cb] if lw < cb else 0),
+                         bwp.data.as_value().eq(Array(r.as_value() for r in bw_rec)[lane])]
+            rlane = Signal(max(1, lw), name=f"rlane{b}")
+            m.d.comb += rlane.eq((b - rptr[:lw]) if lw else 0)
+            rpos = Signal(cb + 1, name=f"rpos{b}")
+            m.d.comb += [rpos.eq(rptr + rlane), brp.addr.eq(rpos[lw:cb] if lw < cb else 0)]
+            banks_r.append(brp.data.as_value())
+        m.d.sync += wptr.eq(wptr + bw_n)
+
+        # ---------------------------------------------------------------- EF registers
+        bc_prev = Signal(2)
+        m.d.sync += bc_prev.eq(self.bc)
+        bc_new = self.bc != bc_prev
+        frozen = (self.bc == EF_BC["ERS"]) | (self.bc == EF_BC["ER"])
+        donating = (self.bc == EF_BC["ED"]) & bc_new
+        bs = Signal(2)
+        m.d.comb += self.bs.eq(bs)
+        with m.If(self.bc == EF_BC["idle"]):
+            m.d.sync += bs.eq(EF_BS["idle"])
+        with m.Elif(self.bc == EF_BC["ERS"]):
+            with m.If(bc_new):
+                m.d.sync += bs.eq(Mux(alwt.has_free, EF_BS["ok"], EF_BS["fail"]))
+        with m.Elif(donating):
+            don_m = Signal(32)
+            m.d.comb += don_m.eq(Mux(self.bw_size < alwt.big_rem, self.bw_size, alwt.big_rem))
+            with m.If(alwt.big_rem != 0):
+                m.d.comb += [alwt.donate.eq(1), alwt.donate_m.eq(don_m)]
+                m.d.sync += [bs.eq(EF_BS["ok"]), self.bw0_o.eq(alwt.big_s), self.bw1_o.eq(alwt.big_s + don_m),
+                             self.bv_o.eq(alwt.big_v)]
+            with m.Else():
+                m.d.sync += bs.eq(EF_BS["fail"])
+        with m.Elif((self.bc == EF_BC["ER"]) & bc_new):
+            m.d.comb += [alwt.receive.eq(1), alwt.recv_v.eq(self.bv_i), alwt.recv_s.eq(self.bw0_i),
+                         alwt.recv_e.eq(self.bw1_i)]
+            m.d.sync += bs.eq(EF_BS["ok"])
+        m.d.comb += self.efs.eq(reserved + alwt.remaining)
+
+        # ---------------------------------------------------------------- ALWT: index fetch
+        edge_mode = run & ~par.vertex_mode
+        eb = max(1, ceil_log2(c.alwt_entries))
+        m.submodules.fi_order = fi_order = fifo.SyncFIFOBuffered(width=eb, depth=c.alwt_entries)
+        alloc = Signal()
+        m.d.comb += [
+            alloc.eq(edge_mode & (in_count != 0) & alwt.has_free & ~frozen & f_idx.cmd.ready & fi_order.w_stream.ready),
+            alwt.alloc.eq(alloc), alwt.alloc_v.eq(in_head),
+            f_idx.cmd.valid.eq(alloc),
+            f_idx.cmd.p.base.eq(par.row_ptr + (in_head << 2)),
+            f_idx.cmd.p.count.eq(2),
+            f_idx.cmd.p.last.eq(1),
+            fi_order.w_stream.valid.eq(alloc),
+            fi_order.w_stream.payload.eq(alwt.free_idx),
+        ]
+        # replies come in order: one beat of two elements per allocated entry
+        m.d.comb += [
+            f_idx.o.ready.eq(fi_order.r_stream.valid),
+            fi_order.r_stream.ready.eq(f_idx.o.valid),
+            alwt.fill.eq(f_idx.o.valid & fi_order.r_stream.valid),
+            alwt.fill_idx.eq(fi_order.r_stream.payload),
+            alwt.fill_s.eq(f_idx.o.p.data[0]), alwt.fill_e.eq(f_idx.o.p.data[1]),
+            alwt.fill_bad.eq(f_idx.o.p.error.as_value().any() | (f_idx.o.p.n != 2)),
+        ]
+        with m.If(alwt.fill & f_idx.o.p.error.as_value().any()):
+            m.d.sync += mem_err.eq(1)
+
+        # ---------------------------------------------------------------- ALWT: edge fetch
+        m.d.comb += alwt.start_fe.eq(edge_mode & ~alwt.has_fe & alwt.has_rd & ~donating)
+        desc_l = data.StructLayout({"v": 32, "s": 32})
+        m.submodules.desc = desc = fifo.SyncFIFOBuffered(width=desc_l.size, depth=c.fetch_inflight)
+        col_addr = Signal(aw)
+        m.d.comb += col_addr.eq(par.col + (alwt.fe_s << 2))
+        to_block = Signal(range(WPB + 1))
+        m.d.comb += to_block.eq(WPB - col_addr[2:bbb])
+        chunk = Signal(range(WPB + 1))
+        lim = min(WPB, C)
+        with m.If((alwt.fe_rem < to_block) & (alwt.fe_rem < lim)):
+            m.d.comb += chunk.eq(alwt.fe_rem)
+        with m.Elif(to_block < lim):
+            m.d.comb += chunk.eq(to_block)
+        with m.Else():
+            m.d.comb += chunk.eq(lim)
+        issue = Signal()
+        m.d.comb += [
+            issue.eq(edge_mode & alwt.has_fe & ~donating & (chunk != 0) & (reserved + chunk <= C) &
+                     f_col.cmd.ready & (~par.use_wt | f_wt.cmd.ready) & desc.w_stream.ready),
+            alwt.issue.eq(issue), alwt.issue_n.eq(chunk),
+            f_col.cmd.valid.eq(issue),
+            f_col.cmd.p.base.eq(col_addr), f_col.cmd.p.count.eq(chunk), f_col.cmd.p.last.eq(1),
+            f_wt.cmd.valid.eq(issue & par.use_wt),
+            f_wt.cmd.p.base.eq(par.weight + (alwt.fe_s << 2)), f_wt.cmd.p.count.eq(chunk), f_wt.cmd.p.last.eq(1),
+            desc.w_stream.valid.eq(issue),
+            desc.w_stream.payload.eq(Cat(alwt.fe_v, alwt.fe_s)),
+        ]
+
+        m.d.comb += [
+            self.stall_alwt.eq(edge_mode & (in_count != 0) & ~alwt.has_free & ~frozen),
+            self.stall_buffer.eq(edge_mode & alwt.has_fe & (chunk != 0) & (reserved + chunk > C)),
+        ]
+
+        # ---------------------------------------------------------------- joiner
+        dv = desc_l(desc.r_stream.payload)
+        j_off = Signal(range(WPB + 1))
+        join = Signal()
+        m.d.comb += [
+            join.eq(f_col.o.valid & (~par.use_wt | f_wt.o.valid) & desc.r_stream.valid),
+            f_col.o.ready.eq(join),
+            f_wt.o.ready.eq(join & par.use_wt),
+            desc.r_stream.ready.eq(join & f_col.o.p.last),
+        ]
+        with m.If(join):
+            m.d.sync += j_off.eq(Mux(f_col.o.p.last, 0, j_off + f_col.o.p.n))
+            with m.If(f_col.o.p.error.as_value().any() | (par.use_wt & f_wt.o.p.error.as_value().any())):
+                m.d.sync += mem_err.eq(1)
+
+        # vertex-list mode: the input list's head goes straight to the buffer
+        vmove = Signal()
+        m.d.comb += vmove.eq(run & par.vertex_mode & (in_count != 0) & (reserved < C))
+        m.d.comb += in_rd.eq(alloc | vmove)
+        with m.If(vmove):
+            m.d.comb += [bw_n.eq(1), bw_rec[0].src.eq(in_head), bw_rec[0].dst.eq(in_head)]
+        with m.Elif(join):
+            m.d.comb += bw_n.eq(f_col.o.p.n)
+            for i in range(W):
+                nb = f_col.o.p.data[i][:32]
+                m.d.comb += [
+                    bw_rec[i].src.eq(Mux(par.csc, nb, dv.v)),
+                    bw_rec[i].dst.eq(Mux(par.csc, dv.v, nb)),
+                    bw_rec[i].wt.eq(Mux(par.use_wt, f_wt.o.p.data[i][:32], 0)),
+                    bw_rec[i].idx.eq(dv.s + j_off + i),
+                ]
+
+        # ---------------------------------------------------------------- output: warp batches
+        drained = Signal()
+        m.d.comb += drained.eq((in_count == 0) & (refill_pos == in_spilled) & (refill_pending == 0) &
+                               ~alwt.any_valid & (reserved == buffered) & ~frozen)
+        batch_rem = Signal(range(WS + 1))
+        k_out = Signal(range(W + 1))
+        m.d.comb += k_out.eq(Mux(batch_rem < W, batch_rem, W))
+        o = self.o
+        done_beat = (state == _State.DONE) & (batch_rem == 0)
+        m.d.comb += [
+            o.valid.eq(((state == _State.RUN) & (batch_rem != 0)) | done_beat),
+            o.p.n.eq(Mux(done_beat, 0, k_out)),
+            o.p.warp_last.eq(~done_beat & (k_out == batch_rem)),
+            o.p.done.eq(done_beat),
+        ]
+        for j in range(W):
+            rec = EdgeRecord()(Array(banks_r)[(rptr[:lw] + j)[:max(1, lw)] if lw else 0])
+            on = j < k_out
+            m.d.comb += [o.p.src[j].eq(Mux(on, rec.src, 0)), o.p.dst[j].eq(Mux(on, rec.dst, 0)),
+                         o.p.wt[j].eq(Mux(on, rec.wt, 0)), o.p.idx[j].eq(Mux(on, rec.idx, 0))]
+        take = Signal(range(W + 1))
+        m.d.comb += take.eq(Mux(o.valid & o.ready & ~done_beat, k_out, 0))
+        after = Signal(range(C + 1))
+        rem_after = Signal(range(WS + 1))
+        m.d.comb += [after.eq(buffered - take), rem_after.eq(batch_rem - take)]
+        with m.If((state == _State.RUN) & (rem_after == 0) & ((after >= WS) | (drained & (after != 0)))):
+            m.d.sync += batch_rem.eq(Mux(after < WS, after, WS))
+        with m.Else():
+            m.d.sync += batch_rem.eq(rem_after)
+        m.d.sync += [
+            rptr.eq(rptr + take),
+            buffered.eq(buffered + bw_n - take),
+            reserved.eq(reserved + Mux(issue, chunk, 0) + vmove - take),
+        ]
+        m.d.comb += self.idle.eq(drained & (buffered == 0) & (batch_rem == 0))
+
+        # ---------------------------------------------------------------- control
+        m.d.comb += [spill.base.eq(region(p)), alwt.clear.eq(0)]
+        with m.Switch(state):
+            with m.Case(_State.IDLE):
+                with m.If(self.setup):
+                    m.d.sync += [par.eq(p_in), setup_done.eq(1), p.eq(0), out_spilled.eq(0), in_spilled.eq(0),
+                                 refill_pos.eq(0), mem_err.eq(0), overflow.eq(0)]
+                    for j in range(2):
+                        m.d.sync += [lists[j]["head"].eq(0), lists[j]["tail"].eq(0), lists[j]["count"].eq(0)]
+                    # the writer starts at region(0) of the new parameters
+                    m.d.comb += [spill.start.eq(1),
+                                 spill.base.eq(p_in.spill_base + p_in.spill_stride * (2 * self._sm))]
+                with m.Elif(self.run & setup_done):
+                    m.d.sync += [par.vertex_mode.eq(p_in.vertex_mode), par.csc.eq(p_in.csc),
+                                 par.use_wt.eq(p_in.use_wt), par.row_ptr.eq(p_in.row_ptr), par.col.eq(p_in.col),
+                                 par.weight.eq(p_in.weight), state.eq(_State.FLUSH)]
+                    m.d.comb += spill.finish.eq(1)
+            with m.Case(_State.FLUSH):
+                with m.If(spill.done):
+                    m.d.sync += state.eq(_State.SWAP)
+            with m.Case(_State.SWAP):
+                m.d.sync += [in_spilled.eq(out_spilled), out_spilled.eq(0), refill_pos.eq(0), p.eq(~p),
+                             state.eq(_State.RUN)]
+                m.d.comb += [spill.start.eq(1), spill.base.eq(region(~p)), alwt.clear.eq(1)]
+            with m.Case(_State.RUN):
+                with m.If(self.finish):
+                    m.d.sync += state.eq(_State.DONE)
+            with m.Case(_State.DONE):
+                with m.If(o.valid & o.ready):
+                    m.d.sync += state.eq(_State.IDLE)
+        return m

@@ -1,0 +1,253 @@
+"""GraphPEG on ``sms`` SMs: one engine per SM, the EF balancer and the memory
+arbiter (paper §3.3.2, Fig. 6; docs/graphpeg.md).
+
+The balancer is the control processor's EF policy, in RTL: the paper runs it on
+the GPU's control processor through each SM's registers R_EFS, R_BC, R_BS,
+R_BW0, R_BW1; here a small state machine drives the same registers (so the top
+is self-contained and runs at simulator speed without Python in every cycle).
+Every ``ef_interval`` cycles of a kernel it reads R_EFS of every SM; if ``Rmax -
+Rmin >= 2`` and ``>= Rmax >> N`` it puts the minimum SM in ERS, and when that SM
+reports a free ALWT entry, the maximum SM in ED with the balance ``(Rmax - Rmin)
+// 2``; the donor reports the range it gave (R_BW0, R_BW1 and the vertex), which
+the balancer copies to the receiver in ER. Each step waits one cycle and then
+for the SM's R_BS. The kernel ends when every SM is idle and no exchange is in
+progress.
+
+Commands (``cmd``): ``setup`` (clear the vertex lists, set the spill regions)
+and ``run`` (one kernel); each completes with one ``status``.
+"""
+from amaranth import *
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+
+from golden.graphpeg import CMD_OPS, EF_BC, EF_BS, GraphPEGConfig
+from ..mem.arbiter import MemArbiter
+from ..mem.port import MemPortSignature
+from .engine import GraphPEGSM, PopBeat, PushItem, check_rtl_config
+
+__all__ = ["GraphPEGCommand", "GraphPEGStatus", "GraphPEG"]
+
+
+class GraphPEGCommand(data.StructLayout):
+    """``op`` (0 setup, 1 run), the kernel's ``vertex_mode``, ``csc``, ``use_wt``,
+    ``row_ptr``, ``col``, ``weight``; EF balancing ``ef``, ``ef_interval``,
+    ``ef_shift``; setup's ``spill_base`` and ``spill_stride``."""
+
+    def __init__(self, config: GraphPEGConfig):
+        aw = config.addr_width
+        super().__init__({"op": 1, "vertex_mode": 1, "csc": 1, "use_wt": 1, "ef": 1, "ef_interval": 16,
+                          "ef_shift": 5, "row_ptr": aw, "col": aw, "weight": aw, "spill_base": aw,
+                          "spill_stride": aw})
+
+
+class GraphPEGStatus(data.StructLayout):
+    """Completion of a command: ``cycles`` (command to status), ``items`` handed out,
+    EF ``exchanges`` and ``moved`` edges, ``alwt_full`` and ``buffer_full`` (SM-cycles
+    in which a vertex waited for an ALWT entry, and the FE entry for room in the
+    edge buffer), ``mem_error``, ``overflow`` (a spill region was full),
+    ``cmd_error`` (run before setup, misaligned spill regions)."""
+
+    def __init__(self, config: GraphPEGConfig):
+        super().__init__({"op": 1, "cycles": 32, "items": 32, "exchanges": 16, "moved": 32, "alwt_full": 32,
+                          "buffer_full": 32, "mem_error": 1, "overflow": 1, "cmd_error": 1})
+
+
+class _Top(enum.Enum, shape=3):
+    IDLE = 0
+    PULSE = 1
+    START = 2
+    RUN = 3
+    FINISH = 4
+    STATUS = 5
+
+
+class _Bal(enum.Enum, shape=2):
+    IDLE = 0
+    ERS = 1
+    ED = 2
+    ER = 3
+
+
+class GraphPEG(wiring.Component):
+    """GraphPEG engines of ``config.sms`` SMs.
+
+    Attributes
+    ----------
+    cmd : In(stream(GraphPEGCommand))
+    status : Out(stream(GraphPEGStatus))
+    mem : Out(MemPortSignature(config.port))
+    push0, push1, ... : In(stream(PushItem))
+        ``__push_vert`` of each SM's warps.
+    o0, o1, ... : Out(stream(PopBeat))
+        Each SM's pops (``__pop_edge_*`` / ``__pop_vert``).
+    busy : Out(1)
+    """
+
+    def __init__(self, config: GraphPEGConfig):
+        check_rtl_config(config)
+        self._config = config
+        members = {"cmd": In(stream.Signature(GraphPEGCommand(config))),
+                   "status": Out(stream.Signature(GraphPEGStatus(config))),
+                   "mem": Out(MemPortSignature(config.port)), "busy": Out(1)}
+        for k in range(config.sms):
+            members[f"push{k}"] = In(stream.Signature(PushItem()))
+            members[f"o{k}"] = Out(stream.Signature(PopBeat(config)))
+        super().__init__(members)
+
+    @property
+    def config(self) -> GraphPEGConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        c = self._config
+        m = Module()
+        N = c.sms
+        sms = []
+        for k in range(N):
+            sm = GraphPEGSM(c, k)
+            m.submodules[f"sm{k}"] = sm
+            sms.append(sm)
+            connect(m, flipped(getattr(self, f"push{k}")), sm.push)
+            connect(m, sm.o, flipped(getattr(self, f"o{k}")))
+        if N == 1:
+            connect(m, sms[0].mem, flipped(self.mem))
+        else:
+            m.submodules.arbiter = arb = MemArbiter(c.port, [c.sm_port] * N)
+            for k, sm in enumerate(sms):
+                connect(m, sm.mem, arb.ports[k])
+            connect(m, arb.o, flipped(self.mem))
+
+        # ---------------------------------------------------------------- commands
+        state = Signal(_Top)
+        cur = Signal(GraphPEGCommand(c))
+        setup_done = Signal()
+        cmd_err = Signal()
+        cycles = Signal(32)
+        items = Signal(32)
+        exchanges = Signal(16)
+        moved = Signal(32)
+        bb = c.block_bytes
+        for sm in sms:
+            m.d.comb += [sm.params.vertex_mode.eq(cur.vertex_mode), sm.params.csc.eq(cur.csc),
+                         sm.params.use_wt.eq(cur.use_wt), sm.params.row_ptr.eq(cur.row_ptr),
+                         sm.params.col.eq(cur.col), sm.params.weight.eq(cur.weight),
+                         sm.params.spill_base.eq(cur.spill_base), sm.params.spill_stride.eq(cur.spill_stride)]
+        all_running = Cat(*(sm.running for sm in sms)).all()
+        any_running = Cat(*(sm.running for sm in sms)).any()
+        all_idle = Cat(*(sm.idle for sm in sms)).all()
+        popped = sum(Mux(getattr(self, f"o{k}").valid & getattr(self, f"o{k}").ready, getattr(self, f"o{k}").p.n, 0)
+                     for k in range(N))
+        m.d.comb += self.cmd.ready.eq(state == _Top.IDLE)
+        with m.If((state != _Top.IDLE) & (state != _Top.STATUS)):     # the status holds while offered
+            m.d.sync += cycles.eq(cycles + 1)
+        m.d.sync += items.eq(items + popped)
+        alwt_full = Signal(32)
+        buffer_full = Signal(32)
+        m.d.sync += [alwt_full.eq(alwt_full + sum(sm.stall_alwt for sm in sms)),
+                     buffer_full.eq(buffer_full + sum(sm.stall_buffer for sm in sms))]
+        st = self.status
+        m.d.comb += [st.valid.eq(state == _Top.STATUS), st.p.op.eq(cur.op), st.p.cycles.eq(cycles),
+                     st.p.items.eq(items), st.p.exchanges.eq(exchanges), st.p.moved.eq(moved),
+                     st.p.alwt_full.eq(alwt_full), st.p.buffer_full.eq(buffer_full),
+                     st.p.mem_error.eq(Cat(*(sm.mem_error for sm in sms)).any()),
+                     st.p.overflow.eq(Cat(*(sm.overflow for sm in sms)).any()), st.p.cmd_error.eq(cmd_err)]
+        m.d.comb += self.busy.eq(state != _Top.IDLE)
+
+        # ---------------------------------------------------------------- balancer
+        bal = Signal(_Bal)
+        armed = Signal()
+        pending = Signal()
+        timer = Signal(16)
+        donor = Signal(range(max(N, 2)))
+        recv = Signal(range(max(N, 2)))
+        size = Signal(32)
+        bw0 = Signal(32)
+        bw1 = Signal(32)
+        bv = Signal(32)
+        efs = [sm.efs for sm in sms]
+        rmax, imax, rmin, imin = efs[0], C(0, max(1, (N - 1).bit_length())), efs[0], C(0, max(1, (N - 1).bit_length()))
+        for k in range(1, N):
+            hi = efs[k] > rmax
+            lo = efs[k] < rmin
+            rmax, imax = Mux(hi, efs[k], rmax), Mux(hi, k, imax)
+            rmin, imin = Mux(lo, efs[k], rmin), Mux(lo, k, imin)
+        diff = Signal(32)
+        m.d.comb += diff.eq(rmax - rmin)
+        trigger = Signal()
+        m.d.comb += trigger.eq((diff >= 2) & (diff >= (rmax >> cur.ef_shift)))
+        running = state == _Top.RUN
+        with m.If(running & ~pending):
+            with m.If(timer == cur.ef_interval - 1):
+                m.d.sync += [pending.eq(1), timer.eq(0)]
+            with m.Else():
+                m.d.sync += timer.eq(timer + 1)
+        m.d.sync += armed.eq(1)
+        for k, sm in enumerate(sms):
+            m.d.comb += [sm.bw_size.eq(size), sm.bw0_i.eq(bw0), sm.bw1_i.eq(bw1), sm.bv_i.eq(bv)]
+            with m.If(((bal == _Bal.ERS) | (bal == _Bal.ED)) & (recv == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ERS"])
+            with m.Elif((bal == _Bal.ER) & (recv == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ER"])
+            with m.Elif((bal == _Bal.ED) & (donor == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ED"])
+        bs_recv = Array(sm.bs for sm in sms)[recv]
+        bs_donor = Array(sm.bs for sm in sms)[donor]
+        with m.Switch(bal):
+            with m.Case(_Bal.IDLE):
+                with m.If(running & pending):
+                    m.d.sync += pending.eq(0)
+                    with m.If(cur.ef & trigger):
+                        m.d.sync += [bal.eq(_Bal.ERS), armed.eq(0), donor.eq(imax), recv.eq(imin),
+                                     size.eq(diff >> 1)]
+            with m.Case(_Bal.ERS):
+                with m.If(armed & (bs_recv == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.ED), armed.eq(0)]
+                with m.Elif(armed & (bs_recv == EF_BS["fail"])):
+                    m.d.sync += bal.eq(_Bal.IDLE)
+            with m.Case(_Bal.ED):
+                with m.If(armed & (bs_donor == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.ER), armed.eq(0), bw0.eq(Array(sm.bw0_o for sm in sms)[donor]),
+                                 bw1.eq(Array(sm.bw1_o for sm in sms)[donor]),
+                                 bv.eq(Array(sm.bv_o for sm in sms)[donor])]
+                with m.Elif(armed & (bs_donor == EF_BS["fail"])):
+                    m.d.sync += bal.eq(_Bal.IDLE)
+            with m.Case(_Bal.ER):
+                with m.If(armed & (bs_recv == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.IDLE), exchanges.eq(exchanges + 1), moved.eq(moved + bw1 - bw0)]
+
+        # ---------------------------------------------------------------- the command sequence
+        bad_spill = (cur.spill_base[:bb.bit_length() - 1] != 0) | (cur.spill_stride[:bb.bit_length() - 1] != 0) | \
+            (cur.spill_stride == 0)
+        with m.Switch(state):
+            with m.Case(_Top.IDLE):
+                with m.If(self.cmd.valid):
+                    m.d.sync += [cur.eq(self.cmd.p), state.eq(_Top.PULSE), cycles.eq(1), items.eq(0),
+                                 exchanges.eq(0), moved.eq(0), cmd_err.eq(0), timer.eq(0), pending.eq(0),
+                                 alwt_full.eq(0), buffer_full.eq(0)]
+            with m.Case(_Top.PULSE):
+                with m.If(cur.op == CMD_OPS["setup"]):
+                    with m.If(bad_spill):
+                        m.d.sync += cmd_err.eq(1)
+                    with m.Else():
+                        m.d.comb += [sm.setup.eq(1) for sm in sms]
+                        m.d.sync += setup_done.eq(1)
+                    m.d.sync += state.eq(_Top.STATUS)
+                with m.Elif(~setup_done):
+                    m.d.sync += [cmd_err.eq(1), state.eq(_Top.STATUS)]
+                with m.Else():
+                    m.d.comb += [sm.run.eq(1) for sm in sms]
+                    m.d.sync += state.eq(_Top.START)
+            with m.Case(_Top.START):
+                with m.If(all_running):
+                    m.d.sync += state.eq(_Top.RUN)
+            with m.Case(_Top.RUN):
+                with m.If(all_idle & (bal == _Bal.IDLE)):
+                    m.d.sync += state.eq(_Top.FINISH)
+            with m.Case(_Top.FINISH):
+                m.d.comb += [sm.finish.eq(1) for sm in sms]
+                with m.If(~any_running & ~Cat(*(sm.active for sm in sms)).any()):
+                    m.d.sync += state.eq(_Top.STATUS)
+            with m.Case(_Top.STATUS):
+                with m.If(st.ready):
+                    m.d.sync += state.eq(_Top.IDLE)
+        return m

@@ -1,0 +1,601 @@
+"""Testbench harness of GraphPEG: a sequencer of setup / push / run steps, the pop
+monitors of every SM, random workloads, the comparison with the TLM
+(:class:`golden.graphpeg.GraphPEGModel`) and with an independent expectation
+computed from the graph, the RTL backend for RTL in the loop, and the demo.
+
+What must hold (docs/graphpeg.md, "Verification"): every kernel hands out
+exactly the items of the vertices pushed before it (edges of an edge kernel as a
+multiset with their src, weight and index; vertices of a vertex-list kernel in
+push order per SM), per SM when EF balancing is off; every batch holds at most a
+warp and ends with ``warp_last``; every SM ends each kernel with one ``done``
+beat; statuses (items, errors) equal the TLM's; with EF balancing off the memory
+requests per kind equal the TLM's exactly.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from golden.graphpeg import CMD_OPS, GraphPEGConfig, GraphPEGError, GraphPEGKernel, GraphPEGModel, KernelResult
+from golden.graphpeg.tlm import Batch
+from golden.memory import AddressSpace
+from hw.graphpeg.engine import PopBeat, PushItem
+from hw.graphpeg.top import GraphPEGCommand, GraphPEGStatus
+from hw.mem.port import MemRequest, MemResponse
+
+from .agents import MemoryAgent, StreamSink, StreamSource
+from .codec import Codec
+from .cosim import CosimUnit, register_cosim
+from .memory import MemoryModel, MemoryTiming
+
+__all__ = ["Setup", "Push", "Run", "GraphPEGHarness", "make_workload", "expected_items", "GraphPEGRTLBackend",
+           "classify_reads", "graphpeg_demo"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Clear the vertex lists; spill regions at ``spill_base`` (``stride`` bytes each)."""
+
+    spill_base: int
+    spill_stride: int
+
+
+@dataclass(frozen=True)
+class Push:
+    """``__push_vert`` of ``vertices`` by SM ``sm``."""
+
+    sm: int
+    vertices: tuple
+
+
+@dataclass(frozen=True)
+class Run:
+    """One kernel; ``during``: pushes made while it runs (``{sm: vertices}``), which
+    go to the next kernel's lists."""
+
+    kernel: GraphPEGKernel
+    during: dict = field(default_factory=dict)
+
+
+def command_fields(step, config: GraphPEGConfig) -> dict:
+    if isinstance(step, Setup):
+        return {"op": CMD_OPS["setup"], "spill_base": step.spill_base, "spill_stride": step.spill_stride,
+                "ef_interval": config.ef_interval, "ef_shift": config.ef_shift}
+    k = step.kernel
+    return {"op": CMD_OPS["run"], "vertex_mode": int(k.mode == "vertex"), "csc": int(k.csc),
+            "use_wt": int(k.weight is not None), "ef": int(config.ef_enabled if k.ef is None else k.ef),
+            "ef_interval": k.ef_interval or config.ef_interval,
+            "ef_shift": config.ef_shift if k.ef_shift is None else k.ef_shift,
+            "row_ptr": k.row_ptr, "col": k.col, "weight": k.weight or 0}
+
+
+def classify_reads(space: AddressSpace, blocks) -> Counter:
+    """Memory requests by the region they touch: ``index`` (a row pointer array),
+    ``edge``, ``weight``, ``refill``/``spill`` (a spill region)."""
+    out = Counter()
+    cache = {}
+    for a in blocks:
+        r = space.region_of(a)
+        name = r.name.split("#")[0] if r is not None else "?"
+        kind = cache.get(name)
+        if kind is None:
+            kind = {"row_ptr": "index", "csc_row_ptr": "index", "col": "edge", "csc_col": "edge",
+                    "weight": "weight", "spill": "spill"}.get(name, name)
+            cache[name] = kind
+        out[kind] += 1
+    return out
+
+
+def expected_items(graph: dict, lists: list[list[int]], kernel: GraphPEGKernel) -> list[list[tuple]]:
+    """What each SM must hand out for its input list, straight from the graph arrays
+    (no model): ``(src, dst, wt, idx)`` per edge, ``(v, v, 0, 0)`` per vertex."""
+    out = []
+    rp, col, w = graph["row_ptr"], graph["col"], graph["weight"]
+    rp_c, col_c = graph.get("csc_row_ptr"), graph.get("csc_col")
+    for vs in lists:
+        items = []
+        for v in vs:
+            if kernel.mode == "vertex":
+                items.append((v, v, 0, 0))
+                continue
+            r, cl = (rp_c, col_c) if kernel.csc else (rp, col)
+            for e in range(int(r[v]), int(r[v + 1])):
+                wt = int(w[e]) if kernel.weight is not None else 0
+                items.append((int(cl[e]), v, wt, e) if kernel.csc else (v, int(cl[e]), wt, e))
+        out.append(items)
+    return out
+
+
+class GraphPEGHarness:
+    """Agents and bookkeeping for one run of the GraphPEG RTL on a list of steps."""
+
+    def __init__(self, config: GraphPEGConfig, space: AddressSpace, steps: list, *, graph: dict | None = None,
+                 timing: MemoryTiming = MemoryTiming(), cmd_pause=None, push_pause=None, pop_ready=None,
+                 status_ready=None, seed: int = 0, expect: bool = True):
+        self.config = config
+        self.space = space
+        self.steps = list(steps)
+        self.graph = graph
+        self.model = MemoryModel(space, config.block_bytes, timing)
+        self.cmd = StreamSource(("cmd",), Codec(GraphPEGCommand(config)), [], pause=cmd_pause, seed=seed)
+        self.status = StreamSink(("status",), Codec(GraphPEGStatus(config)), ready=status_ready, seed=seed + 1,
+                                 on_item=self._status, keep=False)
+        self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
+                               self.model)
+        self.pushes = [StreamSource((f"push{k}",), Codec(PushItem()), [], pause=push_pause, seed=seed + 10 + k)
+                       for k in range(config.sms)]
+        self.pops = [StreamSink((f"o{k}",), Codec(PopBeat(config)), ready=pop_ready, seed=seed + 20 + k,
+                                on_item=lambda it, k=k: self._beat(k, it), keep=False)
+                     for k in range(config.sms)]
+        self.cycle = 0
+        self.next = 0
+        self.waiting = None                      # the step whose status is awaited
+        self.statuses: list[dict] = []           # one per setup/run step
+        self.kernels: list[dict] = []            # per run: batches per SM, done beats
+        self.problems: list[str] = []
+        self.pending_lists = [[] for _ in range(config.sms)]   # pushed since the last run
+        self.inputs: list[list[list[int]]] = []  # input lists of every run
+        self._during = None
+        self._open = [None] * config.sms         # the batch being received per SM
+        self.expected = None
+        if expect:
+            self.expected = self._tlm()
+        self._feed()
+
+    @property
+    def agents(self):
+        return [self.cmd, self.status, self.mem, *self.pushes, *self.pops, _Ticker(self)]
+
+    # ------------------------------------------------------------------ the TLM's answer
+    def _tlm(self) -> list:
+        ref = self.space.copy()
+        tlm = GraphPEGModel(self.config, ref, is_error=self.model.is_error)
+        self._tlm_model = tlm
+        out = []
+        for st in self.steps:
+            if isinstance(st, Setup):
+                try:
+                    tlm.setup(st.spill_base, st.spill_stride)
+                    out.append({"cmd_error": False})
+                except GraphPEGError:
+                    out.append({"cmd_error": True})
+            elif isinstance(st, Push):
+                try:
+                    tlm.push(st.sm, st.vertices)
+                except GraphPEGError:
+                    pass
+                out.append(None)
+            else:
+                try:
+                    r = tlm.run(st.kernel, latency=3)
+                except GraphPEGError:
+                    out.append({"cmd_error": True})
+                    continue
+                for sm, vs in st.during.items():
+                    tlm.push(int(sm), vs)
+                out.append({"cmd_error": False, "result": r, "requests": dict(r.requests)})
+        return out
+
+    # ------------------------------------------------------------------ sequencing
+    def _feed(self) -> None:
+        while self.next < len(self.steps) and self.waiting is None:
+            st = self.steps[self.next]
+            if isinstance(st, Push):
+                for v in st.vertices:
+                    self.pushes[st.sm].put({"vertex": int(v)})
+                self.pending_lists[st.sm] += [int(v) for v in st.vertices]
+                self.next += 1
+                continue
+            if not all(p.idle() for p in self.pushes):
+                return                           # pushes first
+            self.cmd.put(command_fields(st, self.config))
+            self.waiting = st
+            if isinstance(st, Run):
+                self.inputs.append(self.pending_lists)
+                self.pending_lists = [[] for _ in range(self.config.sms)]
+                self.kernels.append({"batches": [[] for _ in range(self.config.sms)],
+                                     "done": [0] * self.config.sms, "cycle0": self.cycle})
+                self._during = st.during or None
+            elif isinstance(st, Setup):
+                self.pending_lists = [[] for _ in range(self.config.sms)]
+
+    def submit(self, step) -> None:
+        """Append one more step (RTL in the loop)."""
+        self.steps.append(step)
+        self._feed()
+
+    def _start_during(self) -> None:
+        if self._during:
+            for sm, vs in self._during.items():
+                for v in vs:
+                    self.pushes[int(sm)].put({"vertex": int(v)})
+                self.pending_lists[int(sm)] += [int(v) for v in vs]
+        self._during = None
+
+    def _beat(self, sm: int, it: dict) -> None:
+        if not self.kernels or not isinstance(self.waiting, Run):
+            self.problems.append(f"SM {sm} popped outside a kernel")
+            return
+        self._start_during()
+        kr = self.kernels[-1]
+        if it["done"]:
+            if self._open[sm]:
+                self.problems.append(f"SM {sm}: done beat inside a warp batch")
+            kr["done"][sm] += 1
+            return
+        if kr["done"][sm]:
+            self.problems.append(f"SM {sm}: items after its done beat")
+        n = it["n"]
+        if n == 0:
+            self.problems.append(f"SM {sm}: an empty beat that is not done")
+        cur = self._open[sm]
+        if cur is None:
+            cur = self._open[sm] = {"cycle": self.cycle, "items": []}
+        for j in range(n):
+            cur["items"].append((it["src"][j], it["dst"][j], it["wt"][j], it["idx"][j]))
+        if len(cur["items"]) > self.config.warp_size:
+            self.problems.append(f"SM {sm}: a batch of more than {self.config.warp_size} items")
+        if it["warp_last"]:
+            kr["batches"][sm].append(cur)
+            self._open[sm] = None
+
+    def _status(self, it: dict) -> None:
+        st = self.waiting
+        if st is None:
+            self.problems.append("a status without a command")
+            return
+        self._start_during()
+        self.statuses.append(dict(it))
+        self.waiting = None
+        self.next += 1
+        self._feed()
+
+    def done(self) -> bool:
+        return self.next >= len(self.steps) and self.waiting is None and all(p.idle() for p in self.pushes)
+
+    # ------------------------------------------------------------------ results
+    def kernel_result(self, k: int = -1) -> KernelResult:
+        """Run ``k`` as a :class:`KernelResult` (batches in pop order)."""
+        kr = self.kernels[k]
+        st = [s for s, step in zip(self.statuses, [x for x in self.steps if not isinstance(x, Push)])
+              if isinstance(step, Run)][k]
+        batches = []
+        for sm, bs in enumerate(kr["batches"]):
+            for b in bs:
+                a = np.array(b["items"], np.int64).reshape(-1, 4)
+                batches.append(Batch(sm, b["cycle"] - kr["cycle0"], a[:, 0], a[:, 1], a[:, 2], a[:, 3]))
+        batches.sort(key=lambda b: (b.cycle, b.sm))
+        sm_items = [sum(len(b["items"]) for b in bs) for bs in kr["batches"]]
+        return KernelResult(batches, st["cycles"], sm_items, sm_items, {}, st["exchanges"], st["moved"],
+                            bool(st["mem_error"]), bool(st["overflow"]))
+
+    def mismatches(self) -> list[str]:
+        out = list(self.problems)
+        if not self.done():
+            out.append(f"{self.next} of {len(self.steps)} steps done")
+            return out
+        cmd_steps = [s for s in self.steps if not isinstance(s, Push)]
+        if len(self.statuses) != len(cmd_steps):
+            out.append(f"{len(self.statuses)} statuses for {len(cmd_steps)} commands")
+        exp_cmd = [e for e in (self.expected or []) if e is not None]
+        runs = 0
+        for i, (step, st) in enumerate(zip(cmd_steps, self.statuses)):
+            exp = exp_cmd[i] if self.expected is not None else None
+            if exp is not None and bool(st["cmd_error"]) != exp["cmd_error"]:
+                out.append(f"command {i}: cmd_error {st['cmd_error']}, the TLM says {exp['cmd_error']}")
+            if not isinstance(step, Run):
+                continue
+            kr = self.kernels[runs]
+            lists = self.inputs[runs]
+            runs += 1
+            if st["cmd_error"]:
+                continue
+            if any(d != 1 for d in kr["done"]):
+                out.append(f"run {runs - 1}: done beats per SM {kr['done']}, expected one each")
+            if any(self._open[s] for s in range(self.config.sms)):
+                out.append(f"run {runs - 1}: a batch without warp_last")
+            got = [[it for b in bs for it in b["items"]] for bs in kr["batches"]]
+            total = sum(len(g) for g in got)
+            if st["items"] != total:
+                out.append(f"run {runs - 1}: status counts {st['items']} items, the SMs handed out {total}")
+            ef = self.config.ef_enabled if step.kernel.ef is None else step.kernel.ef
+            if self.graph is not None:
+                want = expected_items(self.graph, lists, step.kernel)
+                if Counter(x for g in got for x in g) != Counter(x for w in want for x in w):
+                    out.append(f"run {runs - 1}: the items differ from the graph's ({total} vs "
+                               f"{sum(len(w) for w in want)})")
+                if step.kernel.mode == "vertex" and got != want:
+                    out.append(f"run {runs - 1}: vertex lists not handed out in push order per SM")
+                elif not ef and any(Counter(g) != Counter(w) for g, w in zip(got, want)):
+                    out.append(f"run {runs - 1}: with EF off, an SM handed out items of another SM's list")
+            if exp is not None and not exp["cmd_error"]:
+                r: KernelResult = exp["result"]
+                tlm_items = Counter(tuple(int(x) for x in t) for b in r.batches
+                                    for t in zip(b.src, b.dst, b.wt, b.idx))
+                if Counter(x for g in got for x in g) != tlm_items:
+                    out.append(f"run {runs - 1}: the items differ from the TLM's ({total} vs {r.items})")
+                if bool(st["mem_error"]) != r.mem_error or bool(st["overflow"]) != r.spill_overflow:
+                    out.append(f"run {runs - 1}: mem_error/overflow {st['mem_error']}/{st['overflow']}, the TLM "
+                               f"says {r.mem_error}/{r.spill_overflow}")
+        ef_any = any(isinstance(s, Run) and (self.config.ef_enabled if s.kernel.ef is None else s.kernel.ef)
+                     for s in self.steps)
+        if self.expected is not None and not ef_any:
+            # Without EF balancing the requests do not depend on timing: they must be the TLM's.
+            want = {k: v for k, v in self._tlm_model.requests.items() if v}
+            got = classify_reads(self.space, self.model.stats.read_blocks)
+            got = {"index": got.get("index", 0), "edge": got.get("edge", 0), "weight": got.get("weight", 0),
+                   "refill": got.get("spill", 0), "spill": len(self.model.stats.write_blocks)}
+            got = {k: v for k, v in got.items() if v}
+            if got != want:
+                out.append(f"memory requests by kind {dict(sorted(got.items()))}, the TLM says "
+                           f"{dict(sorted(want.items()))}")
+        return out
+
+
+class _Ticker:
+    def __init__(self, h):
+        self.h = h
+
+    def drive(self):
+        return {}
+
+    def clock(self, get):
+        h = self.h
+        h.cycle += 1
+        if h.waiting is None and h.next < len(h.steps):
+            h._feed()                       # a command waiting for pushes to drain
+
+
+# ---------------------------------------------------------------------- workloads
+def random_graph(rng: np.random.Generator, spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A CSR graph: ``vertices`` vertices with degrees 0..``max_deg`` (``zero`` of them
+    0), plus vertices of degree ``big`` (far above the edge buffer)."""
+    V = spec.get("vertices", 48)
+    deg = rng.integers(1, spec.get("max_deg", 10) + 1, V)
+    deg[rng.random(V) < spec.get("zero", 0.15)] = 0
+    for k, d in enumerate(spec.get("big", [])):
+        deg[(k * 7 + 3) % V] = d
+    row_ptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    col = rng.integers(0, V, int(row_ptr[-1]))
+    w = rng.integers(1, 1 << 20, int(row_ptr[-1]))
+    return row_ptr, col, w
+
+
+def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, list, dict]:
+    """Steps over a random graph (or ``"graph": SPEC``, a graph spec string): ``{"seed",
+    "graph": {...}, "kernels": [{"mode", "ef", "weights", "csc", "lists": per-SM vertex
+    counts or "all", "during": per-SM counts, "skew": bool}], "cmd_errors": bool}``.
+    Returns ``(space, steps, graph)``."""
+    rng = np.random.default_rng(spec.get("seed", 0))
+    r = random.Random(spec.get("seed", 0))
+    gs = spec.get("graph", {})
+    if isinstance(gs, str):                     # a graph spec string (benchmarks)
+        from golden.graphs import load_graph
+        lg = load_graph(gs, weighted=True)
+        row_ptr, col, w = lg.row_ptr, lg.col.astype(np.int64), lg.weight.astype(np.int64)
+    else:
+        row_ptr, col, w = random_graph(rng, gs)
+    V = row_ptr.size - 1
+    from golden.graphs import CSRGraph
+    g = CSRGraph(row_ptr, col.astype(np.int32), None, True, "random")
+    t = g.transpose()
+    csc_w = np.zeros(t.num_edges, np.int64)
+    space = AddressSpace(addr_bits=config.addr_width)
+    # Arrays at unaligned offsets inside their regions: ranges start mid-block.
+    off = spec.get("offset", 4)
+    bases = {}
+    for name, arr in (("row_ptr", row_ptr), ("col", col), ("weight", w), ("csc_row_ptr", t.row_ptr),
+                      ("csc_col", t.col)):
+        raw = np.concatenate([np.zeros(off // 4, np.uint32), arr.astype(np.uint32)])
+        bases[name] = space.alloc(name, raw, align=256) + off
+    bb = config.block_bytes
+    stride = -(-4 * (int(row_ptr[-1]) + 4 * V + 64) // bb) * bb
+    spill = space.reserve("spill", 2 * config.sms * stride, np.uint8, align=256)
+    graph = {"row_ptr": row_ptr, "col": col, "weight": w, "csc_row_ptr": t.row_ptr, "csc_col": t.col,
+             "csc_weight": csc_w, "bases": bases}
+    steps: list = []
+    if spec.get("cmd_errors"):
+        steps.append(Run(GraphPEGKernel("edge", row_ptr=bases["row_ptr"], col=bases["col"])))   # before setup
+        steps.append(Setup(spill + 4, stride))                                                   # misaligned
+    steps.append(Setup(spill, stride))
+    deg = np.diff(row_ptr)
+    for ks in spec.get("kernels", [{}]):
+        lists = ks.get("lists", [20] * config.sms)
+        for sm in range(config.sms):
+            n = 0 if lists == "all" else (lists[sm] if sm < len(lists) else 0)
+            if lists == "all":                  # every vertex, round robin over the SMs
+                vs = list(range(sm, V, config.sms))
+            elif ks.get("skew") and sm == 0:
+                big = np.argsort(-deg)[:max(1, n // 4)]
+                vs = list(big) + [r.randrange(V) for _ in range(n - big.size)]
+            elif ks.get("skew"):
+                vs = [int(v) for v in np.flatnonzero(deg <= 2)[:n]]
+            else:
+                vs = [r.randrange(V) for _ in range(n)]
+            if vs:
+                steps.append(Push(sm, tuple(int(v) for v in vs)))
+        during = {sm: tuple(r.randrange(V) for _ in range(n)) for sm, n in enumerate(ks.get("during", []))
+                  if n}
+        csc = bool(ks.get("csc"))
+        k = GraphPEGKernel(ks.get("mode", "edge"), row_ptr=bases["csc_row_ptr" if csc else "row_ptr"],
+                           col=bases["csc_col" if csc else "col"],
+                           weight=bases["weight"] if ks.get("weights", True) and not csc else None, csc=csc,
+                           ef=ks.get("ef", False))
+        steps.append(Run(k, during))
+        if during and ks.get("drain", True):
+            steps.append(Run(GraphPEGKernel("vertex")))
+    return space, steps, graph
+
+
+# ---------------------------------------------------------------------- RTL in the loop
+class GraphPEGRTLBackend:
+    """GraphPEG kernels run by the RTL (use inside a cocotb test); same interface as
+    :class:`golden.graphpeg.session.GraphPEGTLMBackend`."""
+
+    def __init__(self, dut, config: GraphPEGConfig, space: AddressSpace | None = None,
+                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", pop_ready=None):
+        from cocotb.task import resume
+
+        from .cocotb_loop import CocotbLoop
+        self.config = config
+        self.sms = config.sms
+        self.space = space or AddressSpace(addr_bits=config.addr_width)
+        self.name = f"rtl-{sim}"
+        self.harness = GraphPEGHarness(config, self.space, [], timing=timing, pop_ready=pop_ready, expect=False)
+        self.loop = CocotbLoop(dut, self.harness.agents)
+        self._arrays: dict = {}
+        self._push = resume(self._push_async)
+        self._run = resume(self._run_async)
+        self._setup = resume(self._setup_async)
+        self.kernel_cycles = 0
+
+    async def start(self) -> None:
+        await self.loop.start()
+
+    def place(self, name: str, values: np.ndarray) -> int:
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        base, cap = self._arrays.get(name, (None, -1))
+        if raw.size > cap:
+            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
+            self._arrays[name] = (base, raw.size)
+        if raw.size:
+            self.space.write(base, raw)
+        return base
+
+    def setup(self, spill_stride: int) -> None:
+        base = self.space.reserve(f"spill#{len(self._arrays)}", 2 * self.sms * spill_stride, np.uint8, align=256)
+        self._arrays["spill"] = (base, 0)
+        st = self._setup(Setup(base, spill_stride))
+        if st["cmd_error"]:
+            raise GraphPEGError("the RTL refused the setup command")
+
+    async def _setup_async(self, step):
+        h = self.harness
+        k = len(h.statuses)
+        h.submit(step)
+        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what="GraphPEG setup")
+        return h.statuses[k]
+
+    def push(self, pushes: dict) -> None:
+        self._push(pushes)
+
+    async def _push_async(self, pushes: dict):
+        h = self.harness
+        for sm, vs in pushes.items():
+            h.submit(Push(int(sm), tuple(int(v) for v in np.asarray(vs).reshape(-1))))
+        await self.loop.run(h.done, stall_cycles=20_000, what="GraphPEG pushes")
+
+    def run(self, kernel: GraphPEGKernel, *, latency: int = 1, consume: float = 0.0, warps: int = 64) -> KernelResult:
+        kernel.check(self.config)
+        return self._run(kernel)
+
+    async def _run_async(self, kernel):
+        h = self.harness
+        k = len(h.statuses)
+        h.submit(Run(kernel))
+        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what=f"GraphPEG {kernel.mode} kernel")
+        if h.statuses[k]["cmd_error"]:
+            raise GraphPEGError("the RTL refused the run command")
+        if h.problems:
+            raise GraphPEGError(f"RTL protocol problem: {h.problems[0]}")
+        res = h.kernel_result(-1)
+        # Items each SM's own lists held (as if nothing moved): the degrees, read from memory.
+        own = []
+        for vs in h.inputs[-1]:
+            if kernel.mode == "vertex" or not vs:
+                own.append(len(vs))
+                continue
+            rp = self.space.gather_elems(kernel.row_ptr + 4 * np.asarray(vs, np.int64), 4).astype(np.int64)
+            rp1 = self.space.gather_elems(kernel.row_ptr + 4 * np.asarray(vs, np.int64) + 4, 4).astype(np.int64)
+            own.append(int(np.maximum(rp1 - rp, 0).sum()))
+        res.sm_items_no_ef = own
+        self.kernel_cycles += res.cycles
+        return res
+
+    def requests(self) -> dict:
+        got = classify_reads(self.space, self.harness.model.stats.read_blocks)
+        out = {"index": got.get("index", 0), "edge": got.get("edge", 0), "weight": got.get("weight", 0),
+               "refill": got.get("spill", 0), "spill": len(self.harness.model.stats.write_blocks)}
+        return out
+
+
+def _cosim_backend(cfg):
+    from golden.graphpeg.session import GraphPEGTLMBackend
+    return GraphPEGTLMBackend(cfg)
+
+
+def _cosim_check(rtl: dict, tlm: dict) -> list[str]:
+    out = []
+    if rtl["items"] == 0 or rtl["kernels"] == 0:
+        out.append("the RTL ran no kernel")
+    # BFS: every kernel's items are fixed by the graph; SSSP's depend on the pop order.
+    if rtl["order_independent"] and (rtl["items"] != tlm["items"] or rtl["kernels"] != tlm["kernels"]):
+        out.append(f"RTL handed out {rtl['items']} items in {rtl['kernels']} kernels, the TLM run "
+                   f"{tlm['items']} in {tlm['kernels']}")
+    return out
+
+
+def _cosim_rows(rtl: dict, tlm: dict) -> list:
+    rel = "=" if rtl["order_independent"] else "vs"
+    return [[f"GraphPEG kernels / items, RTL {rel} TLM", f"{rtl['kernels']} / {rtl['items']} {rel} {tlm['kernels']} / "
+                                                        f"{tlm['items']}"],
+            ["EF exchanges / moved edges (RTL)", f"{rtl['exchanges']} / {rtl['moved_edges']}"],
+            ["engine requests, RTL / TLM", f"{rtl['engine_requests']} / {tlm['engine_requests']}"],
+            ["RTL cycles (all kernels)", rtl["engine_cycles"]],
+            ["items per cycle per SM (RTL)", round(rtl["edges_per_cycle_per_sm"], 3)]]
+
+
+register_cosim(CosimUnit("graphpeg", ("bfs", "sssp"), ("graphpeg",), "sim", _cosim_backend,
+                         "sim.tb.cosim_graphpeg", "graphpeg", _cosim_check, _cosim_rows,
+                         options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False}))
+
+
+# ---------------------------------------------------------------------- demo
+def demo_runs() -> list[dict]:
+    """The demo's and the benchmark's RTL runs (preset ``sim``)."""
+    return [{"name": "lists with spills, EF off", "seed": 5,
+             "workload": {"seed": 5, "graph": {"vertices": 64, "big": [120]},
+                          "kernels": [{"lists": [40, 40], "ef": False}]},
+             "timing": {"latency": [1, 30], "seed": 5}},
+            {"name": "skewed lists, EF on", "seed": 6,
+             "workload": {"seed": 6, "graph": {"vertices": 64, "big": [300, 200]},
+                          "kernels": [{"lists": [8, 8], "ef": True, "skew": True}]},
+             "timing": {"latency": [1, 30], "seed": 6}}]
+
+
+def graphpeg_demo(sims, quick: bool = False, step=print) -> int:
+    """GraphPEG on the simulators against its TLM and the graph, then BFS with the RTL
+    in the loop; prints two tables and returns the number of failures (for
+    ``graphunits demo``: ``failures += graphpeg_demo(sims, quick, step)``)."""
+    from golden.report import format_table
+
+    from .build import build_verilog
+    from .cosim import run_cosim
+    from .runner import run_cocotb
+    cfg = GraphPEGConfig.preset("sim")
+    step(f"GraphPEG, preset 'sim' ({cfg.sms} SMs, {cfg.alwt_entries} ALWT entries, {cfg.edge_buffer_edges}-edge "
+         f"buffer): random kernels on {', '.join(sims)} against its TLM")
+    build = build_verilog("graphpeg", cfg)
+    rows, failures = [], 0
+    for sim in sims:
+        res = run_cocotb(build, "sim.tb.graphpeg", {"config": cfg.to_dict(), "runs": demo_runs()}, sim=sim)
+        for r in res["runs"]:
+            ok = not r["mismatches"]
+            failures += not ok
+            rows.append([sim, r["name"], r["items"], r["cycles"], r["exchanges"], r["spill_writes"],
+                         "matches TLM" if ok else "MISMATCH: " + r["mismatches"][0]])
+    print(format_table(["simulator", "run", "items", "cycles", "EF exchanges", "spill writes", "check"], rows,
+                       title="GraphPEG RTL against its TLM and the graph"))
+    print()
+    graph = "kron:scale=6,edgefactor=4,seed=1" if quick else "kron:scale=7,edgefactor=8,seed=1"
+    r = run_cosim(graph, "bfs", unit="graphpeg", preset="sim", sim=sims[-1], log=lambda *a: None)
+    failures += not r.ok
+    print(format_table(["", "value"], [["graph", graph], ["kernels / items", f"{r.rtl['kernels']} / {r.rtl['items']}"],
+                                       ["EF exchanges", r.rtl["exchanges"]],
+                                       ["check", "matches reference" if r.ok else "MISMATCH: " + r.problems[0]]],
+                       title=f"BFS with the GraphPEG RTL in the loop ({sims[-1]})"))
+    print()
+    return failures

@@ -1,0 +1,39 @@
+"""cocotb module: a golden algorithm in ``graphpeg`` mode with every kernel's edge
+gathering and vertex lists run by the GraphPEG RTL (sim/cosim.py). Case as for
+sim.tb.cosim_scu."""
+import cocotb
+import numpy as np
+from cocotb.task import bridge
+
+from golden.algorithms import run_algorithm
+from golden.graphpeg import GraphPEGConfig
+from golden.graphs import load_graph
+from sim.case import load_case, save_result
+from sim.fetch import timing_from_dict
+from sim.graphpeg import GraphPEGRTLBackend
+
+
+@cocotb.test()
+async def cosim(dut):
+    case = load_case()
+    cfg = GraphPEGConfig.from_dict(case["config"])
+    ga = case["graph"]
+    g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
+                   weight_seed=ga["weight_seed"])
+    backend = GraphPEGRTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
+                                 sim=cocotb.SIM_NAME.split()[0].lower())
+    await backend.start()
+    opts = dict(case["options"])
+    opts.pop("graphpeg", None)
+    opts["compare_baseline"] = False
+
+    def job():
+        return run_algorithm(g, case["algo"], case["mode"], gpu=case["gpu"], backend=backend, graphpeg=cfg,
+                             **opts)
+
+    r = await bridge(job)()
+    np.save(case["values"], r.values)
+    st = dict(r.extra["graphpeg"])
+    st["sim_cycles"] = backend.loop.cycle
+    st["memory"] = backend.harness.model.stats.as_dict()
+    save_result(st)

@@ -1,0 +1,63 @@
+"""cocotb module: runs GraphPEG step lists (setup, pushes, kernels) against the memory
+model and checks every kernel's pops, statuses and memory requests against the TLM
+(:class:`golden.graphpeg.GraphPEGModel`) and the graph itself (sim/graphpeg.py).
+
+Case: ``{"config": GraphPEGConfig params, "runs": [{"name", "workload", "timing",
+"cmd_pause", "push_pause", "pop_ready", "status_ready", "seed"}]}``.
+"""
+import cocotb
+
+from golden.graphpeg import GraphPEGConfig
+from sim.case import load_case, save_result
+from sim.cocotb_loop import CocotbLoop
+from sim.fetch import timing_from_dict
+from sim.graphpeg import GraphPEGHarness, Run, expected_items, make_workload
+from sim.loop import HangError
+from sim.memory import ProtocolError
+
+
+def _pattern(x):
+    return tuple(x) if isinstance(x, list) else x
+
+
+@cocotb.test()
+async def graphpeg_cases(dut):
+    case = load_case()
+    cfg = GraphPEGConfig.from_dict(case["config"])
+    results = []
+    for run in case["runs"]:
+        space, steps, graph = make_workload(cfg, run["workload"])
+        timing = dict(run.get("timing", {}))
+        if run.get("error_region"):            # the first block of an array answers with errors
+            base = graph["bases"][run["error_region"]]
+            timing["error_ranges"] = [[base, base + cfg.block_bytes]]
+        h = GraphPEGHarness(cfg, space, steps, graph=None if run.get("error_region") else graph,
+                            timing=timing_from_dict(timing),
+                            cmd_pause=_pattern(run.get("cmd_pause")), push_pause=_pattern(run.get("push_pause")),
+                            pop_ready=_pattern(run.get("pop_ready")), status_ready=_pattern(run.get("status_ready")),
+                            seed=run.get("seed", 0))
+        loop = CocotbLoop(dut, h.agents)
+        await loop.start()
+        try:
+            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 2_000_000),
+                                    stall_cycles=run.get("stall_cycles", 5000), what=run.get("name", ""))
+            problems = h.mismatches()
+        except (HangError, ProtocolError) as e:
+            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+        runs = [s for s in h.statuses if s["op"] == 1 and not s["cmd_error"]]
+        kernels = []
+        for kr, lists, step in zip(h.kernels, h.inputs, [s for s in steps if isinstance(s, Run)]):
+            sizes = [len(b["items"]) for bs in kr["batches"] for b in bs]
+            kernels.append({"mode": step.kernel.mode, "ef": bool(step.kernel.ef),
+                            "sm_items_own": [len(w) for w in expected_items(graph, lists, step.kernel)],
+                            "sm_items": [sum(len(b["items"]) for b in bs) for bs in kr["batches"]],
+                            "batches": len(sizes), "full_batches": sum(x == cfg.warp_size for x in sizes)})
+        results.append({"name": run.get("name", ""), "mismatches": problems, "cycles": cycles,
+                        "items": sum(s["items"] for s in runs), "exchanges": sum(s["exchanges"] for s in runs),
+                        "moved": sum(s["moved"] for s in runs), "statuses": h.statuses, "kernels": kernels,
+                        "alwt_full": sum(s["alwt_full"] for s in runs),
+                        "buffer_full": sum(s["buffer_full"] for s in runs),
+                        "kernel_cycles": [s["cycles"] for s in runs],
+                        "spill_writes": len(h.model.stats.write_blocks), "memory": h.model.stats.as_dict(),
+                        "tlm_requests": dict(h._tlm_model.requests)})
+    save_result({"runs": results})

@@ -1,0 +1,284 @@
+"""GraphPEG's configuration, its TLM (ALWT edge gathering, pops, vertex lists with
+spill and refill, EF balancing) and the algorithms in ``graphpeg`` mode. Every
+expectation comes from the graph itself (numpy over the CSR arrays) or from the
+independent references (scipy/networkx, sim/reference.py), never from the model."""
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from golden.algorithms import AlgorithmError, modes_for, run_algorithm
+from golden.config import ConfigError
+from golden.graphpeg import GraphPEGConfig, GraphPEGError, GraphPEGKernel, GraphPEGModel
+from golden.graphs import CSRGraph, load_graph
+from golden.memory import AddressSpace
+from sim.reference import compare, reference
+
+
+# ---------------------------------------------------------------------- configuration
+@pytest.mark.parametrize("changes, message", [
+    ({"alwt_entries": 0}, "GraphPEGConfig.alwt_entries must be in the range [1, 65536], not 0"),
+    ({"warp_size": 24}, "GraphPEGConfig.warp_size must be a power of two, not 24"),
+    ({"edge_buffer_bytes": 2050}, "GraphPEGConfig.edge_buffer_bytes must be a multiple of 64 (16 B per edge x "
+                                  "width 4), not 2050"),
+    ({"edge_buffer_bytes": 256}, "GraphPEGConfig.edge_buffer_bytes=256 holds 16 edges, fewer than a warp (32)"),
+    ({"vlist_bytes": 16}, "GraphPEGConfig.vlist_bytes=16 gives 2 vertices per list, fewer than one block of 8 "
+                          "(a refill reads whole blocks)"),
+    ({"ef_interval": 8}, "GraphPEGConfig.ef_interval must be in the range [16, 65535], not 8"),
+    ({"ef_enabled": 1}, "GraphPEGConfig.ef_enabled must be true or false, not 1"),
+    ({"width": 3}, "GraphPEGConfig.width must be one of 1, 2, 4, 8, not 3"),
+])
+def test_config_rejects(changes, message):
+    with pytest.raises(ConfigError) as e:
+        GraphPEGConfig(**changes)
+    assert str(e.value) == message
+
+
+def test_config_presets_follow_the_paper():
+    d = GraphPEGConfig.preset("default")
+    assert (d.alwt_entries, d.edge_buffer_bytes, d.ef_interval, d.ef_shift, d.vlist_bytes) == (24, 2048, 512, 4,
+                                                                                              46 * 1024)
+    assert d.edge_buffer_edges == 128 and d.alwt_entries * d.alwt_entry_bits == 98 * 24
+    assert GraphPEGConfig.preset("paper").sms == 15
+    s = GraphPEGConfig.preset("sim")
+    assert s.edge_buffer_edges == 16 and s.vlist_entries == 16 and s.sms == 2
+    assert GraphPEGConfig.from_json(s.to_json()) == s
+
+
+# ---------------------------------------------------------------------- the TLM
+def place(g, sms=2, preset="sim", **changes):
+    cfg = GraphPEGConfig.preset(preset, sms=sms, **changes)
+    sp = AddressSpace()
+    bases = {"row_ptr": sp.alloc("row_ptr", g.row_ptr.astype(np.uint32)),
+             "col": sp.alloc("col", g.col.astype(np.uint32)),
+             "weight": sp.alloc("weight", (np.arange(g.num_edges) * 7 % 1000 + 1).astype(np.uint32))}
+    m = GraphPEGModel(cfg, sp)
+    stride = 32 * -(-(g.num_edges + g.num_vertices + 64) // 8)
+    m.setup(sp.reserve("spill", 2 * sms * stride, np.uint8, align=256), stride)
+    return cfg, m, bases
+
+
+def edges_of(g, vertices, weights=True):
+    """(src, dst, wt, idx) of every edge of ``vertices`` (with repeats), from the CSR arrays."""
+    w = (np.arange(g.num_edges) * 7 % 1000 + 1) if weights else np.zeros(g.num_edges, np.int64)
+    out = []
+    for v in vertices:
+        for e in range(int(g.row_ptr[v]), int(g.row_ptr[v + 1])):
+            out.append((int(v), int(g.col[e]), int(w[e]), e))
+    return Counter(out)
+
+
+def items(res, sm=None):
+    return Counter((int(a), int(b), int(c), int(d)) for bt in res.batches if sm is None or bt.sm == sm
+                   for a, b, c, d in zip(bt.src, bt.dst, bt.wt, bt.idx))
+
+
+def skewed_graph():
+    # vertex 0: degree ~160 (300 random edges, duplicates merged; far above the 16-edge
+    # buffer); 1..40: degrees 0-5; the rest isolated
+    rng = np.random.default_rng(4)
+    src = [0] * 300 + [v for v in range(1, 41) for _ in range(v % 6)]
+    dst = list(rng.integers(1, 200, len(src)))
+    return CSRGraph.from_edges(np.array(src), np.array(dst), num_vertices=200, directed=True)
+
+
+@pytest.mark.parametrize("latency, consume", [(1, 0.0), (37, 0.0), (5, 3.0)])
+def test_every_edge_exactly_once(latency, consume):
+    g = skewed_graph()
+    cfg, m, b = place(g)
+    lists = [[0, 5, 1, 2, 41, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+             [21, 22, 23, 24, 25, 199, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40]]
+    for sm, vs in enumerate(lists):
+        m.push(sm, vs)
+    res = m.run(GraphPEGKernel(row_ptr=b["row_ptr"], col=b["col"], weight=b["weight"], ef=False),
+                latency=latency, consume=consume)
+    assert items(res) == edges_of(g, lists[0] + lists[1])
+    for sm in (0, 1):                                        # EF off: each SM its own vertices
+        assert items(res, sm) == edges_of(g, lists[sm])
+    assert res.peak_alwt == cfg.alwt_entries                 # the 4-entry ALWT filled up
+    assert res.peak_reserved == cfg.edge_buffer_edges        # and so did the 16-edge buffer
+    assert all(bt.n <= cfg.warp_size for bt in res.batches)
+    # only each SM's last batch may be partial (it has everything it will get)
+    for sm in (0, 1):
+        sizes = [bt.n for bt in res.batches if bt.sm == sm]
+        assert all(n == cfg.warp_size for n in sizes[:-1])
+    # one index read per vertex (two when row_ptr[v], row_ptr[v+1] straddle a block); one
+    # block of col and of weights per chunk
+    vs = np.array(lists[0] + lists[1])
+    assert res.requests["index"] == vs.size + int(np.sum((b["row_ptr"] // 4 + vs) % 8 == 7))
+    assert res.requests["edge"] == res.requests["weight"] >= -(-int(g.degrees()[vs].sum()) // 8)
+
+
+def test_csc_and_no_weights():
+    g = skewed_graph().transpose()
+    cfg, m, b = place(g)
+    m.push(0, [1, 2, 3, 0])
+    res = m.run(GraphPEGKernel(row_ptr=b["row_ptr"], col=b["col"], csc=True))
+    want = Counter((d, s, 0, e) for (s, d, _, e) in edges_of(g, [1, 2, 3, 0]).elements())
+    assert items(res) == want and res.requests["weight"] == 0
+
+
+def test_spill_refill_and_vertex_mode_order():
+    g = skewed_graph()
+    cfg, m, b = place(g)
+    vs = list(range(100, 157))                    # 57 vertices: 16 on chip, 41 spilled
+    m.push(1, vs)
+    assert m.output_lists()[1] == vs
+    res = m.run(GraphPEGKernel("vertex"))
+    got = [int(v) for bt in res.batches for v in bt.dst]
+    assert got == vs and all(bt.sm == 1 for bt in res.batches)
+    assert res.requests["spill"] == 1              # the partial last block, flushed at the start
+    assert m.requests["spill"] == -(-41 // 8)      # 5 full blocks while pushing + that one
+    assert res.requests["refill"] == -(-41 // 8)
+    res = m.run(GraphPEGKernel("vertex"))          # the lists are empty now
+    assert res.items == 0 and res.batches == []
+
+
+def test_ef_balancing_moves_work_between_sms():
+    g = skewed_graph()
+    cfg, m, b = place(g)
+    k = GraphPEGKernel(row_ptr=b["row_ptr"], col=b["col"], weight=b["weight"])
+    runs = {}
+    for ef in (False, True):
+        m.push(0, [0, 1, 2])
+        m.push(1, [3])
+        runs[ef] = m.run(k.__class__(**{**k.__dict__, "ef": ef}), latency=20, consume=2.0)
+    off, on = runs[False], runs[True]
+    deg = g.degrees()
+    assert deg[0] > 100 and deg[3] == 3
+    assert off.exchanges == 0 and off.sm_items == off.sm_items_no_ef == [int(deg[[0, 1, 2]].sum()), 3]
+    assert on.exchanges > 0 and on.moved > 0
+    assert on.sm_items_no_ef == off.sm_items and on.sm_items[1] > off.sm_items[1] + 50
+    assert items(on) == items(off) == edges_of(g, [0, 1, 2, 3])
+    assert on.cycles < off.cycles
+
+
+def test_kernel_and_command_errors():
+    g = skewed_graph()
+    cfg = GraphPEGConfig.preset("sim")
+    m = GraphPEGModel(cfg, AddressSpace())
+    with pytest.raises(GraphPEGError, match="push before setup"):
+        m.push(0, [1])
+    with pytest.raises(GraphPEGError, match="run before setup"):
+        m.run(GraphPEGKernel("vertex"))
+    with pytest.raises(GraphPEGError, match=r"spill_base \(0x1004\) and spill_stride \(64\) must be positive "
+                                            r"multiples of the 32-byte block"):
+        m.setup(0x1004, 64)
+    cfg, m, b = place(g)
+    with pytest.raises(GraphPEGError, match="kernel mode must be 'edge' or 'vertex', not 'pull'"):
+        m.run(GraphPEGKernel("pull"))
+    with pytest.raises(GraphPEGError, match="col=6 must be a 4-byte aligned address"):
+        m.run(GraphPEGKernel(row_ptr=b["row_ptr"], col=6))
+    with pytest.raises(GraphPEGError, match="SM 2 does not exist"):
+        m.push(2, [0])
+
+
+def test_memory_errors_are_flagged():
+    g = skewed_graph()
+    cfg = GraphPEGConfig.preset("sim")
+    sp = AddressSpace()
+    rp = sp.alloc("row_ptr", g.row_ptr.astype(np.uint32))
+    col = sp.alloc("col", g.col.astype(np.uint32))
+    m = GraphPEGModel(cfg, sp, is_error=lambda blk: col <= blk < col + 64)
+    m.setup(sp.reserve("spill", 4096, np.uint8), 1024)
+    m.push(0, [0])
+    assert m.run(GraphPEGKernel(row_ptr=rp, col=col)).mem_error
+
+
+# ---------------------------------------------------------------------- algorithms
+GRAPHS = {
+    "kron": lambda: load_graph("kron:scale=8,edgefactor=8,seed=3", cache=False),
+    "grid": lambda: load_graph("grid:12x17,seed=2", cache=False),
+    "hub": lambda: CSRGraph.from_edges(np.zeros(400, int), np.arange(1, 401), directed=False),
+    "dangling": lambda: CSRGraph.from_edges(np.random.default_rng(7).integers(0, 60, 200),
+                                            np.random.default_rng(8).integers(0, 80, 200), num_vertices=100,
+                                            directed=True),
+    "no_edges": lambda: CSRGraph.from_edges([], [], num_vertices=5, directed=True),
+}
+
+
+def test_modes_are_registered():
+    assert {"graphpeg", "graphpeg-pull"} <= set(modes_for("bfs"))
+    assert "graphpeg" in modes_for("sssp") and "graphpeg" in modes_for("bc")
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("algo, mode", [("bfs", "graphpeg"), ("bfs", "graphpeg-pull"), ("sssp", "graphpeg"),
+                                        ("bc", "graphpeg")])
+def test_algorithms_match_the_references(name, algo, mode):
+    g = GRAPHS[name]()
+    if algo == "sssp":
+        g = g.with_weights(seed=11)
+    deg = g.degrees()
+    src = int(np.argmax(deg > 0)) if deg.any() else 0
+    for preset, stats in (("default", True), ("sim", False)):
+        r = run_algorithm(g, algo, mode, gpu="kepler", graphpeg=preset, source=src, stats=stats,
+                          compare_baseline=False)
+        assert compare(algo, r.values, reference(g, algo, source=src)) is None, (preset, stats)
+        st = r.extra["graphpeg"]
+        assert st["kernels"] >= 1 and st["sms"] == 15
+
+
+def test_statistics_and_baseline_comparison():
+    g = load_graph("kron:scale=9,edgefactor=8,seed=2", cache=False)
+    r = run_algorithm(g, "bfs", "graphpeg", gpu="kepler")
+    st = r.extra["graphpeg"]
+    reached = r.values >= 0
+    assert st["items"] == r.counters["edges"] == int(g.degrees()[reached].sum())
+    assert 0 < st["warp_utilisation"] <= 1 and 0 < st["edges_per_cycle_per_sm"] < 8
+    assert 1 <= st["load_imbalance"] <= st["load_imbalance_no_ef"] <= 15
+    assert st["exchanges"] > 0 and st["moved_edges"] > 0
+    assert st["engine_requests"] == sum(st[f"{k}_requests"] for k in ("index", "edge", "weight", "refill", "spill"))
+    assert st["memory_requests"] == st["gpu_sectors"] + st["engine_requests"]
+    assert st["speedup"] > 0 and st["baseline_cycles"] > 0
+    assert r.extra["time"]["total_cycles"] == r.gpu["total"]["cycles"]
+    assert [k["name"] for k in r.gpu["kernels"]] == ["graphpeg_bfs"]
+    assert r.gpu["kernels"][0]["unit_cycles"] == st["engine_cycles"]
+
+
+def test_small_alwt_hurts_the_low_degree_graph_more():
+    """The paper's Tables 4-5 trend on tiny graphs: an ALWT of 1 entry vs 64."""
+    slow = {}
+    for spec in ("grid:24x24,seed=1", "kron:scale=9,edgefactor=16,seed=1"):
+        g = load_graph(spec, cache=False)
+        cyc = [run_algorithm(g, "bfs", "graphpeg", gpu="kepler", graphpeg=GraphPEGConfig(alwt_entries=n),
+                             compare_baseline=False).extra["graphpeg"]["engine_cycles"] for n in (1, 64)]
+        slow[spec] = cyc[0] / cyc[1]
+    assert slow["grid:24x24,seed=1"] > slow["kron:scale=9,edgefactor=16,seed=1"] > 1.0
+
+
+def test_ef_balancing_reduces_imbalance_on_kron():
+    g = load_graph("kron:scale=9,edgefactor=16,seed=1", cache=False)
+    st = {ef: run_algorithm(g, "bfs", "graphpeg", gpu="kepler", graphpeg=GraphPEGConfig(ef_enabled=ef),
+                            compare_baseline=False).extra["graphpeg"] for ef in (False, True)}
+    assert st[False]["exchanges"] == 0 and st[True]["exchanges"] > 0
+    assert st[True]["load_imbalance"] < st[False]["load_imbalance"]
+    assert st[True]["engine_cycles"] < st[False]["engine_cycles"]
+
+
+@pytest.mark.parametrize("name", ["kron", "grid", "hub", "no_edges"])
+@pytest.mark.parametrize("mode", ["baseline", "graphpeg"])
+def test_kcore_matches_networkx(name, mode):
+    g = GRAPHS[name]()
+    if g.directed:
+        g = CSRGraph.from_edges(g.src(), g.col, num_vertices=g.num_vertices, directed=False)
+    r = run_algorithm(g, "kcore", mode, gpu="kepler", graphpeg="sim", compare_baseline=False)
+    assert compare("kcore", r.values, reference(g, "kcore")) is None
+    if name == "hub":                               # a star: every vertex is in the 1-core, none in the 2-core
+        assert set(r.values.tolist()) == {1}
+
+
+def test_bad_inputs():
+    g = load_graph("grid:4x4,seed=1", cache=False)
+    with pytest.raises(AlgorithmError, match="sssp with GraphPEG needs integer weights below 2\\*\\*32"):
+        run_algorithm(CSRGraph.from_edges([0], [1], [0.5], directed=True), "sssp", "graphpeg")
+    with pytest.raises(AlgorithmError, match="kcore needs an undirected graph"):
+        run_algorithm(CSRGraph.from_edges([0], [1], directed=True), "kcore", "graphpeg")
+    with pytest.raises(AlgorithmError, match="kcore has no mode 'magic'; modes: baseline, graphpeg"):
+        run_algorithm(g, "kcore", "magic")
+    with pytest.raises(AlgorithmError, match="graphpeg must be a GraphPEGConfig or a preset name, not 3"):
+        run_algorithm(g, "bfs", "graphpeg", graphpeg=3)
+    with pytest.raises(ConfigError, match="GraphPEGConfig has no preset 'huge'"):
+        run_algorithm(g, "bfs", "graphpeg", graphpeg="huge")
+    with pytest.raises(AlgorithmError, match="latency must be an integer >= 1, not 0"):
+        run_algorithm(g, "bfs", "graphpeg", latency=0)
