@@ -74,6 +74,16 @@ def _graphpeg_config():
     return GraphPEGConfig
 
 
+def _iru(config):
+    from .iru import IRU
+    return IRU(config)
+
+
+def _iru_config():
+    from golden.iru import IRUConfig
+    return IRUConfig
+
+
 UNITS: dict[str, UnitSpec] = {
     "fetch": UnitSpec("fetch", _fetch_config(), _fetch,
                       "fetch engine: in-order element streams through the memory port"),
@@ -85,6 +95,8 @@ UNITS: dict[str, UnitSpec] = {
                           "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),
     "graphpeg": UnitSpec("graphpeg", _graphpeg_config(), _graphpeg,
                          "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),
+    "iru": UnitSpec("iru", _iru_config(), _iru,
+                    "irregular accesses reorder unit: partitioned reorder hash joined by a ring (IRU, J. Supercomput. 2023)"),
 }
 
 

@@ -43,9 +43,12 @@ def test_cosim_cli_prints_matches_reference():
 
 
 def test_cosim_cli_errors():
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "iru", "--graph", "grid:4x4",
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "nounit", "--graph", "grid:4x4",
                         "--algo", "bfs"], capture_output=True, text=True)
-    assert r.returncode == 2 and "not 'iru'" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "not 'nounit'" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "iru", "--graph", "grid:4x4",
+                        "--algo", "cc"], capture_output=True, text=True)
+    assert r.returncode == 2 and "cosim with the iru runs bfs, sssp, pr, not 'cc'" in r.stderr
     r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "kron:scale=5", "--algo", "bfs",
                         "--preset", "huge"], capture_output=True, text=True)
     assert r.returncode == 2 and "SCUConfig has no preset 'huge'" in r.stderr

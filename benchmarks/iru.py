@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""IRU benchmarks (issue "IRU"):
+
+(a) RTL throughput: elements per cycle and partition of whole operations (from
+    the command to the last reply) on a graph's edge frontier, kernel-like warp
+    requests, 1- and 100-cycle memory, against the 1 element/cycle/partition
+    ideal; the TLM's cycles and reply quality beside the RTL's (model parity);
+    the TLM alone for the paper-sized ``gtx980`` preset.
+(b) Golden model: baseline vs ``iru`` (gtx980 IRU, gtx980 GPU, L1/L2 cache model)
+    for BFS, SSSP and PR on kron:scale=16 and grid:256x256: accesses per warp
+    request (all kernels, and the irregular access alone), L1 and L2 accesses
+    (the IRU's prefetches count as L2 accesses), share of elements filtered or
+    merged, estimated speedup — beside the paper's figures. PR runs a fixed
+    number of iterations (``--pr-iters``) in both modes.
+
+Usage: python benchmarks/iru.py [--part a|b|ab] [--sim verilator] [--jobs 2] [--json FILE]
+"""
+import argparse
+import json
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from golden.report import format_table
+
+PAPER = {"apr": (4.0, 3.0), "l1": 0.67, "l2": 0.56, "filtered": {"sssp": 0.23, "pr": 0.79, "avg": 0.485},
+         "speedup": {"bfs": 1.16, "sssp": 1.14, "pr": 1.40, "avg": 1.33}}
+#: The array of the irregular access and the kernel holding it, per algorithm.
+TARGET = {"bfs": ("depth", "bfs_contract"), "sssp": ("dist", "sssp_contract"), "pr": ("next", "pr_push")}
+
+
+def log(t0, msg):
+    print(f"[bench] {msg} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------- (a)
+def part_a(args, t0):
+    from golden.iru import IRUConfig, IRUModel, RequestPolicy, reply_quality
+    from sim.build import build_verilog
+    from sim.iru import make_workload
+    from sim.runner import run_cocotb
+    rows, recs = [], []
+    policy = {"resident": 1024, "think": 50}
+    for preset in ("small", "small4", "gtx980"):
+        cfg = IRUConfig.preset(preset)
+        for lat in (1, 100):
+            wl = {"kind": "graph", "graph": args.graph_a, "n": args.n, "op": "none", "seed": 1}
+            space, ops = make_workload(cfg, wl)
+            tlm = IRUModel(cfg, space, latency=lat).execute(ops[0], RequestPolicy(**policy))
+            rtl = None
+            if preset != "gtx980":
+                log(t0, f"RTL {preset} (P={cfg.partitions}), {lat}-cycle memory")
+                runs = [{"name": "edge frontier", "workload": wl, "policy": policy,
+                         "timing": {"latency": lat, "max_outstanding": 1024}}]
+                res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs},
+                                 sim=args.sim)
+                r = res["runs"][0]
+                assert not r["mismatches"], r["mismatches"]
+                rtl = {"cycles": r["statuses"][0]["cycles"], "quality": r["quality"][0][0]}
+            n, P = ops[0].n, cfg.partitions
+            tq = reply_quality(cfg, tlm)
+            t_c = tlm.status.cycles
+            row = [preset, P, lat, n]
+            if rtl:
+                row += [rtl["cycles"], round(n / rtl["cycles"] / P, 3), round(rtl["quality"], 2)]
+            else:
+                row += ["-", "-", "-"]
+            row += [t_c, round(n / t_c / P, 3), round(tq, 2),
+                    round(t_c / rtl["cycles"], 3) if rtl else "-"]
+            rows.append(row)
+            recs.append({"preset": preset, "partitions": P, "latency": lat, "n": n, "rtl": rtl,
+                         "tlm": {"cycles": t_c, "quality": tq}})
+    print(format_table(["preset", "P", "latency", "elements", "RTL cycles", "RTL elem/cycle/P", "RTL blocks/reply",
+                        "TLM cycles", "TLM elem/cycle/P", "TLM blocks/reply", "TLM/RTL cycles"], rows, markdown=True,
+                       title=f"(a) IRU throughput on {args.graph_a}'s edge list ({args.sim}); ideal 1 element/cycle/"
+                             f"partition; blocks/reply = distinct 128 B blocks per full warp reply"))
+    return recs
+
+
+# ---------------------------------------------------------------------- (b)
+def _one(job):
+    spec, algo, pr_iters = job
+    import numpy as np
+    from golden.algorithms import run_algorithm
+    from golden.algorithms.common import default_source
+    from golden.graphs import load_graph
+    from golden.perf import tune_allocator
+    from sim.reference import compare, reference
+    tune_allocator()
+    t = time.time()
+    g = load_graph(spec, weighted=algo == "sssp")
+    opts = {"max_iter": pr_iters} if algo == "pr" else {"source": default_source(g)}
+    base = run_algorithm(g, algo, "baseline", caches=True, **opts)
+    iru = run_algorithm(g, algo, "iru", caches=True, iru="gtx980", **opts)
+    if algo == "pr":
+        check = f"max |IRU - baseline| = {float(np.max(np.abs(iru.values - base.values))):.1e}"
+    else:
+        ref = reference(g, algo, source=opts["source"])
+        check = "ok" if compare(algo, iru.values, ref) is None and compare(algo, base.values, ref) is None \
+            else "MISMATCH"
+    arr, kern = TARGET[algo]
+
+    def target_apr(r, kname):
+        k = next(k for k in r.gpu["kernels"] if k["name"] == kname)
+        a = k["by_array"][arr]
+        return a["sectors"] / a["instructions"] if a["instructions"] else None
+
+    bt, it = base.gpu["total"], iru.gpu["total"]
+    s = iru.extra["iru"]
+    return {"graph": spec, "algo": algo, "iterations": iru.iterations,
+            "apr_base": bt["accesses_per_request"], "apr_iru": it["accesses_per_request"],
+            "target_apr_base": target_apr(base, kern), "target_apr_iru": target_apr(iru, "iru_" + kern),
+            "l1_base": bt["l1"]["accesses"], "l1_iru": it["l1"]["accesses"],
+            "l2_base": bt["l2"]["accesses"], "l2_iru": it["l2"]["accesses"] + s["prefetch_sectors"],
+            "filtered": s["filtered_share"], "elements": s["elements"], "blocks_per_reply": s["blocks_per_reply"],
+            "cycles_base": bt["cycles"], "cycles_iru": iru.extra["time"]["total_cycles"],
+            "iru_cycles": s["cycles"], "speedup": bt["cycles"] / iru.extra["time"]["total_cycles"],
+            "kinds": s["kinds"], "check": check, "wall_s": time.time() - t}
+
+
+def part_b(args, t0):
+    jobs = [(spec, algo, args.pr_iters) for spec in args.graphs.split(";") for algo in ("bfs", "sssp", "pr")]
+    log(t0, f"golden model: {len(jobs)} runs (baseline and iru, caches on) on {args.jobs} processes")
+    with ProcessPoolExecutor(args.jobs) as pool:
+        recs = list(pool.map(_one, jobs))
+    rows = []
+    for r in recs:
+        rows.append([r["graph"].split(",")[0], r["algo"], r["elements"],
+                     f"{r['apr_base']:.2f} -> {r['apr_iru']:.2f}",
+                     f"{r['target_apr_base']:.2f} -> {r['target_apr_iru']:.2f}",
+                     f"{r['l1_iru'] / r['l1_base']:.0%}", f"{r['l2_iru'] / r['l2_base']:.0%}",
+                     f"{r['filtered']:.1%}", round(r["blocks_per_reply"], 2), round(r["speedup"], 2),
+                     f"{r['iru_cycles'] / r['cycles_iru']:.0%}", r["check"]])
+    print(format_table(["graph", "algo", "IRU elements", "accesses/warp req (all)", "irregular access",
+                        "L1 IRU/base", "L2 IRU/base", "filtered", "blocks/reply", "est. speedup", "IRU time share",
+                        "check"], rows, markdown=True,
+                       title="(b) Golden model, GTX 980 with the gtx980 IRU (TLM), L1/L2 cache model"))
+    p = PAPER
+    print(f"\nPaper (§6, GTX 980): accesses per warp request {p['apr'][0]:g} -> {p['apr'][1]:g}; L1 accesses "
+          f"{p['l1']:.0%}, L2 {p['l2']:.0%} of the baseline; filtered {p['filtered']['sssp']:.0%} (SSSP), "
+          f"{p['filtered']['pr']:.0%} (PR), {p['filtered']['avg']:.1%} average; speedup {p['speedup']['avg']}x "
+          f"(BFS {p['speedup']['bfs']}, SSSP {p['speedup']['sssp']}, PR {p['speedup']['pr']}).")
+    return recs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", default="ab", choices=["a", "b", "ab"])
+    ap.add_argument("--sim", default="verilator", choices=["verilator", "icarus"])
+    ap.add_argument("--n", type=int, default=16384, help="elements of the RTL throughput runs in (a)")
+    ap.add_argument("--graph-a", dest="graph_a", default="kron:scale=12,edgefactor=8,seed=1")
+    ap.add_argument("--graphs", default="kron:scale=16,edgefactor=16,seed=1;grid:256x256,seed=1")
+    ap.add_argument("--pr-iters", dest="pr_iters", type=int, default=5, help="PageRank iterations in (b)")
+    ap.add_argument("--jobs", type=int, default=2, help="processes for (b)")
+    ap.add_argument("--json", default="build/benchmarks/iru.json")
+    args = ap.parse_args(argv)
+    from golden.perf import tune_allocator
+    tune_allocator()
+    t0 = time.time()
+    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    if "a" in args.part:
+        doc["rtl"] = part_a(args, t0)
+        print()
+    if "b" in args.part:
+        doc["golden"] = part_b(args, t0)
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2))
+    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

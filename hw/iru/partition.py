@@ -1,0 +1,628 @@
+"""One IRU partition (IRU paper §3.2, Fig. 5; docs/iru.md): controller, prefetcher,
+classifier, ring stop, banked reordering hash and data replier. The rules are the
+TLM's (:mod:`golden.iru.tlm`).
+
+Structure::
+
+    op ─► range generators ─► fetch engines (indices, secondary) ─► arbiter ─► mem
+                                   │ elements, one per cycle
+                                   ▼
+           classifier: hash of the key block ─► bank queues │ ring queue
+                                                     │      ▼
+    ring_in ─► (flit for this partition: insert first) ─► banks ─► ring_out register
+                                                     ▼
+    req ─► request FIFO ─► data replier ◄── entry sizes (argmax) ──► reply
+    rq_in ─► request ring stop ─► rq_out        (forward timed-out requests)
+
+Banks: ``amaranth.lib.memory`` of ``sets / banks`` rows, one row = one entry of
+``entry_size`` elements {index, secondary, position} written element by element
+(write granularity); the entry sizes are registers (the argmax and the "full"
+checks need them all at once). Reads are combinational: an insertion reads,
+compares and writes its row in one cycle.
+"""
+from amaranth import *
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from golden.iru import FILTER_CODES, KIND_CODES, IRUConfig
+from ..fetch.engine import FetchEngine
+from ..mem.arbiter import MemArbiter
+from ..mem.port import MemPortSignature
+from .fadd import fadd32
+
+__all__ = ["IRUCommand", "IRURequest", "IRUReplyBeat", "RingFlit", "RingRequest", "FlitKind", "IRUPartition"]
+
+
+class FlitKind(enum.Enum, shape=2):
+    NONE = 0
+    ELEM = 1        # an element for partition ``dest``
+    SHIP = 2        # a remainder element for the home partition (flush)
+    MARK = 3        # end of a partition's remainder: ``pos`` = elements shipped, ``sec`` = tokens
+
+
+class IRUCommand(data.StructLayout):
+    """``configure_iru``: ``n`` elements; index array at word ``idx`` (byte address / 4);
+    secondary array at word ``sec`` if ``use_sec``; filter ``op`` (golden.iru.FILTER_CODES);
+    target array base ``target`` (bytes) of ``4 << esize8``-byte elements."""
+
+    def __init__(self, c: IRUConfig):
+        super().__init__({"n": c.count_width, "idx": c.addr_width - 2, "sec": c.addr_width - 2, "use_sec": 1,
+                          "op": 2, "target": c.addr_width, "esize8": 1})
+
+
+class IRURequest(data.StructLayout):
+    """A warp's ``load_iru``: warp number and its thread count (1..entry_size)."""
+
+    def __init__(self, c: IRUConfig):
+        super().__init__({"warp": c.warp_bits, "threads": c.slot_bits})
+
+
+class IRUReplyBeat(data.StructLayout):
+    """One lane of a reply (one per cycle): live lanes first, then disabled ones;
+    ``last`` on the warp's last lane; ``kind`` (golden.iru.KIND_CODES) why it was sent."""
+
+    def __init__(self, c: IRUConfig):
+        super().__init__({"warp": c.warp_bits, "idx": c.index_bits, "sec": 32, "pos": c.count_width,
+                          "disabled": 1, "last": 1, "kind": 3})
+
+
+class _Elem(data.StructLayout):
+    def __init__(self, c: IRUConfig):
+        super().__init__({"idx": c.index_bits, "sec": 32, "pos": c.count_width})
+
+
+class RingFlit(data.StructLayout):
+    def __init__(self, c: IRUConfig):
+        super().__init__({"kind": FlitKind, "dest": max(1, c.part_bits), "set": max(1, c.set_bits),
+                          "e": _Elem(c)})
+
+
+class RingRequest(data.StructLayout):
+    """A request on the request ring; ``age``: cycles since it became its partition's
+    oldest request (saturating at the timeout)."""
+
+    def __init__(self, c: IRUConfig):
+        super().__init__({"valid": 1, "warp": c.warp_bits, "threads": c.slot_bits, "age": range(c.timeout + 1)})
+
+
+class _R(enum.Enum, shape=1):
+    IDLE = 0
+    SEND = 1
+
+
+class _St(enum.Enum, shape=2):
+    NORMAL = 0
+    SHIP = 1         # shipping the remainder to the home partition
+    DONE = 2
+
+
+def _argmax(m: Module, values: list, name: str):
+    """(index, value) of the largest value, the lowest index among equals (a tree)."""
+    nodes = [(C(i, max(1, (len(values) - 1).bit_length())), v) for i, v in enumerate(values)]
+    level = 0
+    while len(nodes) > 1:
+        nxt = []
+        for k in range(0, len(nodes), 2):
+            if k + 1 == len(nodes):
+                nxt.append(nodes[k])
+                continue
+            (ia, va), (ib, vb) = nodes[k], nodes[k + 1]
+            pick_b = Signal(name=f"{name}_l{level}_{k // 2}")
+            m.d.comb += pick_b.eq(vb > va)
+            i = Signal(len(ia), name=f"{name}_i{level}_{k // 2}")
+            v = Signal(len(va), name=f"{name}_v{level}_{k // 2}")
+            m.d.comb += [i.eq(Mux(pick_b, ib, ia)), v.eq(Mux(pick_b, vb, va))]
+            nxt.append((i, v))
+        nodes = nxt
+        level += 1
+    return nodes[0]
+
+
+class IRUPartition(wiring.Component):
+    """Partition ``index`` of an IRU (partition 0 is the home partition).
+
+    Parameters
+    ----------
+    config : IRUConfig
+    index : int
+
+    Attributes
+    ----------
+    start : In(1)
+        One cycle at the beginning of an operation (``op`` holds it from then on).
+    op : In(IRUCommand)
+    flush : In(1)
+        All input of all partitions is in the hashes (the top's AND of ``idle``).
+    idle : Out(1)
+        No input of this partition outside the hashes (prefetch done, queues and
+        ring slot without elements).
+    finished : Out(1)
+        Home: every remainder arrived; others: remainder shipped.
+    mem : Out(MemPortSignature)
+    ring_in, ring_out : In/Out(RingFlit)
+        The element ring (``ring_out`` is this partition's ring register).
+    rq_in, rq_out : In/Out(RingRequest)
+        The request ring.
+    req : In(stream(IRURequest))
+    reply : Out(stream(IRUReplyBeat))
+    held, tokens : Out
+        Elements in the hash; disabled-thread tokens (filtered or merged elements
+        not yet replied).
+    mem_error, forwarded, ring_put : Out(1)
+        A memory error in this operation; a request went onto the request ring
+        this cycle; an element or remainder flit entered the ring this cycle.
+    """
+
+    def __init__(self, config: IRUConfig, index: int):
+        if not isinstance(config, IRUConfig):
+            raise TypeError(f"IRUPartition needs an IRUConfig, not {config!r}")
+        if not 0 <= index < config.partitions:
+            raise ValueError(f"partition index must be in [0, {config.partitions - 1}], not {index!r}")
+        self._config = config
+        self._index = index
+        c = config
+        super().__init__({
+            "start": In(1), "op": In(IRUCommand(c)), "flush": In(1), "idle": Out(1), "finished": Out(1),
+            "mem": Out(MemPortSignature(c.port)),
+            "ring_in": In(RingFlit(c)), "ring_out": Out(RingFlit(c)),
+            "rq_in": In(RingRequest(c)), "rq_out": Out(RingRequest(c)),
+            "req": In(stream.Signature(IRURequest(c))), "reply": Out(stream.Signature(IRUReplyBeat(c))),
+            "held": Out(range(c.sets * c.entry_size + 1)), "tokens": Out(c.count_width + 1),
+            "mem_error": Out(1), "forwarded": Out(1), "ring_put": Out(1),
+        })
+
+    @property
+    def config(self) -> IRUConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        c = self._config
+        p = self._index
+        P, S, B, E = c.partitions, c.sets, c.banks, c.entry_size
+        pb, sb, bb = c.part_bits, c.set_bits, c.bank_bits
+        home = p == 0
+        m = Module()
+        op = self.op
+        elem_l = _Elem(c)
+
+        # ================================================================ prefetcher
+        m.submodules.fetch_idx = f_idx = FetchEngine(c.fetch)
+        m.submodules.fetch_sec = f_sec = FetchEngine(c.fetch)
+        m.submodules.arbiter = arb = MemArbiter(c.port, [c.fetch.port, c.fetch.port])
+        wiring.connect(m, f_idx.mem, arb.i0)
+        wiring.connect(m, f_sec.mem, arb.i1)
+        wiring.connect(m, arb.o, wiring.flipped(self.mem))
+
+        WW = c.addr_width - 2                       # word addresses
+        cb = (c.interleave_bytes // 4).bit_length() - 1
+        CW = 1 << cb                                # words per interleave chunk
+        NW = c.count_width
+
+        def first_pos(wbase):
+            """First position of this partition's first chunk (may be >= n)."""
+            chunk = wbase >> cb
+            c0 = Signal(WW + 1, name="first_chunk")
+            m.d.comb += c0.eq(chunk + ((p - chunk) & (P - 1)))
+            start_w = Signal(WW + cb + 2)
+            m.d.comb += start_w.eq(c0 << cb)
+            return Mux(start_w > wbase, start_w - wbase, 0)
+
+        def generator(engine, base_word, enable, name):
+            # Ranges of the partition's chunks (positions from the index array's
+            # interleave), read from ``base_word`` (the index or the secondary array).
+            active = Signal(name=f"{name}_active")
+            pos = Signal(WW + cb + 2, name=f"{name}_pos")
+            wbase = op.idx
+            with m.If(self.start):
+                m.d.sync += [active.eq(enable), pos.eq(first_pos(wbase))]
+            chunk_end = Signal(WW + cb + 2, name=f"{name}_end")      # position where this chunk ends
+            m.d.comb += chunk_end.eq((((wbase + pos) >> cb) + 1 << cb) - wbase)
+            next_first = Signal(WW + cb + 3, name=f"{name}_next")
+            m.d.comb += next_first.eq(chunk_end + (P - 1) * CW)
+            empty = pos >= op.n
+            cnt = Mux(empty, 0, Mux(chunk_end < op.n, chunk_end, op.n) - pos)
+            cmd = engine.cmd
+            m.d.comb += [cmd.valid.eq(active & ~self.start),
+                         cmd.p.base.eq(Cat(C(0, 2), (base_word + pos)[:WW])),
+                         cmd.p.count.eq(cnt), cmd.p.esize8.eq(0),
+                         cmd.p.last.eq(empty | (next_first >= op.n))]
+            with m.If(cmd.valid & cmd.ready):
+                m.d.sync += pos.eq(next_first)
+                with m.If(cmd.p.last):
+                    m.d.sync += active.eq(0)
+
+        generator(f_idx, op.idx, 1, "gen_idx")
+        generator(f_sec, op.sec, op.use_sec, "gen_sec")
+
+        # ================================================================ classifier
+        fetch_done = Signal()
+        mem_err = Signal()
+        epos = Signal(WW + cb + 2)               # position of the next element
+        with m.If(self.start):
+            m.d.sync += [fetch_done.eq(0), mem_err.eq(0), epos.eq(first_pos(op.idx))]
+        m.d.comb += self.mem_error.eq(mem_err)
+        io, so = f_idx.o, f_sec.o
+        in_valid = Signal()
+        m.d.comb += in_valid.eq(io.valid & (so.valid | ~op.use_sec) & ~fetch_done & ~self.start)
+        has_elem = io.p.n != 0
+        e_in = Signal(elem_l)
+        m.d.comb += [e_in.idx.eq(io.p.data[0][:c.index_bits]), e_in.sec.eq(Mux(op.use_sec, so.p.data[0][:32], 0)),
+                     e_in.pos.eq(epos[:NW])]
+        # Key block -> global set -> (partition, local set, bank, row).
+        addr = Signal(c.addr_width)
+        m.d.comb += addr.eq(op.target + Mux(op.esize8, e_in.idx << 3, e_in.idx << 2))
+        kbits = c.key_block_bytes.bit_length() - 1
+        key = addr[kbits:]
+        h = Signal(max(1, c.hash_bits))
+        if c.hash_bits:
+            acc = key[:c.hash_bits]
+            for k in range(c.hash_bits, len(key), c.hash_bits):
+                acc = acc ^ key[k:k + c.hash_bits]
+            m.d.comb += h.eq(acc)
+        dest = h[:pb] if pb else C(0, 1)
+        lset = h[pb:pb + sb] if sb else C(0, 1)
+
+        qmembers = []
+        bank_q = []
+        for b in range(B):
+            q = fifo.SyncFIFOBuffered(width=elem_l.size + max(1, sb), depth=c.queue_depth)
+            m.submodules[f"bank_q{b}"] = q
+            bank_q.append(q)
+            qmembers.append(q)
+        ring_q = None
+        if P > 1:
+            ring_q = fifo.SyncFIFOBuffered(width=elem_l.size + max(1, sb) + max(1, pb), depth=c.queue_depth)
+            m.submodules.ring_q = ring_q
+            qmembers.append(ring_q)
+        local = (dest == p) if P > 1 else C(1, 1)
+        bank_of = lset[:bb] if bb else C(0, 1)
+        accept = Signal()
+        with m.If(~has_elem):
+            m.d.comb += accept.eq(1)
+        with m.Elif(local):
+            for b in range(B):
+                with m.If(bank_of == b):
+                    m.d.comb += accept.eq(bank_q[b].w_stream.ready)
+        with m.Else():
+            m.d.comb += accept.eq(ring_q.w_stream.ready if P > 1 else 0)
+        fire_in = Signal()
+        m.d.comb += [fire_in.eq(in_valid & accept),
+                     io.ready.eq(fire_in), so.ready.eq(fire_in & op.use_sec)]
+        for b in range(B):
+            m.d.comb += [bank_q[b].w_stream.valid.eq(fire_in & has_elem & local & (bank_of == b)),
+                         bank_q[b].w_stream.payload.eq(Cat(e_in, lset))]
+        if P > 1:
+            m.d.comb += [ring_q.w_stream.valid.eq(fire_in & has_elem & ~local),
+                         ring_q.w_stream.payload.eq(Cat(e_in, lset, dest))]
+        with m.If(fire_in):
+            with m.If(has_elem):
+                chunk_last = ((op.idx + epos + 1) & (CW - 1)) == 0
+                m.d.sync += epos.eq(epos + 1 + Mux(chunk_last, (P - 1) * CW, 0))
+            with m.If(io.p.last):
+                m.d.sync += [fetch_done.eq(1), mem_err.eq(mem_err | io.p.error.mem | (so.p.error.mem & op.use_sec))]
+
+        # ================================================================ hash state
+        SW = c.slot_bits
+        cnt = [Signal(SW, name=f"cnt{s}") for s in range(S)]
+        cnt_arr = Array(cnt)
+        held = Signal(range(S * E + 1))
+        tokens = Signal(c.count_width + 1)
+        m.d.comb += [self.held.eq(held), self.tokens.eq(tokens)]
+        best_set, best_cnt = _argmax(m, cnt, "best")
+        lock_valid = Signal()
+        lock_set = Signal(max(1, sb))
+        lock_cnt = Signal(SW)
+        m.d.comb += lock_cnt.eq(cnt_arr[lock_set])
+
+        # Each bank: the entries' indices as one row per entry (all compared at an
+        # insertion), and their {secondary, position} in a memory of one word per slot.
+        DW = 32 + c.count_width
+        idx_mems, dat_mems = [], []
+        for b in range(B):
+            im = memory.Memory(shape=E * c.index_bits, depth=c.rows, init=[])
+            dm = memory.Memory(shape=DW, depth=c.rows * E, init=[])
+            m.submodules[f"bank{b}_idx"] = im
+            m.submodules[f"bank{b}_data"] = dm
+            idx_mems.append(im)
+            dat_mems.append(dm)
+        i_wports = [mem.write_port(granularity=c.index_bits) for mem in idx_mems]
+        i_iports = [mem.read_port(domain="comb") for mem in idx_mems]     # insertion: compare
+        i_rports = [mem.read_port(domain="comb") for mem in idx_mems]     # replies, shipping
+        d_wports = [mem.write_port() for mem in dat_mems]
+        d_iports = [mem.read_port(domain="comb") for mem in dat_mems]     # insertion: merge
+        d_rports = [mem.read_port(domain="comb") for mem in dat_mems]     # replies, shipping
+        slot_bits = (E - 1).bit_length()
+
+        def row_of(s):
+            return s[bb:] if c.rows > 1 else C(0, 1)
+
+        def bank_sel(s):
+            return s[:bb] if bb else C(0, 1)
+
+        # ---------------------------------------------------------------- ring input
+        rin = self.ring_in
+        rin_kind = rin.kind
+        ring_here = Signal()
+        if P > 1:
+            m.d.comb += ring_here.eq(((rin_kind == FlitKind.ELEM) & (rin.dest == p)) |
+                                     ((rin_kind == FlitKind.SHIP) & home))
+        rin_set = rin.set[:sb] if sb else C(0, 1)
+
+        def insertable(s):
+            return (cnt_arr[s] != E) & ~(lock_valid & (lock_set == s))
+
+        # ---------------------------------------------------------------- insertions
+        filt_on = op.op != FILTER_CODES["none"]
+        is_min = op.op == FILTER_CODES["min"]
+        appends = []        # (valid, set) per bank
+        merges = []
+        takes = []
+        for b in range(B):
+            q = bank_q[b]
+            q_e = Signal(elem_l, name=f"q{b}_e")
+            q_set = Signal(max(1, sb), name=f"q{b}_set")
+            m.d.comb += Cat(q_e, q_set).eq(q.r_stream.payload)
+            take_ring = Signal(name=f"take_ring{b}")
+            if P > 1:
+                m.d.comb += take_ring.eq(ring_here & (bank_sel(rin_set) == b) & insertable(rin_set))
+            take_local = Signal(name=f"take_local{b}")
+            m.d.comb += take_local.eq(~take_ring & q.r_stream.valid & insertable(q_set))
+            m.d.comb += q.r_stream.ready.eq(take_local)
+            ins = Signal(elem_l, name=f"ins{b}")
+            ins_set = Signal(max(1, sb), name=f"ins{b}_set")
+            m.d.comb += [ins.eq(Mux(take_ring, rin.e, q_e)), ins_set.eq(Mux(take_ring, rin_set, q_set))]
+            go = take_ring | take_local
+            ip, iw, dp, dw = i_iports[b], i_wports[b], d_iports[b], d_wports[b]
+            m.d.comb += ip.addr.eq(row_of(ins_set))
+            row = ip.data
+            n_here = Signal(SW, name=f"n{b}")
+            m.d.comb += n_here.eq(cnt_arr[ins_set])
+            match = Signal(E, name=f"match{b}")
+            for k in range(E):
+                m.d.comb += match[k].eq((k < n_here) & (row[k * c.index_bits:(k + 1) * c.index_bits] == ins.idx))
+            hit = Signal(name=f"hit{b}")
+            m.d.comb += hit.eq(filt_on & match.any())
+            hit_k = Signal(range(E), name=f"hitk{b}")
+            for k in reversed(range(E)):
+                with m.If(match[k]):
+                    m.d.comb += hit_k.eq(k)
+            slot = Signal(slot_bits, name=f"slot{b}")
+            m.d.comb += slot.eq(Mux(hit, hit_k, n_here))
+            m.d.comb += dp.addr.eq(Cat(slot, row_of(ins_set)) if c.rows > 1 else slot)
+            old_sec, old_pos = dp.data[:32], dp.data[32:]
+            added = fadd32(m, old_sec, ins.sec, name=f"fadd{b}")
+            new_min = ins.sec < old_sec
+            w_sec = Signal(32, name=f"wsec{b}")
+            w_pos = Signal(c.count_width, name=f"wpos{b}")
+            with m.If(~hit):
+                m.d.comb += [w_sec.eq(ins.sec), w_pos.eq(ins.pos)]
+            with m.Elif(is_min):
+                m.d.comb += [w_sec.eq(Mux(new_min, ins.sec, old_sec)), w_pos.eq(Mux(new_min, ins.pos, old_pos))]
+            with m.Else():
+                m.d.comb += [w_sec.eq(added), w_pos.eq(old_pos)]
+            m.d.comb += [dw.addr.eq(dp.addr), dw.data.eq(Cat(w_sec, w_pos)), dw.en.eq(go),
+                         iw.addr.eq(row_of(ins_set)), iw.data.eq(ins.idx.replicate(E)),
+                         iw.en.eq(Mux(go & ~hit, C(1, E) << n_here, 0))]
+            appends.append((go & ~hit, ins_set))
+            merges.append(go & hit)
+            takes.append(take_ring)
+        ring_taken = Signal()
+        m.d.comb += ring_taken.eq(Cat(*takes).any())
+        ship_got = Signal()
+        if P > 1 and home:
+            m.d.comb += ship_got.eq(ring_taken & (rin_kind == FlitKind.SHIP))
+
+        # ---------------------------------------------------------------- home: markers
+        markers = Signal(range(P + 1))
+        expect_ship = Signal(range(P * S * E + 1))
+        got_ship = Signal(range(P * S * E + 1))
+        mark_here = Signal()
+        if P > 1 and home:
+            m.d.comb += mark_here.eq(rin_kind == FlitKind.MARK)
+        with m.If(self.start):
+            m.d.sync += [markers.eq(0), expect_ship.eq(0), got_ship.eq(0)]
+        with m.Else():
+            with m.If(mark_here):
+                m.d.sync += [markers.eq(markers + 1), expect_ship.eq(expect_ship + rin.e.pos)]
+            with m.If(ship_got):
+                m.d.sync += got_ship.eq(got_ship + 1)
+        final_ok = Signal()
+        if home:
+            m.d.comb += final_ok.eq(self.flush & (markers == P - 1) & (got_ship == expect_ship))
+
+        # ================================================================ replier
+        rstate = Signal(_R)
+        pstate = Signal(_St)
+        r_warp = Signal(c.warp_bits)
+        r_t = Signal(SW)
+        r_kind = Signal(3)
+        r_live = Signal(SW)
+        r_sent = Signal(SW)
+        shipped = Signal(range(S * E + 1))
+
+        reqw = c.warp_bits + SW
+        m.submodules.req_q = req_q = fifo.SyncFIFOBuffered(width=reqw, depth=c.request_depth)
+        m.d.comb += [req_q.w_stream.valid.eq(self.req.valid),
+                     req_q.w_stream.payload.eq(Cat(self.req.p.warp, self.req.p.threads)),
+                     self.req.ready.eq(req_q.w_stream.ready)]
+        h_warp = req_q.r_stream.payload[:c.warp_bits]
+        h_t = req_q.r_stream.payload[c.warp_bits:reqw]
+        # The timeout counts the cycles the oldest request has been the oldest (saturating).
+        h_age = Signal(range(c.timeout + 1))
+        with m.If(~req_q.r_stream.valid | req_q.r_stream.ready):
+            m.d.sync += h_age.eq(0)
+        with m.Elif(h_age != c.timeout):
+            m.d.sync += h_age.eq(h_age + 1)
+        h_timed = h_age == c.timeout
+
+        active = C(1, 1) if home else (pstate == _St.NORMAL)
+
+        def can(t, timed, name):
+            """(ok, kind) of a request of ``t`` threads (docs/iru.md, "Data replier")."""
+            kind = Signal(3, name=f"{name}_kind")
+            ok = Signal(name=f"{name}_ok")
+            with m.If(best_cnt >= t):
+                m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["entry"])]
+            with m.Elif(tokens >= t):
+                m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["disabled"])]
+            with m.Elif((timed | self.flush) & (held >= t)):
+                m.d.comb += [ok.eq(1), kind.eq(Mux(self.flush, KIND_CODES["flush"], KIND_CODES["timeout"]))]
+            if home:
+                with m.Elif(final_ok):
+                    m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["final"])]
+            return ok & active, kind
+
+        if P > 1:
+            rq_ok, rq_kind = can(self.rq_in.threads, self.rq_in.age == c.timeout, "rqc")
+        else:   # no request ring: nothing to compare (and no constant comparisons for lint)
+            rq_ok, rq_kind = C(0, 1), C(0, 3)
+        hd_ok, hd_kind = can(h_t, h_timed, "hdc")
+        idle_r = (rstate == _R.IDLE) & active
+        take_rq = Signal()
+        take_hd = Signal()
+        if P > 1:
+            m.d.comb += take_rq.eq(idle_r & self.rq_in.valid & rq_ok)
+        m.d.comb += take_hd.eq(idle_r & ~take_rq & req_q.r_stream.valid & hd_ok)
+        t_w = Mux(take_rq, self.rq_in.warp, h_warp)
+        t_t = Mux(take_rq, self.rq_in.threads, h_t)
+        t_kind = Mux(take_rq, rq_kind, hd_kind)
+        live_for = Signal(SW)
+        with m.Switch(t_kind):
+            with m.Case(KIND_CODES["entry"], KIND_CODES["timeout"], KIND_CODES["flush"]):
+                m.d.comb += live_for.eq(t_t)
+            with m.Case(KIND_CODES["final"]):
+                m.d.comb += live_for.eq(Mux(held < t_t, held, t_t))
+            with m.Default():
+                m.d.comb += live_for.eq(0)
+
+        # Reply / ship read port: the locked entry's top element.
+        top = Signal(elem_l)
+        top_slot = Signal(range(E))
+        m.d.comb += top_slot.eq(lock_cnt - 1)
+        top_idx_row = Signal(E * c.index_bits)
+        top_dat = Signal(DW)
+        for b in range(B):
+            m.d.comb += [i_rports[b].addr.eq(row_of(lock_set)),
+                         d_rports[b].addr.eq(Cat(top_slot, row_of(lock_set)) if c.rows > 1 else top_slot)]
+        with m.Switch(bank_sel(lock_set)):
+            for b in range(B):
+                with m.Case(b):
+                    m.d.comb += [top_idx_row.eq(i_rports[b].data), top_dat.eq(d_rports[b].data)]
+        m.d.comb += [top.idx.eq(Array(top_idx_row[k * c.index_bits:(k + 1) * c.index_bits]
+                                      for k in range(E))[top_slot]),
+                     top.sec.eq(top_dat[:32]), top.pos.eq(top_dat[32:])]
+
+        rp = self.reply
+        live_beat = r_sent < r_live
+        pop = Signal()
+        dis_beat = Signal()
+        m.d.comb += [rp.p.warp.eq(r_warp), rp.p.kind.eq(r_kind), rp.p.last.eq(r_sent == r_t - 1)]
+        with m.If(rstate == _R.SEND):
+            with m.If(live_beat):
+                with m.If(lock_cnt != 0):
+                    m.d.comb += [rp.valid.eq(1), rp.p.idx.eq(top.idx), rp.p.sec.eq(top.sec), rp.p.pos.eq(top.pos)]
+                    m.d.comb += pop.eq(rp.ready)
+                with m.Else():
+                    m.d.sync += lock_set.eq(best_set)        # the next fullest entry (a bubble)
+            with m.Else():
+                m.d.comb += [rp.valid.eq(1), rp.p.disabled.eq(1), dis_beat.eq(rp.ready)]
+            with m.If(rp.valid & rp.ready):
+                m.d.sync += r_sent.eq(r_sent + 1)
+                with m.If(rp.p.last):
+                    m.d.sync += [rstate.eq(_R.IDLE), lock_valid.eq(0)]
+        with m.If(take_rq | take_hd):
+            m.d.sync += [rstate.eq(_R.SEND), r_warp.eq(t_w), r_t.eq(t_t), r_kind.eq(t_kind), r_live.eq(live_for),
+                         r_sent.eq(0), lock_valid.eq(live_for != 0), lock_set.eq(best_set)]
+        m.d.comb += req_q.r_stream.ready.eq(take_hd)
+
+        # ---------------------------------------------------------------- request ring
+        rq_out = Signal(RingRequest(c))
+        m.d.comb += self.rq_out.eq(rq_out)
+        fwd = Signal()
+        if P > 1:
+            rq_pass = self.rq_in.valid & ~take_rq
+            # The oldest request goes onto the ring when this partition cannot answer it
+            # now (a reply in progress aside): partitions with full entries take it.
+            m.d.comb += fwd.eq(~rq_pass & req_q.r_stream.valid & ~take_hd & ~hd_ok)
+            with m.If(rq_pass):
+                m.d.sync += [rq_out.eq(self.rq_in),
+                             rq_out.age.eq(Mux(self.rq_in.age == c.timeout, c.timeout, self.rq_in.age + 1))]
+            with m.Elif(fwd):
+                m.d.sync += [rq_out.valid.eq(1), rq_out.warp.eq(h_warp), rq_out.threads.eq(h_t),
+                             rq_out.age.eq(h_age)]
+            with m.Else():
+                m.d.sync += rq_out.valid.eq(0)
+            with m.If(fwd):
+                m.d.comb += req_q.r_stream.ready.eq(1)
+        m.d.comb += self.forwarded.eq(fwd)
+
+        # ---------------------------------------------------------------- element ring out, shipping
+        ring_out = Signal(RingFlit(c))
+        m.d.comb += self.ring_out.eq(ring_out)
+        ship_pop = Signal()
+        put = Signal()
+        mark_sent = Signal()
+        if P > 1:
+            consumed = ring_taken | mark_here
+            rpass = (rin_kind != FlitKind.NONE) & ~consumed
+            rq_e = Signal(elem_l)
+            rq_set = Signal(max(1, sb))
+            rq_dest = Signal(max(1, pb))
+            m.d.comb += Cat(rq_e, rq_set, rq_dest).eq(ring_q.r_stream.payload)
+            with m.If(rpass):
+                m.d.sync += ring_out.eq(rin)
+            if not home:                # the home partition never ships
+                with m.Elif(pstate == _St.SHIP):
+                    with m.If(lock_valid & (lock_cnt != 0)):
+                        m.d.sync += [ring_out.kind.eq(FlitKind.SHIP), ring_out.dest.eq(0), ring_out.set.eq(lock_set),
+                                     ring_out.e.eq(top), shipped.eq(shipped + 1)]
+                        m.d.comb += [ship_pop.eq(1), put.eq(1)]
+                    with m.Elif(held != 0):
+                        m.d.sync += [ring_out.kind.eq(FlitKind.NONE), lock_set.eq(best_set), lock_valid.eq(1)]
+                    with m.Else():
+                        m.d.sync += [ring_out.kind.eq(FlitKind.MARK), ring_out.dest.eq(0), ring_out.e.pos.eq(shipped),
+                                     ring_out.e.sec.eq(tokens), pstate.eq(_St.DONE), lock_valid.eq(0)]
+                        m.d.comb += mark_sent.eq(1)
+            with m.Elif(ring_q.r_stream.valid):
+                m.d.sync += [ring_out.kind.eq(FlitKind.ELEM), ring_out.dest.eq(rq_dest), ring_out.set.eq(rq_set),
+                             ring_out.e.eq(rq_e)]
+                m.d.comb += [ring_q.r_stream.ready.eq(1), put.eq(1)]
+            with m.Else():
+                m.d.sync += ring_out.kind.eq(FlitKind.NONE)
+        m.d.comb += self.ring_put.eq(put)
+
+        # Non-home: less than a warp left once all input is in: ship the remainder home.
+        if not home:
+            with m.If((pstate == _St.NORMAL) & self.flush & (rstate == _R.IDLE) & ~take_rq & ~take_hd &
+                      (held < E) & (tokens < E)):
+                m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0), lock_valid.eq(held != 0), lock_set.eq(best_set)]
+
+        # ---------------------------------------------------------------- counters
+        any_pop = pop | ship_pop
+        n_app = sum(v for v, _ in appends)
+        n_merge = sum(merges)
+        for s in range(S):
+            inc = Cat(*[v & (st == s) for v, st in appends]).any()
+            dec = any_pop & (lock_set == s)
+            m.d.sync += cnt[s].eq(cnt[s] + inc - dec)
+        m.d.sync += held.eq(held + n_app - any_pop)
+        tok_next = tokens + n_merge - dis_beat
+        if home and P > 1:
+            tok_next = tok_next + Mux(mark_here, rin.e.sec, 0)
+        with m.If(self.start):
+            m.d.sync += [pstate.eq(_St.NORMAL), tokens.eq(0)]
+        with m.Elif(mark_sent):
+            m.d.sync += tokens.eq(0)
+        with m.Else():
+            m.d.sync += tokens.eq(tok_next)
+
+        # ---------------------------------------------------------------- status to the top
+        queues_empty = Cat(*[q.level == 0 for q in qmembers]).all()
+        m.d.comb += self.idle.eq(fetch_done & queues_empty &
+                                 ((ring_out.kind != FlitKind.ELEM) if P > 1 else C(1, 1)))
+        if home:
+            m.d.comb += self.finished.eq(final_ok)
+        else:
+            m.d.comb += self.finished.eq(pstate == _St.DONE)
+        return m
+

@@ -1,0 +1,497 @@
+"""Testbench harness of the IRU: agents for its command, status, memory, request and
+reply ports, the warp-request generator (the kernel's ``load_iru`` calls, as a
+:class:`golden.iru.RequestPolicy` says, with optional random jitter), the
+collection of replies, random workloads, the checks against the TLM, the RTL
+backend for RTL in the loop and the unit's registration with ``graphunits cosim``.
+
+What must hold between the RTL and the TLM (docs/iru.md, "What must hold"):
+:func:`golden.iru.check_result` on every RTL result (replies, conservation,
+positions, filter/merge results, full replies, no early timeout), the same
+per-index minima and float sums (within the documented tolerance) as the TLM,
+the status counters equal to the replies, the memory-error flag equal to the
+TLM's, no reply waiting past the timeout while some partition holds enough data
+(runs with ``check_timeout``), and an average number of distinct key blocks per
+full reply within 10 % of the TLM's on the same input and request policy.
+"""
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from golden.iru import (FILTER_OPS, REPLY_KINDS, IRUConfig, IRUModel, IRUOp, IRUReply, IRUResult, IRUStatus,
+                        RequestPolicy, check_result, reply_quality, warp_threads)
+from golden.iru.checks import compare_aggregates
+from golden.iru.ops import f32_bits
+from golden.memory import AddressSpace
+from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
+from hw.mem.port import MemRequest, MemResponse
+
+from .agents import Agent, MemoryAgent, StreamSink, StreamSource
+from .codec import Codec
+from .cosim import CosimUnit, register_cosim
+from .memory import MemoryModel, MemoryTiming
+
+__all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
+           "iru_demo"]
+
+#: The RTL's mean distinct key blocks per full reply may differ from the TLM's by this share.
+QUALITY_TOLERANCE = 0.10
+
+
+def timeout_slack(config: IRUConfig) -> int:
+    """Cycles a request may take, after its timeout expired while some partition held
+    enough data, to get its first reply lane: the request ring (2 per hop), the
+    decision, and in flush the remainders' trip home (docs/iru.md)."""
+    P, E = config.partitions, config.entry_size
+    return 2 * P + 8 + 2 * (P - 1) * (E + 2)
+
+
+@dataclass(frozen=True)
+class Jitter:
+    """Random additions to a request policy in the testbench: each warp's request
+    comes up to ``gap`` cycles later than the policy says (seeded)."""
+
+    gap: int = 0
+    seed: int = 0
+
+
+class _Sequencer(Agent):
+    """Runs the operations one after another and issues the warp requests (first agent)."""
+
+    def __init__(self, h: "IRUHarness"):
+        self.h = h
+        self.cycle = 0
+
+    def drive(self):
+        self.h._tick(self.cycle)
+        return {}
+
+
+class _Clock(Agent):
+    """Samples the monitored outputs and advances the cycle count (last agent, so
+    that the transfers of a cycle are recorded with that cycle's number)."""
+
+    def __init__(self, h: "IRUHarness"):
+        self.h = h
+
+    def clock(self, get):
+        h = self.h
+        if h.monitor:
+            held = max(get((f"held{p}",)) for p in range(h.P))
+            tok = max(get((f"tokens{p}",)) for p in range(h.P))
+            h.trace.append((held, tok, get(("flush",))))
+        h.seq.cycle += 1
+
+
+class IRUHarness:
+    """Agents and bookkeeping for running IRU operations on the RTL.
+
+    Parameters
+    ----------
+    config : IRUConfig
+    space : AddressSpace
+        Holds the arrays; every partition's memory model serves from it.
+    ops : list of IRUOp
+        Operations run one after another (more with :meth:`submit`).
+    policy : RequestPolicy
+    jitter : Jitter
+    timing : MemoryTiming
+        Of every partition's memory (seeds differ per partition).
+    reply_ready, req_pause, cmd_pause, status_ready : patterns (sim.memory.Pattern)
+    expect : bool
+        Run the TLM on every operation (with ``latency``) for the comparison.
+    monitor : bool
+        Sample every partition's ``held``/``tokens`` and ``flush`` each cycle (timeout check).
+    """
+
+    def __init__(self, config: IRUConfig, space: AddressSpace, ops: list, *, policy: RequestPolicy = RequestPolicy(),
+                 jitter: Jitter = Jitter(), timing: MemoryTiming = MemoryTiming(), reply_ready=None, req_pause=None,
+                 cmd_pause=None, status_ready=None, seed: int = 0, expect: bool = True, latency: int | None = None,
+                 monitor: bool = False):
+        self.config = config
+        self.space = space
+        self.P = P = config.partitions
+        self.policy = policy
+        self.jitter = jitter
+        self._rng = random.Random(jitter.seed)
+        lo, hi = timing.latency_range
+        self.latency = latency or max(1, (lo + hi) // 2)
+        self.models = []
+        for p in range(P):
+            t = MemoryTiming(**{**timing.__dict__, "seed": timing.seed + 101 * p})
+            self.models.append(MemoryModel(space, config.block_bytes, t))
+        self.mems = [MemoryAgent((f"mem{p}",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
+                                 self.models[p]) for p in range(P)]
+        self.cmd = StreamSource(("cmd",), Codec(IRUCommand(config)), [], pause=cmd_pause, seed=seed)
+        self.status = StreamSink(("status",), Codec(IRUStatusLayout(config)), ready=status_ready, seed=seed + 1,
+                                 on_item=self._status, keep=False)
+        self.reqs = [StreamSource((f"req{p}",), Codec(IRURequest(config)), [], pause=req_pause, seed=seed + 10 + p,
+                                  on_send=self._sent) for p in range(P)]
+        self.replies = [StreamSink((f"reply{p}",), Codec(IRUReplyBeat(config)), ready=reply_ready,
+                                   seed=seed + 20 + p, on_item=self._beat(p), keep=False) for p in range(P)]
+        self.seq = _Sequencer(self)
+        self._clock = _Clock(self)
+        self.monitor = monitor
+        self.trace: list = []
+        self.expect = expect
+        self.ops: list[tuple] = []           # (op, policy)
+        self.results: list[IRUResult] = []
+        self.expected: list[IRUResult] = []
+        self.inputs: list[tuple] = []
+        self.problems: list[str] = []
+        self.statuses: list[dict] = []
+        self._cur = None
+        for op in ops:
+            self.submit(op)
+
+    @property
+    def agents(self):
+        return [self.seq, self.cmd, self.status, *self.mems, *self.reqs, *self.replies, self._clock]
+
+    # ------------------------------------------------------------------ operations
+    def submit(self, op: IRUOp, policy: RequestPolicy | None = None) -> int:
+        """Queue one more operation; returns its number."""
+        op.check(self.config)
+        self.ops.append((op, policy or self.policy))
+        return len(self.ops) - 1
+
+    def done(self) -> bool:
+        return len(self.results) >= len(self.ops)
+
+    def _start(self, k: int, cycle: int) -> None:
+        op, policy = self.ops[k]
+        model = IRUModel(self.config, self.space, latency=self.latency, is_error=self.models[0].is_error)
+        self.inputs.append(model.inputs(op))
+        if self.expect:
+            self.expected.append(model.execute(op, policy))
+        threads = warp_threads(op.n, self.config.entry_size)
+        self._cur = {"k": k, "op": op, "policy": policy, "threads": threads, "issued": 0, "due": deque(),
+                     "sent": {}, "replies": [], "beats": [[] for _ in range(self.P)], "cmd_cycle": None,
+                     "started": False, "first": {}}
+        self.cmd.put(op.fields(self.config))
+
+    def _tick(self, cycle: int) -> None:
+        """Each cycle: start the next operation, move due requests to their ports."""
+        if self._cur is None:
+            if len(self.results) < len(self.ops):
+                self._start(len(self.results), cycle)
+            else:
+                return
+        cur = self._cur
+        if not cur["started"]:
+            if self.cmd.idle():
+                cur["started"] = True
+                cur["cmd_cycle"] = cycle
+                pol: RequestPolicy = cur["policy"]
+                first = min(len(cur["threads"]), pol.resident)
+                for w in range(first):
+                    self._due(cur, cycle + pol.start + w * pol.gap)
+            return
+        due = cur["due"]
+        while due and due[0][0] <= cycle:
+            _, w = due.popleft()
+            self.reqs[w % self.P].put({"warp": w, "threads": cur["threads"][w]})
+
+    def _due(self, cur, cycle: int) -> None:
+        w = cur["issued"]
+        if w >= len(cur["threads"]):
+            return
+        cur["issued"] += 1
+        if self.jitter.gap:
+            cycle += self._rng.randint(0, self.jitter.gap)
+        due = cur["due"]
+        # Keep the queue ordered by due cycle (jitter may reorder warps).
+        if due and due[-1][0] > cycle:
+            items = sorted(list(due) + [(cycle, w)])
+            due.clear()
+            due.extend(items)
+        else:
+            due.append((cycle, w))
+
+    def _sent(self, item: dict) -> None:
+        cur = self._cur
+        if cur is not None:
+            cur["sent"][item["warp"]] = self.seq.cycle
+
+    def _beat(self, p: int):
+        def on(item: dict) -> None:
+            cur = self._cur
+            if cur is None:
+                self.problems.append(f"partition {p}: a reply lane with no operation running")
+                return
+            beats = cur["beats"][p]
+            if not beats:
+                cur["first"][p] = self.seq.cycle
+            if beats and (beats[0]["warp"] != item["warp"] or beats[0]["kind"] != item["kind"]):
+                self.problems.append(f"partition {p}: reply lanes of warps {beats[0]['warp']} and {item['warp']} "
+                                     f"interleaved")
+            if item["disabled"] == 0 and beats and beats[-1]["disabled"]:
+                self.problems.append(f"partition {p}: warp {item['warp']}: a live lane after a disabled one")
+            beats.append(item)
+            if item["last"]:
+                live = [b for b in beats if not b["disabled"]]
+                w = item["warp"]
+                kind = REPLY_KINDS[item["kind"]] if item["kind"] < len(REPLY_KINDS) else f"?{item['kind']}"
+                cur["replies"].append(IRUReply(
+                    w, p, kind, np.array([b["idx"] for b in live], np.int64),
+                    np.array([b["sec"] for b in live], np.uint32), np.array([b["pos"] for b in live], np.int64),
+                    len(beats) - len(live), cur["sent"].get(w, -1), cur["first"][p], self.seq.cycle))
+                cur["beats"][p] = []
+                pol = cur["policy"]
+                self._due(cur, self.seq.cycle + 1 + pol.think)
+        return on
+
+    def _status(self, item: dict) -> None:
+        cur = self._cur
+        if cur is None:
+            self.problems.append("a status with no operation running")
+            return
+        kinds = {k: item["kinds"][i] for i, k in enumerate(REPLY_KINDS)}
+        st = IRUStatus(n=item["n"], live=item["live"], disabled=item["disabled"], replies=item["replies"],
+                       kinds=kinds, forwarded=item["forwarded"], ring=item["ring"], cycles=item["cycles"],
+                       mem_error=bool(item["mem_error"]))
+        self.statuses.append(item)
+        res = IRUResult(cur["op"], cur["replies"], st, measured=True)
+        self.results.append(res)
+        self._cur = None
+
+    # ------------------------------------------------------------------ checks
+    def mismatches(self) -> list[str]:
+        out = list(self.problems)
+        if len(self.results) != len(self.ops):
+            out.append(f"{len(self.results)} of {len(self.ops)} operations completed")
+        for k, res in enumerate(self.results):
+            op = res.op
+            idx_in, sec_in = self.inputs[k]
+            name = f"op {k} ({op.op}, n={op.n})"
+            out += [f"{name}: {p}" for p in check_result(self.config, idx_in, sec_in, res)]
+            st = res.status
+            kinds = {kk: sum(r.kind == kk for r in res.replies) for kk in REPLY_KINDS}
+            got = (st.n, st.live, st.disabled, st.replies, st.kinds)
+            want = (op.n, sum(r.idx.size for r in res.replies), sum(r.disabled for r in res.replies),
+                    len(res.replies), kinds)
+            if got != want:
+                out.append(f"{name}: status {got} but the replies give {want}")
+            if self.expect:
+                tlm = self.expected[k]
+                if st.mem_error != tlm.status.mem_error:
+                    out.append(f"{name}: mem_error {st.mem_error}, the TLM says {tlm.status.mem_error}")
+                out += [f"{name}: {p}" for p in compare_aggregates(op.op, res, tlm, idx_in, sec_in)]
+        return out
+
+    def timeout_violations(self, start_cycle: int = 0) -> list[str]:
+        """With one request at a time and the monitor on: every request gets its first
+        lane within :func:`timeout_slack` cycles of the first cycle, at or after its
+        timeout, at which some partition held enough elements or tokens, or flush."""
+        out = []
+        slack = timeout_slack(self.config)
+        T = self.config.timeout
+        tr = self.trace
+        for k, res in enumerate(self.results):
+            for r in res.replies:
+                t = r.threads
+                c = r.request + T
+                limit = None
+                while c < len(tr) and c <= r.start:
+                    held, tok, fl = tr[c]
+                    if held >= t or tok >= t or fl:
+                        limit = c + slack
+                        break
+                    c += 1
+                if limit is not None and r.start > limit:
+                    out.append(f"op {k} warp {r.warp}: first lane at cycle {r.start}, enough data from cycle "
+                               f"{limit - slack} (request at {r.request}, timeout {T}, slack {slack})")
+        return out[:8]
+
+    def quality(self) -> list[tuple]:
+        """(RTL, TLM) mean distinct key blocks per full reply, per operation."""
+        return [(reply_quality(self.config, r), reply_quality(self.config, e) if self.expect else None)
+                for r, e in zip(self.results, self.expected or [None] * len(self.results))]
+
+
+# ---------------------------------------------------------------------- workloads
+def make_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IRUOp]]:
+    """Random operations over freshly filled memory. ``spec``: ``{"seed", "ops",
+    "max_n", "kinds": [...filter ops], "sizes": [...], "id_range", "dist"}``. Sizes
+    include 0, 1, around the warp size; index arrays are 4-byte aligned but not
+    block aligned; distributions are uniform, hot (a few blocks take most indices)
+    or clustered (runs of nearby indices)."""
+    if spec.get("kind") == "graph":
+        return graph_workload(config, spec)
+    if spec.get("kind") == "block":
+        # ``n`` indices cycling through one key block (timing probes).
+        space = AddressSpace(addr_bits=config.addr_width)
+        n = spec.get("n", 64)
+        ib = space.alloc("idx", (np.arange(n) % (config.key_block_bytes // 4)).astype(np.uint32), align=256)
+        return space, [IRUOp(n, ib, target=0x100000)]
+    rng = np.random.default_rng(spec.get("seed", 0))
+    r = random.Random(spec.get("seed", 0))
+    E = config.entry_size
+    space = AddressSpace(addr_bits=config.addr_width)
+    max_n = min(spec.get("max_n", 600), config.max_n)
+    kinds = spec.get("kinds", list(FILTER_OPS))
+    sizes = spec.get("sizes", [0, 1, E - 1, E, E + 1, 3 * E + 5, max_n, r.randint(2, max_n)])
+    id_range = spec.get("id_range", 400)
+    ops = []
+    for k in range(spec.get("ops", 4)):
+        n = sizes[k % len(sizes)] if k < len(sizes) else r.randint(0, max_n)
+        n = min(n, max_n)
+        kind = kinds[k % len(kinds)]
+        dist = spec.get("dist", r.choice(["uniform", "hot", "clustered"]))
+        if dist == "hot":
+            hot = rng.integers(0, id_range, 6)
+            idx = np.where(rng.random(n) < 0.7, rng.choice(hot, n), rng.integers(0, id_range, n))
+        elif dist == "clustered":
+            idx = (rng.integers(0, id_range, n // 8 + 1).repeat(8)[:n] + rng.integers(0, 24, n)) % id_range
+        else:
+            idx = rng.integers(0, id_range, n)
+        idx = idx.astype(np.uint32)
+        if r.random() < 0.3:
+            idx |= np.uint32(rng.integers(1, 255) << config.index_bits) if config.index_bits < 32 else np.uint32(0)
+        if kind == "fadd":
+            sec = f32_bits(rng.random(n) * 100 + 1e-3)
+        else:
+            sec = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        off = 4 * r.randrange(0, 24)
+        ib = space.alloc(f"idx{k}", np.concatenate([np.zeros(off // 4, np.uint32), idx]), align=64) + off
+        use_sec = kind != "none" or r.random() < 0.5
+        sb = None
+        if use_sec:
+            soff = 4 * r.randrange(0, 24)
+            sb = space.alloc(f"sec{k}", np.concatenate([np.zeros(soff // 4, np.uint32), sec]), align=64) + soff
+        target = r.choice([0x100000, 0x100040, 0x200004])
+        esize = r.choice([4, 4, 8])
+        ops.append(IRUOp(n, ib, sb, kind, target=target, esize=esize))
+    return space, ops
+
+
+def graph_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IRUOp]]:
+    """The edge frontier of a BFS level of a graph (``{"kind": "graph", "graph",
+    "op"}``): the IRU's real input, for the reply-quality comparison and the benchmark."""
+    from golden.graphs import load_graph
+    g = load_graph(spec.get("graph", "kron:scale=9,edgefactor=8,seed=1"))
+    rng = np.random.default_rng(spec.get("seed", 0))
+    n = min(spec.get("n", g.num_edges), g.num_edges, config.max_n)
+    start = int(rng.integers(0, max(1, g.num_edges - n)))
+    idx = g.col[start:start + n].astype(np.uint32)
+    space = AddressSpace(addr_bits=config.addr_width)
+    ib = space.alloc("idx", idx, align=256)
+    kind = spec.get("op", "none")
+    sb = None
+    if kind != "none" or spec.get("sec", False):
+        sec = f32_bits(rng.random(n) + 0.5) if kind == "fadd" else rng.integers(0, 1 << 20, n).astype(np.uint32)
+        sb = space.alloc("sec", sec, align=256)
+    return space, [IRUOp(n, ib, sb, kind, target=0x10000000)]
+
+
+# ---------------------------------------------------------------------- RTL in the loop
+class IRURTLBackend:
+    """IRU operations executed by the RTL (use inside a cocotb test); same interface
+    as :class:`golden.iru.algorithms.TLMBackend`."""
+
+    def __init__(self, dut, config: IRUConfig, space: AddressSpace | None = None,
+                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl"):
+        from cocotb.task import resume
+
+        from .cocotb_loop import CocotbLoop
+        self.config = config
+        self.space = space or AddressSpace(addr_bits=config.addr_width)
+        self.name = f"rtl-{sim}"
+        self.harness = IRUHarness(config, self.space, [], timing=timing, expect=False)
+        self.loop = CocotbLoop(dut, self.harness.agents)
+        self.execute = resume(self._execute)
+
+    async def start(self) -> None:
+        await self.loop.start()
+
+    async def _execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
+        h = self.harness
+        k = h.submit(op, policy)
+        await self.loop.run(lambda: len(h.results) > k, stall_cycles=20_000 + 4 * self.config.timeout,
+                            what=f"IRU operation {op.op} of {op.n} elements")
+        if h.problems:
+            raise AssertionError(f"IRU RTL: {h.problems[0]}")
+        return h.results[k]
+
+
+#: The TLM's prefetch latency in ``graphunits cosim`` (its memory answers in 1-20 cycles).
+COSIM_LATENCY = 10
+
+
+def _iru_backend(cfg):
+    from golden.iru.algorithms import TLMBackend
+    return TLMBackend(cfg, latency=COSIM_LATENCY)
+
+
+def _iru_check(rtl: dict, tlm: dict) -> list[str]:
+    out = []
+    if rtl["ops"] != tlm["ops"]:
+        out.append(f"the RTL ran {rtl['ops']} IRU operations, the TLM run {tlm['ops']}")
+    if rtl.get("problems"):
+        out.append(f"RTL replies broke the IRU's rules: {rtl['problems'][0]}")
+    return out
+
+
+def _iru_rows(rtl: dict, tlm: dict) -> list:
+    def q(d):
+        return "-" if d.get("blocks_per_reply") is None else round(d["blocks_per_reply"], 2)
+    return [["IRU operations (RTL = TLM)", f"{rtl['ops']} = {tlm['ops']}"],
+            ["elements, RTL / TLM run", f"{rtl['elements']} / {tlm['elements']}"],
+            ["filtered or merged, RTL / TLM run", f"{rtl['disabled']} / {tlm['disabled']}"],
+            ["key blocks per full reply, RTL / TLM run", f"{q(rtl)} / {q(tlm)}"],
+            ["IRU cycles, RTL measured / TLM", f"{round(rtl['cycles'])} / {round(tlm['cycles'])}"],
+            ["replies by kind (RTL)", ", ".join(f"{k} {v}" for k, v in rtl["kinds"].items() if v)]]
+
+
+register_cosim(CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
+                         _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True}))
+
+
+# ---------------------------------------------------------------------- demo
+def iru_demo(sims, quick: bool, step, graph: str = "kron:scale=7,edgefactor=8,seed=1") -> int:
+    """``graphunits demo``'s IRU step: random operations and a graph's edge frontier on
+    the ``small`` RTL (2 partitions) on every simulator, checked with the IRU's
+    rules and against the TLM; then BFS with the RTL in the loop. Returns the
+    number of failures (prints two tables)."""
+    from golden.report import format_table
+
+    from .build import build_verilog
+    from .runner import run_cocotb
+    cfg = IRUConfig.preset("small")
+    step(f"IRU, preset 'small' ({cfg.partitions} partitions of {cfg.sets} sets, warps of {cfg.entry_size}): "
+         f"random operations on {', '.join(sims)} against its rules and its TLM")
+    build = build_verilog("iru", cfg)
+    runs = [{"name": "none / min / fadd, latency 1-40, back-pressure", "seed": 3,
+             "workload": {"seed": 3, "ops": 4 if quick else 8, "max_n": 400}, "policy": {"resident": 16, "think": 10},
+             "jitter": {"gap": 30, "seed": 3}, "timing": {"latency": [1, 40], "seed": 3, "req_ready": 0.8},
+             "reply_ready": 0.7},
+            {"name": "edge frontier, every warp asks at once", "seed": 4,
+             "workload": {"kind": "graph", "graph": "kron:scale=10,edgefactor=8,seed=1", "n": 1000 if quick else 3000},
+             "policy": {"resident": 1024, "think": 50}, "timing": {"latency": 30}}]
+    rows, failures = [], 0
+    for sim in sims:
+        res = run_cocotb(build, "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+        for r in res["runs"]:
+            ok = not r["mismatches"]
+            failures += not ok
+            q = [x for x in r["quality"] if x[0] is not None]
+            qtxt = f"{q[-1][0]:.2f} / {q[-1][1]:.2f}" if q else "-"
+            rows.append([sim, r["name"], r["ops"], sum(r["sizes"]), r["cycles"], qtxt,
+                         "rules hold, matches TLM" if ok else "MISMATCH: " + r["mismatches"][0]])
+    print(format_table(["simulator", "run", "operations", "elements", "cycles", "blocks/reply RTL / TLM", "check"],
+                       rows, title="IRU RTL (blocks/reply: distinct 128 B blocks per full warp reply)"))
+    print()
+    from .cosim import run_cosim
+    sim = sims[-1]
+    step(f"BFS on {graph} with the IRU RTL in the loop ({sim})", new=False)
+    r = run_cosim(graph, "bfs", unit="iru", sim=sim, log=lambda *a: None)
+    failures += not r.ok
+    print(format_table(["algorithm", "IRU operations", "elements", "blocks/reply", "IRU cycles (RTL)", "check"],
+                       [["bfs", r.rtl["ops"], r.rtl["elements"], r.rtl["blocks_per_reply"], r.rtl["cycles"],
+                         "matches reference" if r.ok else "MISMATCH: " + r.problems[0]]],
+                       title="RTL in the loop (IRU small)"))
+    print()
+    return failures

@@ -1,0 +1,329 @@
+"""The IRU's golden side: configuration, the binary32 adder against numpy, the hash
+and the prefetcher's interleave against hand-computed values, the cycle-level
+model on hand-made inputs (one block, duplicates under min/fadd, disabled warps,
+the timeout) and on random inputs (every rule of golden.iru.checks), the checker
+against broken results, and BFS/SSSP/PR in ``iru`` mode against scipy/networkx."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from golden.algorithms import modes_for, run_algorithm
+from golden.algorithms.common import AlgorithmError, default_source
+from golden.config import ConfigError
+from golden.graphs import load_graph
+from golden.iru import (IRUConfig, IRUError, IRUModel, IRUOp, RequestPolicy, check_result, fadd32, fold, placement,
+                        reply_quality)
+from golden.iru.checks import compare_aggregates
+from golden.iru.ops import f32_bits, key_blocks
+from golden.iru.tlm import partition_positions, prefetch_segments
+from golden.memory import AddressSpace
+from sim.reference import compare, reference
+
+F = lambda x: int(np.float32(x).view(np.uint32))       # noqa: E731  binary32 bits of x
+
+
+# ---------------------------------------------------------------------- configuration
+def test_gtx980_preset_is_table_1():
+    c = IRUConfig.preset("gtx980")
+    assert (c.partitions, c.partitions * c.sets, c.banks, c.rows) == (4, 1024, 2, 128)
+    assert (c.prefetch_inflight, c.entry_size, c.index_bits) == (8, 32, 24)
+    assert c.request_depth * 8 == 2048                   # the 2 KB request FIFO, 8 bytes a request
+    assert IRUConfig.preset("default").partitions == 1   # one partition: the per-partition area figure
+    assert IRUConfig.from_json(c.to_json()) == c
+    assert c.derived()["hash_bits"] == 10
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"partitions": 3}, "IRUConfig.partitions must be one of 1, 2, 4, 8, not 3"),
+    ({"sets": 6}, "IRUConfig.sets must be a power of two, not 6"),
+    ({"banks": 512}, "IRUConfig.banks must be in the range [1, 16], not 512"),
+    ({"banks": 8, "sets": 4}, "IRUConfig.banks must be at most sets (4), not 8"),
+    ({"entry_size": 64}, "IRUConfig.entry_size must be one of 4, 8, 16, 32, not 64"),
+    ({"timeout": 0}, "IRUConfig.timeout must be in the range [1, 1048576], not 0"),
+])
+def test_config_errors(changes, message):
+    with pytest.raises(ConfigError) as e:
+        IRUConfig.preset("small", **changes)
+    assert str(e.value) == message
+
+
+# ---------------------------------------------------------------------- arithmetic
+def test_fadd32_matches_numpy_on_normal_numbers():
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal(20000) * np.exp2(rng.integers(-30, 30, 20000))).astype(np.float32)
+    b = (rng.standard_normal(20000) * np.exp2(rng.integers(-30, 30, 20000))).astype(np.float32)
+    b[:5000] = -a[:5000] * np.float32(1.0000001)          # cancellation
+    b[5000:8000] = a[5000:8000] * np.float32(2.0 ** -24)  # sticky and tie cases
+    ref = (a + b).view(np.uint32)
+    got = np.array([fadd32(int(x), int(y)) for x, y in zip(a.view(np.uint32), b.view(np.uint32))], np.uint32)
+    normal = (np.abs(a + b) >= np.finfo(np.float32).tiny) & np.isfinite(a + b)
+    assert normal.sum() > 19000
+    assert np.array_equal(got[normal], ref[normal])
+
+
+@pytest.mark.parametrize("a, b, s", [
+    (1.0, 1.0, 2.0),
+    (1.0, 2.0 ** -24, 1.0),                               # a tie: rounds to the even 1.0
+    (1.0, 3 * 2.0 ** -24, 1.0 + 2.0 ** -22),              # a tie: rounds up to the even neighbour
+    (1.5, -1.5, 0.0),
+    (-0.0, -0.0, -0.0),
+    (float("inf"), 1.0, float("inf")),
+])
+def test_fadd32_hand_cases(a, b, s):
+    assert fadd32(F(a), F(b)) == F(s)
+
+
+def test_fadd32_special_values():
+    assert fadd32(F(float("inf")), F(float("-inf"))) == 0x7FC00000
+    assert fadd32(0x7F800001, F(1.0)) == 0x7FC00000       # any NaN gives the canonical NaN
+    assert fadd32(0x00000005, F(1.0)) == F(1.0)           # subnormal input flushed
+    assert fadd32(0x00800000, 0x80000001 | 0x00400000) == 0x00800000
+    tiny = F(np.finfo(np.float32).tiny)
+    assert fadd32(tiny, tiny ^ 0x80000000 | 1) & 0x7FFFFFFF == 0   # a subnormal result is flushed
+
+
+def test_fold_and_placement_by_hand():
+    c = IRUConfig.preset("small4")                         # 4 partitions x 8 sets: 5 hash bits
+    assert fold(0b10110_00011, 10, 5) == 0b00011 ^ 0b10110 == 0b10101
+    # Index 22528 of 4-byte elements from 0x180: address 0x16180, 128 B block 707 =
+    # 0b10110_00011 -> global set 0b10101 = 21: partition 21 % 4 = 1, local set 21 // 4 = 5.
+    assert key_blocks(np.array([22528]), 0x180, 4, c).tolist() == [707]
+    part, lset = placement(np.array([22528]), 0x180, 4, c)
+    assert (int(part[0]), int(lset[0])) == (1, 5)
+    # With 8-byte elements the same index is at 0x2C180: block 1411 = 0b101100_00011 -> 3 ^ 12 ^ 1 = 14.
+    part, lset = placement(np.array([22528]), 0x180, 8, c)
+    assert (int(part[0]), int(lset[0])) == (14 % 4, 14 // 4)
+
+
+def test_interleave_by_hand():
+    c = IRUConfig.preset("small4")                         # 64-byte chunks = 16 words, 4 partitions
+    # Index array at byte 0x1010 (word 1028, inside chunk 64 = words 1024..1039).
+    assert partition_positions(100, 0x1010, c, 0) == [(0, 12), (60, 16)]
+    assert partition_positions(100, 0x1010, c, 1) == [(12, 16), (76, 16)]
+    assert partition_positions(100, 0x1010, c, 3) == [(44, 16)]
+    assert partition_positions(10, 0x1010, c, 2) == []
+    # Segments of 32-byte blocks: 12 elements from 0x1010 = 4 + 8.
+    assert prefetch_segments(0x1010, [(0, 12)], 32) == [(0x1000, 4), (0x1020, 8)]
+
+
+# ---------------------------------------------------------------------- the model, by hand
+def _run(cfg, idx, sec=None, op="none", policy=RequestPolicy(resident=64), target=0x100000, latency=20, esize=4):
+    space = AddressSpace()
+    ib = space.alloc("idx", np.asarray(idx, np.uint32), align=64)
+    sb = space.alloc("sec", np.asarray(sec, np.uint32), align=64) if sec is not None else None
+    res = IRUModel(cfg, space, latency=latency).execute(IRUOp(len(idx), ib, sb, op, target=target, esize=esize),
+                                                          policy)
+    return res
+
+
+def test_one_block_one_reply():
+    cfg = IRUConfig.preset("small")
+    idx = np.random.default_rng(1).permutation(32)          # all 32 in one 128 B line of the target
+    res = _run(cfg, idx)
+    assert len(res.replies) == 1
+    r = res.replies[0]
+    assert r.threads == 32 and sorted(r.pos.tolist()) == list(range(32)) and np.array_equal(idx[r.pos], r.idx)
+    assert reply_quality(cfg, res) == 1.0
+
+
+def test_min_and_fadd_merge_duplicates():
+    cfg = IRUConfig.preset("tiny")                          # warps of 8
+    res = _run(cfg, [5, 5, 5], [9, 3, 7], op="min")
+    (r,) = res.replies
+    assert (r.idx.tolist(), r.sec.tolist(), r.pos.tolist(), r.disabled, r.kind) == ([5], [3], [1], 2, "final")
+    res = _run(cfg, [5, 9, 5], [F(1.5), F(1.0), F(2.25)], op="fadd")
+    (r,) = res.replies
+    got = dict(zip(r.idx.tolist(), r.sec.view(np.float32).tolist()))
+    assert got == {5: 3.75, 9: 1.0} and r.disabled == 1
+    assert sorted(r.pos.tolist()) == [0, 1]                # a merge keeps the first element's position
+
+
+def test_disabled_threads_are_grouped_into_whole_warps():
+    cfg = IRUConfig.preset("small")
+    n = 100
+    res = _run(cfg, np.full(n, 77), np.arange(n, 0, -1), op="min")
+    kinds = sorted((r.idx.size, r.disabled, r.kind) for r in res.replies)
+    # 100 threads = warps of 32, 32, 32, 4: one lane survives (the minimum, 1 at position 99).
+    live = [r for r in res.replies if r.idx.size]
+    assert len(live) == 1 and live[0].sec.tolist() == [1] and live[0].pos.tolist() == [99]
+    mixed = [k for k in kinds if k[0] and k[1]]
+    assert len(mixed) <= 1 and sum(k[1] for k in kinds) == 99
+    assert sum(1 for k in kinds if k[0] == 0 and k[1] == 32) >= 2    # whole disabled warps
+    assert check_result(cfg, np.full(n, 77), np.arange(n, 0, -1), res) == []
+
+
+def test_timeout_replies_wait_for_the_timeout():
+    cfg = IRUConfig.preset("small", timeout=300)
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 4000, 600)                        # scattered: entries rarely fill
+    res = _run(cfg, idx, policy=RequestPolicy(resident=4), latency=150)
+    tos = [r for r in res.replies if r.kind == "timeout"]
+    assert tos and all(r.start - r.request >= 300 for r in tos)
+    assert check_result(cfg, idx, np.zeros(600, np.uint32), res) == []
+
+
+def _random_case(cfg, seed, op):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 700))
+    idx = rng.integers(0, int(rng.choice([40, 300, 5000])), n)
+    if rng.random() < 0.3:
+        idx = idx | (7 << cfg.index_bits)                   # bits above the index width are ignored
+    sec = f32_bits(rng.random(n) * 10) if op == "fadd" else rng.integers(0, 1 << 32, n, dtype=np.uint64)
+    return idx.astype(np.uint32), np.asarray(sec, np.uint32)
+
+
+@pytest.mark.parametrize("preset", ["small", "small4", "tiny", "gtx980", "default"])
+@pytest.mark.parametrize("op", ["none", "min", "fadd"])
+def test_random_operations_follow_the_rules(preset, op):
+    cfg = IRUConfig.preset(preset)
+    for seed in range(3):
+        idx, sec = _random_case(cfg, seed, op)
+        policy = [RequestPolicy(resident=64), RequestPolicy(resident=1, think=7),
+                  RequestPolicy(resident=500, start=900, gap=1)][seed]
+        res = _run(cfg, idx, sec, op=op, policy=policy, esize=[4, 8, 4][seed])
+        mask = (1 << cfg.index_bits) - 1
+        assert check_result(cfg, idx & mask, sec, res) == [], (preset, op, seed)
+        st = res.status
+        assert st.n == len(idx) == st.live + st.disabled and st.replies == -(-len(idx) // cfg.entry_size)
+        assert sum(st.kinds.values()) == st.replies
+
+
+def test_reordering_improves_coalescing_on_a_graph():
+    cfg = IRUConfig.preset("gtx980")
+    g = load_graph("kron:scale=12,edgefactor=8,seed=1")
+    idx = g.col[:40000]
+    res = _run(cfg, idx, policy=RequestPolicy(resident=1024, think=100), latency=200)
+    # The input order: distinct 128 B blocks per 32 consecutive elements.
+    blk = key_blocks(idx, 0x100000, 4, cfg)
+    before = np.mean([np.unique(blk[i:i + 32]).size for i in range(0, len(idx) - 31, 32)])
+    after = reply_quality(cfg, res)
+    assert before > 20 and after < 0.5 * before
+
+
+def test_memory_errors_read_as_zeros():
+    cfg = IRUConfig.preset("small")
+    space = AddressSpace()
+    ib = space.alloc("idx", np.arange(1, 65, dtype=np.uint32), align=256)
+    m = IRUModel(cfg, space, latency=5, is_error=lambda blk: blk == ib)     # the first 8 indices
+    res = m.execute(IRUOp(64, ib))
+    assert res.status.mem_error
+    idx, _, pos, live = res.layout(32)
+    assert live.all() and set(idx[pos < 8].tolist()) == {0} and set(idx[pos >= 8].tolist()) == set(range(9, 65))
+
+
+@pytest.mark.parametrize("op, message", [
+    (IRUOp(4, 0x1002), "address idx=0x1002 is not a multiple of 4"),
+    (IRUOp(4, 0x1000, op="min"), "filter operation 'min' needs a secondary array"),
+    (IRUOp(4, 0x1000, 0x2000, op="max"), "unknown IRU filter operation 'max'; operations: none, min, fadd"),
+    (IRUOp(1 << 20, 0x1000), "element count n=1048576 must be in [0, 1048575] (count_width=20)"),
+    (IRUOp(4, 0x1000, esize=2), "target element size must be 4 or 8 bytes, not 2"),
+])
+def test_operation_errors(op, message):
+    with pytest.raises(IRUError) as e:
+        op.check(IRUConfig.preset("small"))
+    assert str(e.value) == message
+
+
+# ---------------------------------------------------------------------- the checker has teeth
+def test_checker_finds_broken_results():
+    cfg = IRUConfig.preset("small")
+    idx, sec = _random_case(cfg, 11, "min")
+    idx = idx[:200] & 0xFF
+    sec = sec[:200]
+    good = _run(cfg, idx, sec, op="min")
+    assert check_result(cfg, idx, sec, good) == []
+
+    def broken(fn):
+        res = dataclasses.replace(good, replies=[dataclasses.replace(r) for r in good.replies])
+        fn(res.replies)
+        return check_result(cfg, idx, sec, res)
+
+    live = [k for k, r in enumerate(good.replies) if r.idx.size > 1]
+    k = live[0]
+
+    def dup_pos(rs):
+        rs[k].pos = rs[k].pos.copy()
+        rs[k].pos[1] = rs[k].pos[0]
+    assert any("delivered twice" in p for p in broken(dup_pos))
+
+    def lose_min(rs):
+        rs[k].sec = rs[k].sec.copy() + 1
+    assert any("secondary value" in p for p in broken(lose_min))
+
+    def drop(rs):
+        del rs[-1]
+    assert any("got no reply" in p for p in broken(drop))
+
+    def early(rs):
+        rs[k].kind, rs[k].start, rs[k].request = "timeout", 10, 0
+    assert any("timeout reply 10 cycles" in p for p in broken(early))
+
+    def mix(rs):
+        for r in rs:
+            if r.idx.size > 1:
+                r.idx, r.sec, r.pos, r.disabled = r.idx[1:], r.sec[1:], r.pos[1:], r.disabled + 1
+    assert any("mix live and disabled" in p for p in broken(mix))
+
+
+def test_aggregates_compare_min_and_sums():
+    cfg = IRUConfig.preset("small")
+    rng = np.random.default_rng(5)
+    idx = rng.integers(0, 30, 400).astype(np.uint32)
+    sec = f32_bits(rng.random(400))
+    a = _run(cfg, idx, sec, op="fadd", policy=RequestPolicy(resident=2))
+    b = _run(cfg, idx, sec, op="fadd", policy=RequestPolicy(resident=64, start=2000))
+    assert compare_aggregates("fadd", a, b, idx, sec) == []
+    r = next(r for r in b.replies if r.idx.size)
+    r.sec = (r.sec.view(np.float32) + np.float32(0.5)).view(np.uint32)
+    assert "float sums differ" in compare_aggregates("fadd", a, b, idx, sec)[0]
+
+
+# ---------------------------------------------------------------------- algorithms
+GRAPHS = ["kron:scale=8,edgefactor=8,seed=2", "grid:12x13"]
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr"])
+def test_algorithms_with_the_iru_match_references(graph, algo):
+    assert "iru" in modes_for(algo)
+    g = load_graph(graph, weighted=algo == "sssp")
+    src = default_source(g) if algo != "pr" else None
+    opts = {"source": src} if src is not None else {}
+    r = run_algorithm(g, algo, "iru", iru="small", **opts)
+    assert compare(algo, r.values, reference(g, algo, source=src)) is None
+    s = r.extra["iru"]
+    assert s["ops"] >= r.iterations and s["elements"] == s["live"] + s["disabled"] > 0 and s["problems"] == 0
+    bpr = s["blocks_per_reply"]                             # None: no full reply (small frontiers)
+    assert (bpr is None and graph.startswith("grid")) or 1 <= bpr <= 32
+    assert r.extra["time"]["iru_cycles"] > 0 and r.extra["time"]["total_cycles"] > 0
+    if algo == "bfs":
+        assert s["disabled"] == 0
+    else:
+        assert s["filtered_share"] > 0.05                    # duplicates merged by min / fadd
+    if algo == "pr":
+        # The secondary array of contributions is written by a kernel, and the
+        # IRU's merges leave fewer atomics than edges.
+        ks = {k["name"]: k for k in r.gpu["kernels"]}
+        assert ks["iru_pr_push"]["atomics"]["lanes"] == s["live"] < s["elements"]
+
+
+def test_pr_exact_mode_does_not_depend_on_merges():
+    g = load_graph("kron:scale=7,edgefactor=8,seed=3")
+    a = run_algorithm(g, "pr", "iru", iru="small", iru_exact=True, iru_policy=RequestPolicy(resident=2))
+    b = run_algorithm(g, "pr", "iru", iru="small", iru_exact=True, iru_policy=RequestPolicy(resident=64, think=300))
+    assert a.extra["iru"]["disabled"] != b.extra["iru"]["disabled"]     # different merges ...
+    assert np.array_equal(a.values, b.values)                            # ... the same ranks
+    assert compare("pr", a.values, reference(g, "pr")) is None
+
+
+def test_algorithm_errors():
+    g = load_graph("grid:4x4")
+    with pytest.raises(AlgorithmError, match="entries hold 8 elements, the GPU's warps 32 threads"):
+        run_algorithm(g, "bfs", "iru", iru="tiny")
+    g2 = load_graph("grid:4x4", weighted=True)
+    g2.weight[:] = 1.5
+    with pytest.raises(AlgorithmError, match="integer weights"):
+        run_algorithm(g2, "sssp", "iru", iru="small")
+    with pytest.raises(ConfigError, match="IRUConfig has no preset 'huge'"):
+        run_algorithm(g, "bfs", "iru", iru="huge")
