@@ -5,13 +5,17 @@
 2. The SCU: random operation lists on the simulators against its TLM.
 3. RTL in the loop: BFS and SSSP with the SCU RTL executing every SCU operation,
    checked against scipy and the TLM run.
-4. A small built-in graph, the baseline against every unit mode available
+4. The IRU: random operations and an edge frontier on the simulators against its
+   TLM, then BFS with its RTL in the loop.
+5. GraphPEG: random kernels on the simulators against its TLM, then BFS with its
+   RTL in the loop.
+6. A small built-in graph, the baseline against every unit mode available
    (discovered from the registered modes: SCU, EMOGI, MFF, ... as they land), and
    the area of every unit's default preset (Yosys; skipped with a note when the
    area flow is unavailable, and in ``--quick``): a report in ``build/demo/``
    (``report.html``, ``report.md``, JSON, CSV, figures).
 
-About 2-3 minutes on a 2-core machine after ``make setup`` (the area and the
+About 3-4 minutes on a 2-core machine after ``make setup`` (the area and the
 Verilator builds are cached under ``build/``, so a second run is faster).
 """
 from __future__ import annotations
@@ -30,7 +34,7 @@ __all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "DEMO_GRAPHS", "DEMO_OUT"]
 DEMO_GRAPHS = ("kron:scale=7,edgefactor=8,seed=1", "kron:scale=9,edgefactor=16,seed=1")
 #: Where the demo's report goes (relative to the project folder).
 DEMO_OUT = "build/demo"
-STEPS = 4
+STEPS = 6
 
 
 def fetch_demo_runs(quick: bool = False) -> list[dict]:
@@ -65,6 +69,10 @@ def run_demo(sims=None, quick: bool = False) -> int:
     failures += scu_demo(sims, quick, step)
     cosim, f = cosim_demo(sims[-1], quick, step)
     failures += f
+    from .graphpeg import graphpeg_demo
+    from .iru import iru_demo
+    failures += iru_demo(sims, quick, step)
+    failures += graphpeg_demo(sims, quick, step)
     failures += report_demo(cosim, quick, step)
     step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
     return 1 if failures else 0

@@ -34,12 +34,21 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
 
 @pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("fetch", "tx1"), ("fetch", "deep"),
                                           ("scu", "tx1"), ("scu", "gtx980"), ("mff", "default"),
-                                          ("mff", "gtx480")])
+                                          ("mff", "gtx480"), ("coalescer", "default"), ("iru", "default"),
+                                          ("iru", "small"), ("graphpeg", "default")])
 @pytest.mark.parametrize("wall", [False, True])
 def test_verilator_lint_accepts_generated_verilog(tmp_path, unit, preset, wall):
     from sim.lint import lint
     main(["verilog", "--unit", unit, "--preset", preset, "-o", str(tmp_path)])
     ok, msgs = lint(tmp_path / f"{unit}.v", wall=wall)
+    assert ok, msgs
+
+
+def test_lint_fetch_without_merge_window(tmp_path):
+    # merge_window=0 once gave zero-width counters (ASCRANGE) and constant compares.
+    from sim.lint import lint
+    main(["verilog", "--unit", "fetch", "--set", "merge_window=0", "-o", str(tmp_path)])
+    ok, msgs = lint(tmp_path / "fetch.v", wall=True)
     assert ok, msgs
 
 

@@ -157,7 +157,7 @@ class FetchEngine(wiring.Component):
         win_valid = [Signal(name=f"win_valid{k}") for k in range(K)]
         win_block = [Signal(cfg.addr_width - bb_bits, name=f"win_block{k}") for k in range(K)]
         win_slot = [Signal(tagw, name=f"win_slot{k}") for k in range(K)]
-        win_count = Signal(range(K + 1))
+        win_count = Signal(range(max(K, 1) + 1))
         hit = Signal()
         hit_slot = Signal(tagw)
         for k in range(K):
@@ -182,10 +182,10 @@ class FetchEngine(wiring.Component):
         m.d.comb += seg_take.eq(order.w_stream.valid & order.w_stream.ready)
 
         alloc_next = Signal(tagw + 1)
-        count_next = Signal(range(K + 1))
+        count_next = Signal(range(max(K, 1) + 1))
         m.d.comb += [
             alloc_next.eq(alloc_ptr + need_alloc),
-            count_next.eq(Mux(seg_last, 0, Mux(need_alloc & (win_count < K), win_count + 1, win_count))),
+            count_next.eq(Mux(seg_last, 0, Mux(need_alloc & (win_count < K), win_count + 1, win_count)) if K else 0),
             seg_w.slot.eq(Mux(need_alloc, alloc_ptr[:tagw], hit_slot)),
             seg_w.off.eq(word_off),
             seg_w.n.eq(seg_n),
