@@ -15,11 +15,17 @@ block-sized memory port, merges element reads that fall in one of the last
   last ``merge_window`` memory requests of the same operation reuses that
   request; otherwise a new request is issued. The window empties at the end of
   every operation.
-* A base that is not a multiple of ``esize``, or 8-byte elements on an engine
-  built with ``max_elem_bytes = 4``, makes the range a command error: no memory
-  request, no element, and the operation's final beat has ``error.cmd``.
+* A base that is not a multiple of ``esize``, 8-byte elements on an engine
+  built with ``max_elem_bytes = 4``, or a range that runs past the top of the
+  address space (``base + count * esize > 2**addr_width``: it would wrap around
+  to address 0) makes the range a command error: no memory request, no element,
+  and the operation's final beat has ``error.cmd``. The other ranges of the
+  operation are read as usual.
 * A memory response with its error flag set marks the operation ``error.mem``;
-  the block's data is forwarded as the memory returned it.
+  the block's data is forwarded as the memory returned it. The model takes a
+  block as answered with an error when ``is_error(block)`` says so or when it
+  lies past the end of ``space`` (as :class:`sim.memory.MemoryModel` does for an
+  address space smaller than the port's).
 * Output beats carry ``width`` elements except the operation's last beat, which
   carries the rest (0 for an empty operation) and ``last = 1``.
 """
@@ -176,8 +182,14 @@ def fetch_reference(config: FetchConfig, space: AddressSpace, ranges: Iterable[F
 
     ``is_error(block_addr)`` says whether the memory answers that block with an
     error (its data is then what the memory returns: zeros, as the memory model does).
+    Errors of the engine's inputs (misaligned base, unsupported element size, a
+    range past the top of the address space) are reported in the result
+    (``cmd_error``), as the RTL reports them; only values the RTL's command port
+    cannot carry (an element size other than 4 or 8, a count or base wider than
+    its field) raise :class:`golden.config.ConfigError`.
     """
     bb = config.block_bytes
+    top = 1 << config.addr_width
     window: deque[int] = deque(maxlen=max(config.merge_window, 1))
     ops: list[FetchOpResult] = []
     elems: list[np.ndarray] = []
@@ -188,7 +200,7 @@ def fetch_reference(config: FetchConfig, space: AddressSpace, ranges: Iterable[F
         check_choice("FetchRange", "esize", r.esize, (4, 8))
         check_int("FetchRange", "count", r.count, 0, (1 << config.count_width) - 1)
         check_int("FetchRange", "base", r.base, 0, (1 << config.addr_width) - 1)
-        if r.base % r.esize or r.esize > config.max_elem_bytes:
+        if r.base % r.esize or r.esize > config.max_elem_bytes or r.base + r.count * r.esize > top:
             cur.cmd_error = True
         else:
             addr, rem = r.base, r.count
@@ -199,7 +211,7 @@ def fetch_reference(config: FetchConfig, space: AddressSpace, ranges: Iterable[F
                     cur.requests.append(block)
                     if config.merge_window:
                         window.append(block)
-                err = bool(is_error and is_error(block))
+                err = bool(is_error and is_error(block)) or block + bb > space.size
                 cur.mem_error |= err
                 if err:
                     elems.append(np.zeros(n, np.uint64))

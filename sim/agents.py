@@ -124,7 +124,14 @@ class StreamSink(Agent):
 
 
 class MemoryAgent(Agent):
-    """Serves a memory port (``<path>.req`` / ``<path>.resp``) from a :class:`MemoryModel`."""
+    """Serves a memory port (``<path>.req`` / ``<path>.resp``) from a :class:`MemoryModel`.
+
+    Checks the stream rule on the design's requests: a request offered
+    (``req.valid`` high) while the memory is not ready must stay offered, with the
+    same payload, until the memory accepts it; otherwise :class:`ProtocolError`
+    names the port, the cycle (counted from the model's start) and the fields
+    that changed.
+    """
 
     def __init__(self, path: Path, req_codec: Codec, resp_codec: Codec, model: MemoryModel):
         self.path = tuple(path)
@@ -137,6 +144,7 @@ class MemoryAgent(Agent):
         self._ready_now = 0
         self._resp_now = None
         self._resp_enc = None
+        self._req_held = None             # payload offered but not accepted at the last edge
 
     def drive(self) -> dict:
         m = self.model
@@ -159,10 +167,33 @@ class MemoryAgent(Agent):
         m = self.model
         if self._resp_now is not None and get(self._resp_ready):
             m.response_taken()
-        if self._ready_now and get(self._req_valid):
-            r = self.req_codec.decode(get(self._req_payload))
+        valid = get(self._req_valid)
+        payload = get(self._req_payload) if valid or self._req_held is not None else None
+        if self._req_held is not None and (not valid or payload != self._req_held):
+            self._protocol_error(valid, payload)
+        if valid and self._ready_now:
+            r = self.req_codec.decode(payload)
             m.accept(r["addr"], r["write"], r["wdata"], r["wmask"], r["tag"])
+            self._req_held = None
+        else:
+            self._req_held = payload if valid else None
         m.tick()
+
+    def _protocol_error(self, valid: int, payload: int) -> None:
+        port = ".".join(self.path + ("req",))
+        old = self.req_codec.decode(self._req_held)
+        was = ", ".join(f"{k}={_fmt(v)}" for k, v in old.items() if k != "wdata" or old["write"])
+        if not valid:
+            raise ProtocolError(f"memory port {port}: request withdrawn in cycle {self.model.cycle} before it was "
+                                f"accepted (valid fell; the request was {was})")
+        new = self.req_codec.decode(payload)
+        changed = ", ".join(f"{k} {_fmt(old[k])} -> {_fmt(new[k])}" for k in old if old[k] != new[k])
+        raise ProtocolError(f"memory port {port}: request changed in cycle {self.model.cycle} while waiting "
+                            f"for ready ({changed}; the request was {was})")
 
     def idle(self) -> bool:
         return self.model.outstanding == 0
+
+
+def _fmt(v) -> str:
+    return hex(v) if isinstance(v, int) and v > 9 else str(v)

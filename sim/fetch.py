@@ -117,7 +117,12 @@ def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[F
     N one-element reads among the first W words (exercises the merge window);
     ``{"kind": "random", "seed": S, "ops": K, "max_count": N}``: random ranges
     (unaligned bases, empty ranges, 4/8-byte elements, a few misaligned ones),
-    grouped into operations.
+    grouped into operations;
+    ``{"kind": "ranges", "ranges": [[offset, count, esize, last], ...]}``: explicit
+    ranges relative to a 4 KiB-aligned array;
+    ``{"kind": "top", "ranges": [[below, count, esize, last], ...]}``: explicit
+    ranges starting ``below`` bytes under the top of the address space (the last
+    ``words`` words hold random data), for ranges that end at or run past the top.
     """
     import random
     kind = spec.get("kind", "linear")
@@ -134,6 +139,11 @@ def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[F
         words = spec.get("words", 4096)
         base = space.alloc("array", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
         return space, [FetchRange(base + off, count, es, bool(last)) for off, count, es, last in spec["ranges"]]
+    if kind == "top":
+        words = spec.get("words", 256)
+        top = 1 << config.addr_width
+        space.write(top - 4 * words, rng.integers(0, 2**32, words, dtype=np.uint32).view(np.uint8))
+        return space, [FetchRange(top - below, count, es, bool(last)) for below, count, es, last in spec["ranges"]]
     if kind == "gather":
         # Many one-element ranges over a few blocks: most reads merge in the window.
         r = random.Random(spec.get("seed", 0))

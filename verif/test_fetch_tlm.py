@@ -88,3 +88,36 @@ def test_bad_ranges_raise(space):
         fetch_reference(FetchConfig(count_width=4), space, [FetchRange(0x1000, 16, 4)])
     with pytest.raises(ValueError, match="the last range must have last=True"):
         fetch_reference(FetchConfig(), space, [FetchRange(0x1000, 1, 4, False)])
+
+
+def test_range_past_the_top_is_a_command_error():
+    # A 16-bit address space: top = 0x10000. Bytes [base, base + count * esize)
+    # must end at or below the top; past it the range would wrap to address 0.
+    sp = AddressSpace(addr_bits=16)
+    sp.write(0xFF00, np.arange(64, dtype=np.uint32).view(np.uint8))   # words 0..63 up to the top
+    cfg = FetchConfig(addr_width=16, width=4)
+    at_top, past, past8, mixed = fetch_reference(cfg, sp, [
+        FetchRange(0xFFF0, 4, 4),                                       # ends exactly at the top
+        FetchRange(0xFFF0, 5, 4),                                       # 4 bytes past it
+        FetchRange(0xFFF8, 2, 8),                                       # 8 bytes past it
+        FetchRange(0xFFF0, 5, 4, False), FetchRange(0xFF00, 2, 4, True),
+    ])
+    assert at_top.elements.tolist() == [60, 61, 62, 63] and at_top.requests == [0xFFE0]
+    assert not at_top.cmd_error and not at_top.mem_error
+    for op in (past, past8):
+        assert op.cmd_error and op.elements.size == 0 and op.requests == [] and op.beats == [0]
+    # The bad range reads nothing; the operation's other range is still read.
+    assert mixed.cmd_error and mixed.elements.tolist() == [0, 1] and mixed.requests == [0xFF00]
+    # A count far past the top (fits the 32-bit count field) is an error, not a wrap.
+    (huge,) = fetch_reference(FetchConfig(), AddressSpace(), [FetchRange(0x1000, 2**30, 4)])
+    assert huge.cmd_error and huge.requests == [] and huge.elements.size == 0
+
+
+def test_block_past_a_smaller_address_space_is_a_memory_error():
+    # Port of 20 bits, memory of 16 bits (64 KiB): the block at 0x10000 does not
+    # exist; the memory model answers it with an error (zeros), and so does the TLM.
+    sp = AddressSpace(addr_bits=16)
+    sp.write(0xFFF8, np.array([7, 8], dtype=np.uint32).view(np.uint8))
+    (op,) = fetch_reference(FetchConfig(addr_width=20), sp, [FetchRange(0xFFF8, 4, 4)])
+    assert op.mem_error and not op.cmd_error
+    assert op.requests == [0xFFE0, 0x10000] and op.elements.tolist() == [7, 8, 0, 0]

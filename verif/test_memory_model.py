@@ -113,3 +113,125 @@ def test_protocol_errors_and_bad_timing():
         Pattern([0, 0])
     with pytest.raises(ValueError, match=r"probability must be in \(0, 1\]"):
         Pattern(0.0)
+
+
+def test_resp_gap_delays_presentation_not_latency():
+    # resp_gap [1, 0, 0]: a response may be presented only every third cycle (cycles
+    # 0, 3, 6, ...). Five requests accepted at cycle 0 with latency 2 are ready at
+    # cycle 2; hand-derived presentation cycles: 3, 6, 9, 12, 15.
+    sp = AddressSpace()
+    base = sp.alloc("a", np.arange(64, dtype=np.uint32))
+    m = MemoryModel(sp, 32, MemoryTiming(latency=2, resp_gap=[1, 0, 0], in_order=True))
+    for i in range(5):
+        m.accept(base + 32 * (i % 2), 0, 0, 0, tag=i)
+    seen = []
+    while m.outstanding and m.cycle < 100:
+        r = m.response()
+        if r is not None:
+            seen.append((m.cycle, r[0]))
+            m.response_taken()
+        m.tick()
+    assert seen == [(3, 0), (6, 1), (9, 2), (12, 3), (15, 4)]
+    # A response not taken stays presented on the next allowed cycle, not in between.
+    m = MemoryModel(sp, 32, MemoryTiming(latency=1, resp_gap=[1, 0]))
+    m.accept(base, 0, 0, 0, tag=7)
+    shown = []
+    for _ in range(6):
+        shown.append(None if m.response() is None else m.response()[0])
+        m.tick()
+    assert shown == [None, None, 7, None, 7, None]
+    # Without a gap pattern the same response is presented every cycle from cycle 1.
+    m = MemoryModel(sp, 32, MemoryTiming(latency=1))
+    m.accept(base, 0, 0, 0, tag=7)
+    shown = []
+    for _ in range(3):
+        shown.append(None if m.response() is None else m.response()[0])
+        m.tick()
+    assert shown == [None, 7, 7]
+
+
+# ---------------------------------------------------------------- MemoryAgent: request-hold rule
+def _agent(timing):
+    from hw.mem.port import MemRequest, MemResponse
+    from golden.fetch import MemPortConfig
+    from sim.agents import MemoryAgent
+    from sim.codec import Codec
+    port = MemPortConfig()
+    req = Codec(MemRequest(port))
+    return MemoryAgent(("mem",), req, Codec(MemResponse(port)), MemoryModel(AddressSpace(), 32, timing)), req
+
+
+def _drive(agent, offers):
+    """Run the agent against a fake initiator offering ``offers[i]`` (a request dict or
+    None) in cycle i; returns the cycles in which the memory accepted the offer."""
+    accepted = []
+    for cycle, offer in enumerate(offers):
+        out = agent.drive()
+        sig = {("mem", "req", "valid"): int(offer is not None),
+               ("mem", "req", "payload"): agent.req_codec.encode(offer) if offer else 0,
+               ("mem", "resp", "ready"): 1}
+        before = agent.model.stats.requests
+        agent.clock(sig.__getitem__)
+        if agent.model.stats.requests > before:
+            accepted.append(cycle)
+        assert ("mem", "req", "ready") in out
+    return accepted
+
+
+def test_memory_agent_accepts_a_held_request():
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[0, 0, 1]))
+    r = {"addr": 0x1000, "write": 0, "tag": 3}
+    # Offered in cycles 0-2 (not ready in 0 and 1), accepted in cycle 2.
+    assert _drive(agent, [r, r, r, None]) == [2]
+    assert agent.model.stats.read_blocks == [0x1000]
+
+
+def test_memory_agent_catches_a_changed_request():
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[0, 0, 1]))
+    a = {"addr": 0x1000, "write": 0, "tag": 3}
+    b = {"addr": 0x1020, "write": 0, "tag": 3}
+    with pytest.raises(ProtocolError, match=r"memory port mem\.req: request changed in cycle 1 while waiting "
+                                            r"for ready \(addr 0x1000 -> 0x1020; the request was addr=0x1000"):
+        _drive(agent, [a, b, b])
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[0, 1]))
+    with pytest.raises(ProtocolError, match=r"tag 3 -> 4"):
+        _drive(agent, [a, dict(a, tag=4)])
+
+
+def test_memory_agent_catches_a_withdrawn_request():
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[0, 1]))
+    a = {"addr": 0x1000, "write": 0, "tag": 3}
+    with pytest.raises(ProtocolError, match=r"memory port mem\.req: request withdrawn in cycle 1 before it was "
+                                            r"accepted \(valid fell; the request was addr=0x1000, write=0"):
+        _drive(agent, [a, None])
+    # Withdrawing after acceptance (ready was high) is legal: a new request may follow.
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[1, 1, 0, 1]))
+    assert _drive(agent, [a, None, dict(a, addr=0x2000), dict(a, addr=0x2000), None]) == [0, 3]
+    assert agent.model.stats.read_blocks == [0x1000, 0x2000]
+
+
+def test_memory_agent_catches_a_misbehaving_rtl_source():
+    # An Amaranth initiator that ignores req.ready and moves to the next address every
+    # cycle: under the memory's back-pressure the agent must stop the run.
+    from amaranth import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import Out
+    from golden.fetch import MemPortConfig
+    from hw.mem.port import MemPortSignature
+    from sim.amaranth_loop import run_amaranth
+
+    class BadInitiator(wiring.Component):
+        mem: Out(MemPortSignature(MemPortConfig()))
+
+        def elaborate(self, platform):
+            m = Module()
+            n = Signal(8)
+            m.d.sync += n.eq(n + 1)
+            m.d.comb += [self.mem.req.valid.eq(1), self.mem.req.p.addr.eq(0x1000 + 32 * n),
+                         self.mem.resp.ready.eq(1)]
+            return m
+
+    agent, _ = _agent(MemoryTiming(latency=1, req_ready=[1, 0, 1]))
+    with pytest.raises(ProtocolError, match=r"request changed in cycle 2 while waiting for ready "
+                                            r"\(addr 0x1020 -> 0x1040"):
+        run_amaranth(BadInitiator(), [agent], lambda: False, max_cycles=50)

@@ -38,7 +38,8 @@ class FetchCommand(data.StructLayout):
 
 class FetchError(data.StructLayout):
     """Error flags of an operation: ``mem`` (a response had its error flag),
-    ``cmd`` (misaligned base or unsupported element size)."""
+    ``cmd`` (a range with a misaligned base, an unsupported element size, or
+    bytes past the top of the address space; such a range reads nothing)."""
 
     def __init__(self):
         super().__init__({"mem": 1, "cmd": 1})
@@ -223,13 +224,21 @@ class FetchEngine(wiring.Component):
                 ag_addr.eq(ag_addr + Mux(ag_e8, seg_n << 3, seg_n << 2)),
                 ag_rem.eq(ag_rem - seg_n),
             ]
+        # Command errors: a misaligned base, 8-byte elements on a 4-byte engine, or
+        # a range whose last byte lies past the top of the address space (it would
+        # wrap around to address 0): base + count * esize > 2**addr_width.
+        c = self.cmd.p
+        misaligned = Mux(c.esize8, c.base[:3] != 0, c.base[:2] != 0)
+        cmd_end = Signal(cfg.addr_width + cfg.count_width + 4)
+        cmd_bad = Signal()
+        m.d.comb += [
+            cmd_end.eq(c.base + Mux(c.esize8, c.count << 3, c.count << 2)),
+            cmd_bad.eq(misaligned | (c.esize8 & (not support8)) | (cmd_end > (1 << cfg.addr_width))),
+        ]
         with m.If(self.cmd.valid & self.cmd.ready):
-            c = self.cmd.p
-            misaligned = Mux(c.esize8, c.base[:3] != 0, c.base[:2] != 0)
-            bad = misaligned | (c.esize8 & (not support8))
             m.d.sync += [
                 ag_valid.eq(1), ag_addr.eq(c.base), ag_rem.eq(c.count),
-                ag_e8.eq(c.esize8), ag_last.eq(c.last), ag_bad.eq(bad),
+                ag_e8.eq(c.esize8), ag_last.eq(c.last), ag_bad.eq(cmd_bad),
             ]
         with m.Elif(seg_take & final):
             m.d.sync += ag_valid.eq(0)
