@@ -1,8 +1,10 @@
 """The ``graphunits`` command line.
 
-Every command has ``--help``. Errors in the user's input (unknown unit or preset,
-bad parameter, missing file) end with one line naming the problem and exit
-status 2, never a traceback.
+Every command has ``--help``; the lists in it (algorithms, modes, presets, cosim
+units) are generated from the registries when the help is shown. Errors in the
+user's input (unknown unit or preset, bad parameter, an option that does not
+apply to the algorithm or mode, missing file) end with one line naming the
+problem and exit status 2, never a traceback.
 """
 from __future__ import annotations
 
@@ -77,34 +79,330 @@ def _load_graph_arg(args, weighted: bool):
                       weighted=weighted or args.weighted, weight_seed=args.weight_seed)
 
 
-def _algo_options(args) -> dict:
-    opts = {} if args.source is None else {"source": args.source}
-    if getattr(args, "scu_preset", None):
-        opts["scu"] = args.scu_preset
-    for name in ("damping", "tol", "max_iter", "delta", "variant"):
+# ---------------------------------------------------------------------- registries (for checks and help)
+#: Unit preset options of ``run``: option dest -> (unit, module with the config
+#: class, class name, the algorithm option that receives the preset name).
+UNIT_PRESET_OPTIONS = {
+    "scu_preset": ("scu", "golden.scu.config", "SCUConfig", "scu"),
+    "iru_preset": ("iru", "golden.iru.config", "IRUConfig", "iru"),
+    "graphpeg_preset": ("graphpeg", "golden.graphpeg.config", "GraphPEGConfig", "graphpeg"),
+    "mff_preset": ("mff", "golden.mff.config", "MFFConfig", "mff"),
+}
+
+
+def _import(module: str, name: str | None = None):
+    import importlib
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or not module.startswith(e.name):
+            raise
+        return None
+    return mod if name is None else getattr(mod, name, None)
+
+
+def _modes() -> dict:
+    """``{mode: [algorithms]}`` of every registered mode (baseline first)."""
+    from golden.algorithms import ALGORITHMS, MODES, modes_for
+    for a in ALGORITHMS:
+        modes_for(a)                       # imports the units, which register their modes
+    out: dict = {}
+    for (algo, mode) in MODES:
+        out.setdefault(mode, []).append(algo)
+    order = list(ALGORITHMS)
+    return {m: sorted(out[m], key=order.index) for m in sorted(out, key=lambda m: (m != "baseline", m))}
+
+
+def unit_modes(unit: str) -> list[str]:
+    """The ``run`` modes in which ``unit`` works (from the registered classes)."""
+    from golden.algorithms import MODES
+    _modes()
+    out = set()
+    for (_, mode), cls in MODES.items():
+        if not cls.__module__.startswith(f"golden.{unit}."):
+            continue
+        if unit == "mff" and not getattr(cls, "use_mff", True):
+            continue                       # the pull modes run without the unit
+        out.add(mode)
+    return sorted(out)
+
+
+def _presets(dest: str) -> list[str]:
+    unit, module, cls, _ = UNIT_PRESET_OPTIONS[dest]
+    c = _import(module, cls)
+    return c.preset_names() if c is not None else []
+
+
+def _pcie_presets() -> list[str]:
+    c = _import("golden.emogi.config", "PCIeConfig")
+    return c.preset_names() if c is not None else []
+
+
+def _source_algos() -> list[str]:
+    from golden.algorithms import ALGORITHMS
+    return [a for a, c in ALGORITHMS.items() if getattr(c, "takes_source", True)]
+
+
+class _Lazy:
+    """Help text computed only when it is shown (so that building the parser does
+    not import every unit): argparse calls ``strip()`` and ``%`` on it."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __str__(self) -> str:
+        return self.fn()
+
+    def strip(self) -> str:
+        return str(self).strip()
+
+    def __mod__(self, params) -> str:
+        return str(self) % params
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _graph_help() -> str:
+    from golden.graphs import FILE_FORMATS
+    return ("kron:scale=14,edgefactor=16,seed=1 | urand:scale=14 | grid:256x256 | a file (" +
+            " ".join(FILE_FORMATS) + ")")
+
+
+def _algo_help() -> str:
+    from golden.algorithms import ALGORITHMS
+    return f"algorithm: {', '.join(ALGORITHMS)} (a source vertex: {', '.join(_source_algos())})"
+
+
+def _mode_help() -> str:
+    groups: dict = {}
+    for mode, algos in _modes().items():
+        groups.setdefault(tuple(algos), []).append(mode)
+    parts = [f"{', '.join(ms)} ({', '.join(al)})" for al, ms in groups.items()]
+    return "baseline or a unit's mode (algorithms): " + "; ".join(parts) + " (default: %(default)s)"
+
+
+def _preset_help(dest: str) -> str:
+    unit = UNIT_PRESET_OPTIONS[dest][0]
+    modes = ", ".join(unit_modes(unit)) or "none available"
+    default = {"scu": "tx1 on --gpu tx1, else gtx980", "iru": "gtx980", "graphpeg": "default",
+               "mff": "gtx480"}.get(unit, "the unit's")
+    title = {"scu": "SCU", "iru": "IRU", "graphpeg": "GraphPEG", "mff": "MFF"}.get(unit, unit)
+    return f"{title} configuration preset: {', '.join(_presets(dest))} (modes {modes}; default: {default})"
+
+
+def _gpu_help() -> str:
+    from golden.gpu import GPUConfig
+    return f"GPU preset: {', '.join(GPUConfig.preset_names())} (default: %(default)s)"
+
+
+def _cosim_help(what: str) -> str:
+    from .cosim import cosim_units
+    units = cosim_units()
+    if what == "unit":
+        return ("unit whose RTL runs in the loop: " +
+                "; ".join(f"{n} (algorithms {', '.join(u.algos)}; modes {', '.join(u.modes)}; "
+                          f"default preset {u.default_preset})" for n, u in units.items()) +
+                " (default: %(default)s)")
+    if what == "algo":
+        return "algorithm (" + "; ".join(f"{n}: {', '.join(u.algos)}" for n, u in units.items()) + ")"
+    if what == "mode":
+        return "unit mode (" + "; ".join(f"{n}: {', '.join(u.modes)}" for n, u in units.items()) + \
+            "; default: the unit's first)"
+    return "unit configuration preset (default: " + \
+        "; ".join(f"{n}: {u.default_preset}" for n, u in units.items()) + ")"
+
+
+# ---------------------------------------------------------------------- run
+def _check_run_options(args) -> dict:
+    """Algorithm options from the command line, each checked against the
+    algorithm and mode it applies to (one-line errors, before the graph is built)."""
+    import math
+    from golden.algorithms import ALGORITHMS
+    cls = ALGORITHMS.get(args.algo)
+    if cls is None:
+        raise UsageError(f"unknown algorithm {args.algo!r}; algorithms: {', '.join(ALGORITHMS)}")
+    opts = {}
+    if args.source is not None:
+        if not getattr(cls, "takes_source", True):
+            raise UsageError(f"--source applies to {', '.join(_source_algos())}; {args.algo} has no source vertex")
+        opts["source"] = args.source
+    for name in ("damping", "tol", "max_iter", "variant"):
         v = getattr(args, name, None)
         if v is not None:
+            if args.algo != "pr":
+                raise UsageError(f"--{name.replace('_', '-')} applies to pr, not {args.algo}")
             opts[name] = v
+    if args.delta is not None:
+        if args.algo != "sssp":
+            raise UsageError(f"--delta applies to sssp, not {args.algo}")
+        opts["delta"] = args.delta
+    for dest, (unit, _, _, option) in UNIT_PRESET_OPTIONS.items():
+        name = getattr(args, dest, None)
+        if name is None:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        modes = unit_modes(unit)
+        if args.mode not in modes:
+            raise UsageError(f"{flag} applies to --mode {' or '.join(modes) or '(none available)'}, "
+                             f"not {args.mode}")
+        allowed = _presets(dest)
+        if name not in allowed:
+            raise UsageError(f"{flag} must be one of {', '.join(allowed)}, not {name!r}")
+        opts[option] = name
+    emogi = unit_modes("emogi")
+    if args.pcie is not None or args.edge_bytes is not None:
+        flag = "--pcie" if args.pcie is not None else "--edge-bytes"
+        if args.mode not in emogi:
+            raise UsageError(f"{flag} applies to --mode {' or '.join(emogi) or '(none available)'}, "
+                             f"not {args.mode}")
+    if args.pcie is not None:
+        allowed = _pcie_presets()
+        if args.pcie not in allowed:
+            raise UsageError(f"--pcie must be one of {', '.join(allowed)}, not {args.pcie!r}")
+        opts["pcie"] = args.pcie
+    if args.edge_bytes is not None:
+        opts["edge_bytes"] = args.edge_bytes
+    if args.uvm_capacity is not None:
+        if args.mode != "uvm":
+            raise UsageError(f"--uvm-capacity applies to --mode uvm, not {args.mode}")
+        parse = _import("golden.emogi.config", "parse_capacity")
+        if parse is not None:              # a ratio of the edge list, or a size with a unit
+            parse(args.uvm_capacity)       # ConfigError: one line naming the allowed forms
+            opts["uvm_capacity"] = args.uvm_capacity
+        else:                              # pragma: no cover - an older golden.emogi
+            try:
+                r = float(args.uvm_capacity)
+            except ValueError:
+                r = float("nan")
+            if not (math.isfinite(r) and r > 0):
+                raise UsageError(f"--uvm-capacity must be a positive ratio of the edge list (e.g. 0.5), "
+                                 f"not {args.uvm_capacity!r}")
+            from golden.emogi.config import UVMConfig
+            opts["uvm"] = UVMConfig.preset("default", capacity_ratio=r)
     return opts
+
+
+def _shown_options(args, opts: dict) -> dict:
+    """The options of the run as the command line gave them (for the table and JSON)."""
+    out = {k: v for k, v in opts.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    return out
+
+
+def _save_path(save: str) -> tuple[Path, bool]:
+    """Where ``--save`` writes: numpy adds ``.npz`` to a name without it; say so."""
+    path = Path(save)
+    if path.suffix.lower() == ".npz":
+        return path, False
+    return path.with_name(path.name + ".npz"), True
+
+
+def _fmt(v, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return str(v)
+        if abs(v) >= 1000 or (v.is_integer() and abs(v) < 1e15):
+            return f"{v:.0f}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _unit_rows(r) -> list:
+    """Rows for the statistics a unit mode leaves in ``r.extra`` (only the keys
+    present: the units' statistics grow over time)."""
+    rows = []
+    ex = r.extra
+    tm = ex.get("time") or {}
+
+    def add(label, *keys, src, sep=" / ", fmt=_fmt):
+        if any(k in src for k in keys):
+            rows.append([label, sep.join(fmt(src.get(k)) for k in keys)])
+
+    sc = ex.get("scu")
+    if isinstance(sc, dict):
+        if isinstance(sc.get("ops"), dict):
+            rows.append(["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(sc["ops"].items()))])
+        add("SCU memory requests", "requests", src=sc)
+        add("GPU / SCU / total cycles (est.)", "gpu_cycles", "scu_cycles", "total_cycles", src=tm)
+    iru = ex.get("iru")
+    if isinstance(iru, dict):
+        add("IRU operations / elements", "ops", "elements", src=iru)
+        if "disabled" in iru or "filtered_share" in iru:
+            share = iru.get("filtered_share")
+            rows.append(["IRU elements filtered or merged",
+                         f"{_fmt(iru.get('disabled'))} ({'-' if share is None else f'{100 * share:.1f} %'})"])
+        if isinstance(iru.get("kinds"), dict):
+            rows.append(["IRU replies by kind", ", ".join(f"{k} {v}" for k, v in iru["kinds"].items())])
+        add("IRU blocks per full reply", "blocks_per_reply", src=iru)
+        add("IRU / GPU cycles (est.)", "iru_cycles", "gpu_cycles", src=tm)
+    peg = ex.get("graphpeg")
+    if isinstance(peg, dict):
+        add("GraphPEG kernels / items (edges)", "kernels", "items", src=peg)
+        add("edges per cycle per SM", "edges_per_cycle_per_sm", src=peg)
+        add("warp utilisation", "warp_utilisation", src=peg)
+        add("load imbalance (with / without EF)", "load_imbalance", "load_imbalance_no_ef", src=peg)
+        add("EF exchanges / moved edges", "exchanges", "moved_edges", src=peg)
+        add("engine memory requests", "engine_requests", src=peg)
+        add("engine / GPU cycles (est.)", "engine_cycles", "gpu_cycles", src={**peg, **tm})
+        add("baseline cycles / speedup (est.)", "baseline_cycles", "speedup", src=peg)
+        add("memory requests / baseline's", "memory_requests", "baseline_memory_requests", src=peg)
+    mff = ex.get("mff")
+    if isinstance(mff, dict) and (mff.get("commands") or r.mode in unit_modes("mff")):
+        add("MFF commands / values / block reads", "commands", "values", "requests", src=mff)
+        add("MFF block reads per edge", "requests_per_edge", src=mff)
+        add("MFF scatter commands / elements", "scatter_commands", "bits", src=mff)
+        add("MFF block reads / writes", "reads", "writes", src=mff)
+        add("GPU atomics / their memory requests", "atomics", "atomic_requests", src=mff)
+        add("baseline requests / speedup (est.)", "baseline_requests", "speedup", src=mff)
+    em = ex.get("emogi")
+    if isinstance(em, dict) and em.get("stats"):
+        if isinstance(em.get("requests"), dict):
+            rows.append(["PCIe requests by size", ", ".join(f"{k} B: {v}" for k, v in em["requests"].items())])
+        else:
+            add("UVM page faults / evictions", "page_faults", "evictions", src=em)
+        if "bytes_moved" in em:
+            rows.append(["host bytes moved (I/O amplification)",
+                         f"{_fmt(em['bytes_moved'])} ({_fmt(em.get('io_amplification'))})"])
+        add("PCIe GB/s (link busy) / average", "bandwidth_gbps", "average_gbps", src=em)
+        if isinstance(em.get("time"), dict) and "total_s" in em["time"]:
+            rows.append(["estimated total time (ms)", _fmt(1e3 * em["time"]["total_s"])])
+    return rows
+
+
+def _warnings(args, r) -> list[str]:
+    out = []
+    if r.algo == "pr" and "final_change" in r.extra:
+        tol = args.tol if args.tol is not None else 1e-6
+        change = r.extra["final_change"]
+        if change is not None and not change < tol:
+            out.append(f"PageRank stopped at --max-iter {r.iterations} without converging: L1 change "
+                       f"{change:.3g} >= --tol {tol:g} (raise --max-iter or --tol)")
+    return out
 
 
 def cmd_run(args) -> int:
     import numpy as np
     from golden.algorithms import ALGORITHMS, AlgorithmError, run_algorithm
-    from golden.gpu import GPUConfig
+    from golden.gpu import GPUConfig, kernel_table
     from golden.report import format_table
     from golden.perf import tune_allocator
     from .progress import IterationProgress
     tune_allocator()
-    cls = ALGORITHMS.get(args.algo)
-    if cls is None:
-        raise UsageError(f"unknown algorithm {args.algo!r}; algorithms: {', '.join(ALGORITHMS)}")
-    graph = _load_graph_arg(args, cls.needs_weights)
+    opts = _check_run_options(args)
+    cls = ALGORITHMS[args.algo]
     gpu = GPUConfig.preset(args.gpu)
-    prog = IterationProgress(f"{args.algo} on {graph.name}")
+    graph = _load_graph_arg(args, cls.needs_weights)
+    prog = IterationProgress(f"{args.algo} on {graph.name}", **({"force": True, "delay": 0.0} if args.progress
+                                                                 else {}))
     try:
         r = run_algorithm(graph, args.algo, args.mode, gpu=gpu, stats=not args.functional, caches=args.caches,
-                          progress=prog, **_algo_options(args))
+                          progress=prog, **opts)
     except AlgorithmError as e:
         raise UsageError(str(e)) from None
     finally:
@@ -114,47 +412,39 @@ def cmd_run(args) -> int:
             ["algorithm / mode", f"{args.algo} / {args.mode}"]]
     if "source" in r.extra:
         rows.append(["source", r.extra["source"]])
+    shown = _shown_options(args, opts)
+    for k in ("scu", "iru", "graphpeg", "mff", "pcie", "edge_bytes", "uvm_capacity"):
+        if k in shown:
+            rows.append([k.replace("_", " ") + (" preset" if k in ("scu", "iru", "graphpeg", "mff", "pcie") else ""),
+                         shown[k]])
     rows += [["iterations", r.iterations],
-            ["edges traversed", edges], ["wall time (s)", round(r.wall_s, 3)],
-            ["traversed edges/s (model speed)", f"{edges / r.wall_s:.3g}" if r.wall_s > 0 else "-"]]
+             ["edges traversed (inspections)", edges], ["wall time (s)", round(r.wall_s, 3)],
+             ["traversed edges/s (model speed)", f"{edges / r.wall_s:.3g}" if r.wall_s > 0 else "-"]]
     if r.gpu is not None:
         t = r.gpu["total"]
         rows += [["GPU", gpu.name], ["warp instructions", t["warp_instructions"]],
                  ["memory instructions", t["mem_instructions"]], ["sectors", t["sectors"]],
                  ["accesses per warp request", round(t["accesses_per_request"], 3)],
                  ["estimated GPU time (us)", round(t["time_us"], 1)]]
-        if "scu" in r.extra:
-            sc, tm = r.extra["scu"], r.extra["time"]
-            rows += [["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(sc["ops"].items()))],
-                     ["SCU memory requests", sc["requests"]],
-                     ["GPU / SCU / total cycles (est.)", f"{tm['gpu_cycles']:.0f} / {tm['scu_cycles']:.0f} / "
-                                                          f"{tm['total_cycles']:.0f}"]]
-        em = r.extra.get("emogi")
-        if em and em.get("stats"):
-            if "requests" in em:
-                rows += [["PCIe requests by size", ", ".join(f"{k} B: {v}" for k, v in em["requests"].items())]]
-            else:
-                rows += [["UVM page faults / evictions", f"{em['page_faults']} / {em['evictions']}"]]
-            rows += [["host bytes moved (I/O amplification)", f"{em['bytes_moved']} ({em['io_amplification']:.2f})"],
-                     ["PCIe GB/s (link busy) / average", f"{em['bandwidth_gbps']:.2f} / {em['average_gbps']:.2f}"],
-                     ["estimated total time (ms)", round(1e3 * em["time"]["total_s"], 3)]]
-        if r.extra.get("mff", {}).get("commands"):
-            mf = r.extra["mff"]
-            rows += [["MFF commands / values / block reads", f"{mf['commands']} / {mf['values']} / {mf['requests']}"]]
         if r.gpu["caches"]:
             rows += [["L1 hit rate", round(t["l1"]["hit_rate"], 3)], ["L2 hit rate", round(t["l2"]["hit_rate"], 3)],
                      ["DRAM sectors", t["dram_sectors"]]]
+    rows += _unit_rows(r)
     print(format_table(["", "value"], rows))
+    warnings = _warnings(args, r)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
     if r.gpu is not None and args.kernels:
         print()
-        print(_kernel_table(r.gpu))
+        print(kernel_table(r.gpu))
     if args.save:
-        np.savez_compressed(args.save, **{r.key: r.values})
-        print(f"saved {r.key} to {args.save}")
+        path, added = _save_path(args.save)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, **{r.key: r.values})
+        print(f"saved {r.key} to {path}" + (" (.npz added to the name given)" if added else ""))
     if args.json:
-        import json
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        doc = {**r.summary(), "graph": graph.summary()}
+        doc = {**r.summary(), "graph": graph.summary(), "warnings": warnings, "options": shown}
         Path(args.json).write_text(json.dumps(doc, indent=2, default=_json_default))
         print(f"wrote {args.json}")
     return 0
@@ -166,17 +456,9 @@ def _json_default(o):
         return o.item()
     if isinstance(o, np.ndarray):
         return o.tolist()
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
-
-
-def _kernel_table(report: dict) -> str:
-    from golden.report import format_table
-    rows = []
-    for d in report["kernels"] + [dict(report["total"], name="total")]:
-        rows.append([d["name"], d["launches"], d["warp_instructions"], d["mem_instructions"], d["sectors"],
-                     round(d["accesses_per_request"], 2), d["atomics"]["lanes"], round(d["cycles"])])
-    return format_table(["kernel", "launches", "warp insts", "mem insts", "sectors", "sectors/inst",
-                         "atomic lanes", "est. cycles"], rows)
 
 
 def cmd_cosim(args) -> int:
@@ -220,8 +502,10 @@ def cmd_demo(args) -> int:
 
 def cmd_doctor(args) -> int:
     from .toolchain import liberty_path, versions
+    optional = {"ccache", "chromium"}          # speed-up / one report test: setup warns, never fails
     for k, v in versions().items():
-        print(f"{k:14s} {v if v else 'MISSING'}")
+        missing = "missing (optional)" if any(k.startswith(o) for o in optional) else "MISSING"
+        print(f"{k:14s} {v if v else missing}")
     lib = liberty_path()
     print(f"{'liberty':14s} {lib if lib.exists() else 'MISSING (make setup)'}")
     return 0
@@ -235,12 +519,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def graph_args(sp):
-        sp.add_argument("--graph", required=True, metavar="SPEC",
-                        help="kron:scale=14,edgefactor=16,seed=1 | urand:scale=14 | grid:256x256 | a file "
-                             "(.mtx .el .wel .gr .txt .npz)")
+        sp.add_argument("--graph", required=True, metavar="SPEC", help=_Lazy(_graph_help))
         sp.add_argument("--undirected", action="store_true", help="symmetrize a file's edges")
         sp.add_argument("--vertices", type=int, help="vertex count of an edge-list file")
-        sp.add_argument("--weighted", action="store_true", help="give an unweighted graph seeded random weights")
+        sp.add_argument("--weighted", action="store_true",
+                        help="give an unweighted graph integer weights in [1, 255] hashed from each edge's end "
+                             "points and --weight-seed")
         sp.add_argument("--weight-seed", type=int, default=1, dest="weight_seed",
                         help="seed of those weights (default: %(default)s)")
 
@@ -278,25 +562,41 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("run", help="run a graph algorithm on the golden GPU model",
                         description="Run an algorithm on the golden model of a GPU (baseline or with a unit) "
-                                    "and print its statistics.")
+                                    "and print its statistics. The lists below come from the registries of "
+                                    "algorithms, modes and presets.")
     graph_args(sp)
-    sp.add_argument("--algo", required=True, help="bfs, sssp, pr, cc or bc")
-    sp.add_argument("--mode", default="baseline",
-                    help="baseline; scu, scu-enhanced (bfs, sssp, pr); pull, mff (pr, bfs, sssp, cc); "
-                         "emogi-naive, emogi-merged, emogi-aligned, uvm (bfs, sssp, cc, pr) (default: %(default)s)")
-    sp.add_argument("--scu-preset", dest="scu_preset",
-                    help="SCU configuration preset for the scu modes (default: tx1 on --gpu tx1, else gtx980)")
-    sp.add_argument("--gpu", default="gtx980", help="GPU preset: gtx980, tx1, gtx480, kepler, v100 (default: %(default)s)")
-    sp.add_argument("--source", type=int, help="source vertex (bfs, sssp, bc; default: the vertex of largest degree)")
+    sp.add_argument("--algo", required=True, help=_Lazy(_algo_help))
+    sp.add_argument("--mode", default="baseline", help=_Lazy(_mode_help))
+    for dest in UNIT_PRESET_OPTIONS:
+        sp.add_argument("--" + dest.replace("_", "-"), dest=dest, metavar="PRESET",
+                        help=_Lazy(lambda dest=dest: _preset_help(dest)))
+    sp.add_argument("--pcie", metavar="PRESET",
+                    help=_Lazy(lambda: f"PCIe link of the EMOGI modes: {', '.join(_pcie_presets())} "
+                                       f"(modes {', '.join(unit_modes('emogi'))}; default: pcie3-x16)"))
+    sp.add_argument("--edge-bytes", dest="edge_bytes", type=int, choices=[4, 8],
+                    help="bytes per edge-list element in host memory, EMOGI modes (default: 8, as the paper)")
+    sp.add_argument("--uvm-capacity", dest="uvm_capacity", metavar="RATIO|SIZE",
+                    help="GPU memory for migrated pages, --mode uvm: a ratio of the host data (default 0.5; "
+                         "1 or more: everything fits) or a size with a unit (e.g. 512MiB)")
+    sp.add_argument("--gpu", default="gtx980", help=_Lazy(_gpu_help))
+    sp.add_argument("--source", type=int,
+                    help=_Lazy(lambda: f"source vertex ({', '.join(_source_algos())} only; default: the vertex of "
+                                       f"largest out-degree)"))
     sp.add_argument("--damping", type=float, help="PageRank damping (default 0.85)")
     sp.add_argument("--tol", type=float, help="PageRank L1 tolerance (default 1e-6)")
-    sp.add_argument("--max-iter", type=int, dest="max_iter", help="PageRank iteration limit (default 100)")
+    sp.add_argument("--max-iter", type=int, dest="max_iter",
+                    help="PageRank iteration limit (default 100; a warning says when it stops the run)")
     sp.add_argument("--variant", choices=["standard", "nodangle"], help="PageRank definition")
     sp.add_argument("--delta", type=float, help="SSSP near-far threshold step")
     sp.add_argument("--functional", action="store_true", help="results only, no GPU statistics (fastest)")
     sp.add_argument("--caches", action="store_true", help="also run the L1/L2 cache model (slower)")
-    sp.add_argument("--kernels", action="store_true", help="print the per-kernel table")
-    sp.add_argument("--save", metavar="OUT.npz", help="save the per-vertex result (key depth/dist/rank/label/bc)")
+    sp.add_argument("--kernels", action="store_true",
+                    help="print the per-kernel table (edges and vertices processed, instructions, sectors, cycles)")
+    sp.add_argument("--progress", action="store_true",
+                    help="always show the progress line on stderr (default: on a terminal, after 1 s)")
+    sp.add_argument("--save", metavar="OUT.npz",
+                    help="save the per-vertex result (key depth/dist/rank/label/bc/core; .npz is added to a "
+                         "name without it)")
     sp.add_argument("--json", metavar="FILE", help="write every statistic as JSON")
     sp.set_defaults(func=cmd_run)
 
@@ -305,14 +605,13 @@ def build_parser() -> argparse.ArgumentParser:
                                     "its RTL under cocotb; compare with the TLM run and an independent reference "
                                     "(scipy/networkx). Exit status 1 on any difference.")
     graph_args(sp)
-    sp.add_argument("--unit", default="scu", help="unit: scu or mff (default: %(default)s)")
-    sp.add_argument("--algo", required=True,
-                    help="algorithm (scu: bfs, sssp, pr; mff: pr, bfs, sssp, cc)")
-    sp.add_argument("--mode", help="unit mode (scu: scu or scu-enhanced; mff: mff; default: the first)")
-    sp.add_argument("--preset", help="unit configuration preset (default: tx1 for the scu, default for the mff)")
+    sp.add_argument("--unit", default="scu", help=_Lazy(lambda: _cosim_help("unit")))
+    sp.add_argument("--algo", required=True, help=_Lazy(lambda: _cosim_help("algo")))
+    sp.add_argument("--mode", help=_Lazy(lambda: _cosim_help("mode")))
+    sp.add_argument("--preset", help=_Lazy(lambda: _cosim_help("preset")))
     sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"], help="simulator (default: %(default)s)")
     sp.add_argument("--source", type=int, help="source vertex (default: the vertex of largest degree)")
-    sp.add_argument("--gpu", default="gtx980", help="GPU preset for the time estimates (default: %(default)s)")
+    sp.add_argument("--gpu", default="gtx980", help=_Lazy(_gpu_help))
     sp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
     sp.set_defaults(func=cmd_cosim)
 

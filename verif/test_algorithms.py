@@ -231,3 +231,139 @@ def test_bfs_duplicates_follow_the_visibility_window():
         assert np.array_equal(r.values, ref)
         # Level 2's frontier holds vertex 201 once per warp within the window.
         assert r.counters["duplicates_in_frontier"] == expect_copies - 1
+
+
+# ---------------------------------------------------------------------- raw edge lists (merge rules checked too)
+def raw_edges(directed: bool, seed: int):
+    """A raw edge list with everything CSRGraph.from_edges must clean up: self loops,
+    duplicate edges with different weights (and, undirected, the same edge given in
+    both directions with different weights) and zero weights."""
+    rng = np.random.default_rng(seed)
+    V, m = 48, 150
+    s = rng.integers(0, V, m)
+    d = rng.integers(0, V, m)
+    w = rng.integers(0, 6, m).astype(float)                        # 0..5: many zero weights
+    dup = rng.integers(0, m, 60)                                   # duplicates, other weights
+    rev = rng.integers(0, m, 30)                                   # the reverse direction, other weights
+    loops = np.arange(0, V, 4)                                     # self loops
+    s = np.concatenate([s, s[dup], d[rev], loops])
+    d = np.concatenate([d, d[dup], s[rev], loops])
+    w = np.concatenate([w, rng.integers(0, 9, dup.size), rng.integers(0, 9, rev.size), np.ones(loops.size)])
+    assert (w == 0).sum() > 10 and (s == d).sum() >= loops.size
+    lighter = [w[m + i] < w[j] for i, j in enumerate(dup) if s[j] != d[j]]
+    assert any(lighter) and not all(lighter)                       # sometimes the later copy is lighter
+    return V, s.astype(np.int64), d.astype(np.int64), w
+
+
+def raw_multigraph(V, s, d, w, directed):
+    G = nx.MultiDiGraph() if directed else nx.MultiGraph()
+    G.add_nodes_from(range(V))
+    G.add_weighted_edges_from(zip(s.tolist(), d.tolist(), w.tolist()))
+    return G
+
+
+def raw_simple_arcs(s, d, directed):
+    """The arcs of the project's merge rule, built independently: self loops dropped,
+    each (u, v) once (both directions when undirected)."""
+    arcs = {(u, v) for u, v in zip(s.tolist(), d.tolist()) if u != v}
+    if not directed:
+        arcs |= {(v, u) for u, v in arcs}
+    return arcs
+
+
+RAW = [(directed, seed) for directed in (True, False) for seed in (1, 2)]
+
+
+@pytest.mark.parametrize("directed, seed", RAW)
+@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr", "cc", "bc"])
+def test_against_references_built_from_the_raw_edge_list(algo, directed, seed):
+    V, s, d, w = raw_edges(directed, seed)
+    g = CSRGraph.from_edges(s, d, w, num_vertices=V, directed=directed)
+    src = int(s[np.flatnonzero(s != d)[0]])
+    if algo == "bfs":
+        lengths = nx.single_source_shortest_path_length(raw_multigraph(V, s, d, w, directed), src)
+        ref = np.full(V, -1)
+        for v, L in lengths.items():
+            ref[v] = L
+        assert np.array_equal(run_algorithm(g.unweighted(), "bfs", source=src).values, ref)
+    elif algo == "sssp":
+        # networkx takes the lightest of parallel edges itself; zero weights are valid edges.
+        lengths = nx.single_source_dijkstra_path_length(raw_multigraph(V, s, d, w, directed), src)
+        ref = np.full(V, np.inf)
+        for v, L in lengths.items():
+            ref[v] = L
+        got = run_algorithm(g, "sssp", source=src).values
+        assert np.array_equal(np.isinf(got), np.isinf(ref)) and np.allclose(got[~np.isinf(ref)], ref[~np.isinf(ref)])
+        assert np.sum(ref[np.isfinite(ref)] == 0) > 1           # zero-weight paths were exercised
+    elif algo == "pr":
+        G = nx.DiGraph()
+        G.add_nodes_from(range(V))
+        G.add_edges_from(raw_simple_arcs(s, d, directed))
+        r = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=10000)
+        ref = np.array([r[v] for v in range(V)])
+        got = run_algorithm(g, "pr", tol=1e-13, max_iter=3000).values
+        assert np.max(np.abs(got - ref)) < 1e-6
+    elif algo == "cc":
+        A = sp.coo_matrix((np.ones(s.size), (s, d)), shape=(V, V))   # raw: duplicates summed, loops kept
+        n, lab = sp.csgraph.connected_components(A, directed=True, connection="weak")
+        first = {}
+        for v in range(V):
+            first.setdefault(lab[v], v)
+        assert np.array_equal(run_algorithm(g, "cc").values, [first[lab[v]] for v in range(V)])
+    else:
+        G = nx.DiGraph()
+        G.add_nodes_from(range(V))
+        G.add_edges_from(raw_simple_arcs(s, d, directed))
+        b = nx.betweenness_centrality_subset(G, sources=[src], targets=list(G.nodes), normalized=False)
+        ref = np.array([b[v] for v in range(V)])
+        assert np.allclose(run_algorithm(g.unweighted(), "bc", source=src).values, ref, rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------------- per-kernel work
+@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr", "cc", "bc", "kcore"])
+def test_per_kernel_work_adds_up_to_the_run_counters(algo):
+    g = graph("kron10").with_weights(seed=2) if algo == "sssp" else graph("kron10")
+    r = run_algorithm(g, algo, **({"max_iter": 10} if algo == "pr" else {}))
+    ks = r.gpu["kernels"]
+    assert sum(k["edges"] for k in ks) == r.counters["edges"] == r.gpu["total"]["edges"] > 0
+    assert sum(k["vertices"] for k in ks) == r.counters["frontier_vertices"] == r.gpu["total"]["vertices"] > 0
+    assert r.gpu["unattributed"] == {"edges": 0, "vertices": 0}
+
+
+def test_per_kernel_work_matches_an_independent_count():
+    # BFS on a 4x4 grid from a corner: every edge frontier fits in one warp, whose
+    # culling removes the duplicates, so each vertex is expanded once, once per level.
+    H = nx.grid_2d_graph(4, 4)
+    r = run_algorithm(load_graph("grid:4x4", cache=False), "bfs", source=0)
+    per = {k["name"]: (k["launches"], k["edges"], k["vertices"]) for k in r.gpu["kernels"]}
+    assert per["bfs_expand"] == (nx.eccentricity(H, (0, 0)) + 1, 2 * H.number_of_edges(), H.number_of_nodes())
+    assert per["bfs_contract"][1:] == (0, 0)
+    # PageRank: every arc inspected by the push and every vertex expanded, every iteration.
+    V, s, d, _ = raw_edges(True, 3)
+    arcs = raw_simple_arcs(s, d, True)
+    g = CSRGraph.from_edges(s, d, num_vertices=V, directed=True)
+    r = run_algorithm(g, "pr", max_iter=7, tol=1e-30)
+    per = {k["name"]: (k["launches"], k["edges"], k["vertices"]) for k in r.gpu["kernels"]}
+    assert per["pr_push"] == (7, 7 * len(arcs), 0) and per["pr_contrib"] == (7, 0, 7 * V)
+    assert per["pr_update"] == (7, 0, 0)
+    # BC's forward pass: the out-arcs of every vertex reachable from the source, once.
+    src = int(s[np.flatnonzero(s != d)[0]])
+    G = nx.DiGraph(list(arcs))
+    reach = nx.descendants(G, src) | {src}
+    r = run_algorithm(g, "bc", source=src)
+    fw = next(k for k in r.gpu["kernels"] if k["name"] == "bc_forward")
+    assert (fw["edges"], fw["vertices"]) == (sum(G.out_degree(v) for v in reach), len(reach))
+    # k-core peels every vertex once: every arc of the undirected graph, once.
+    und = CSRGraph.from_edges(s, d, num_vertices=V, directed=False)
+    U = nx.Graph([a for a in arcs])
+    r = run_algorithm(und, "kcore")
+    ex = next(k for k in r.gpu["kernels"] if k["name"] == "kcore_expand")
+    assert (ex["edges"], ex["vertices"]) == (2 * U.number_of_edges(), V)
+
+
+def test_source_is_rejected_where_there_is_none():
+    g = graph("kron10")
+    for algo in ("pr", "cc", "kcore"):
+        with pytest.raises(AlgorithmError, match=f"^{algo} has no source vertex"):
+            run_algorithm(g, algo, source=1)
+    assert run_algorithm(g, "pr", source=None, max_iter=1).iterations == 1

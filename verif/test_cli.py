@@ -90,12 +90,6 @@ def test_units_and_config(capsys):
     assert json.loads(capsys.readouterr().out)["params"]["width"] == 1
 
 
-def test_demo_quick_on_icarus():
-    r = run_cli("demo", "--quick", "--sim", "icarus")
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "matches TLM" in r.stdout and "MISMATCH" not in r.stdout
-
-
 def test_run_saves_result_that_matches_scipy(tmp_path):
     import numpy as np
     import scipy.sparse as sp
@@ -143,3 +137,323 @@ def test_run_malformed_file_names_the_line(tmp_path):
     f.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 zz\n")
     r = run_cli("run", "--graph", str(f), "--algo", "bfs")
     assert r.returncode == 2 and f"{f}:4: expected 'ROW COL'" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------- run: options checked against the registries
+def run_main(capsys, *args):
+    """``graphunits ARGS`` in this process: (exit status, stdout, stderr)."""
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("algo", ["pr", "cc", "kcore"])
+def test_run_rejects_source_without_a_source_vertex(capsys, algo):
+    rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=5", "--algo", algo, "--source", "3")
+    assert rc == 2 and out == ""
+    assert err == f"graphunits run: error: --source applies to bfs, sssp, bc; {algo} has no source vertex\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--algo", "bfs", "--tol", "1e-3"], "--tol applies to pr, not bfs"),
+    (["--algo", "cc", "--max-iter", "3"], "--max-iter applies to pr, not cc"),
+    (["--algo", "bfs", "--delta", "2"], "--delta applies to sssp, not bfs"),
+])
+def test_run_rejects_options_of_other_algorithms(capsys, args, message):
+    rc, _, err = run_main(capsys, "run", "--graph", "kron:scale=5", *args)
+    assert rc == 2 and err == f"graphunits run: error: {message}\n"
+
+
+def test_save_without_suffix_reports_the_file_written(tmp_path, capsys):
+    import numpy as np
+    from golden.graphs import load_graph
+    from sim.reference import ref_bfs
+    g = load_graph("grid:5x6", cache=False)
+    rc, out, _ = run_main(capsys, "run", "--graph", "grid:5x6", "--algo", "bfs", "--source", "7",
+                          "--save", str(tmp_path / "depths"))
+    assert rc == 0
+    written = tmp_path / "depths.npz"
+    assert f"saved depth to {written} (.npz added to the name given)" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["depths.npz"]
+    assert np.array_equal(np.load(written)["depth"], ref_bfs(g, 7))
+    rc, out, _ = run_main(capsys, "run", "--graph", "grid:5x6", "--algo", "bfs", "--save", str(tmp_path / "x.npz"))
+    assert rc == 0 and f"saved depth to {tmp_path / 'x.npz'}\n" in out
+
+
+def test_pagerank_that_stops_at_max_iter_warns(tmp_path, capsys):
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    js = tmp_path / "pr.json"
+    rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=7", "--algo", "pr", "--max-iter", "2",
+                            "--json", str(js))
+    assert rc == 0
+    # Independent of the CLI: two iterations leave an L1 change far above 1e-6.
+    change = run_algorithm(load_graph("kron:scale=7", cache=False), "pr", max_iter=2, stats=False).extra["final_change"]
+    assert change > 1e-3
+    msg = f"PageRank stopped at --max-iter 2 without converging: L1 change {change:.3g} >= --tol 1e-06"
+    assert f"warning: {msg}" in err
+    assert json.loads(js.read_text())["warnings"] == [msg + " (raise --max-iter or --tol)"]
+    rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=7", "--algo", "pr", "--tol", "1e-4",
+                            "--json", str(js))
+    assert rc == 0 and "warning" not in err and json.loads(js.read_text())["warnings"] == []
+
+
+# ---------------------------------------------------------------------- progress
+def test_progress_line_is_shown_when_forced(capsys):
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:6x6", "--algo", "bfs", "--source", "0", "--progress")
+    assert rc == 0
+    assert err.startswith("\rbfs on grid:6x6,seed=1: iteration 0, 1 active, ") and err.endswith("\n")
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:6x6", "--algo", "bfs", "--source", "0")
+    assert rc == 0 and err == ""        # not a terminal, not forced: quiet
+
+
+def test_iteration_progress_rules(capsys, monkeypatch):
+    from sim import progress
+    p = progress.IterationProgress("job", force=True, delay=0.0)
+    p(0, 5)
+    p(1, 3)                               # within 0.2 s of the last line: not shown
+    p.close()
+    assert capsys.readouterr().err.count("\rjob: iteration") == 1
+    q = progress.IterationProgress("job", force=False)   # stderr is not a terminal under pytest
+    q(0, 5)
+    q.close()
+    assert capsys.readouterr().err == ""
+    t = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: t[0])
+    r = progress.IterationProgress("slow", force=True, delay=1.0)
+    r(0, 9)                               # before the delay: nothing
+    t[0] = 101.5
+    r(1, 8)
+    t[0] = 101.6
+    r(2, 7)                               # 0.1 s after the last line: skipped
+    t[0] = 102.0
+    r(3, 6)
+    r.close()
+    assert capsys.readouterr().err == ("\rslow: iteration 1, 8 active, 1.5 s   "
+                                       "\rslow: iteration 3, 6 active, 2.0 s   \n")
+
+
+# ---------------------------------------------------------------------- help generated from the registries
+def help_text(*args):
+    import os
+    env = dict(os.environ, COLUMNS="2000")      # no line wrapping
+    r = subprocess.run([sys.executable, "-m", "sim.cli", *args, "--help"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def option_help(text, option):
+    """The help of ``option`` (argparse puts it on the next line after a long option)."""
+    lines = text.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.strip() == option or ln.strip().startswith(option + " "))
+    block = [lines[i]]
+    for ln in lines[i + 1:]:
+        if ln.lstrip().startswith("-"):
+            break
+        block.append(ln)
+    return " ".join(" ".join(block).split())
+
+
+def test_run_and_cosim_help_list_every_registered_name():
+    from golden.algorithms import ALGORITHMS, MODES, modes_for
+    from golden.emogi.config import PCIeConfig
+    from golden.gpu import GPUConfig
+    from golden.graphpeg.config import GraphPEGConfig
+    from golden.iru.config import IRUConfig
+    from golden.mff.config import MFFConfig
+    from golden.scu.config import SCUConfig
+    from sim.cosim import cosim_units
+    for a in ALGORITHMS:
+        modes_for(a)
+    text = help_text("run")
+    algo = option_help(text, "--algo ALGO")
+    assert all(f" {a}," in algo or f" {a} " in algo for a in ALGORITHMS) and "kcore" in algo
+    mode = option_help(text, "--mode MODE")
+    modes = {m for _, m in MODES}
+    assert {"baseline", "iru", "graphpeg", "graphpeg-pull", "pull", "mff", "emogi-naive", "emogi-merged",
+            "emogi-aligned", "uvm", "scu", "scu-enhanced"} <= modes
+    assert all(m in mode.replace(",", " ").replace("(", " ").split() for m in modes)
+    for flag, cls in (("--scu-preset", SCUConfig), ("--iru-preset", IRUConfig), ("--graphpeg-preset", GraphPEGConfig),
+                      ("--mff-preset", MFFConfig), ("--pcie", PCIeConfig), ("--gpu", GPUConfig)):
+        line = option_help(text, flag + (" GPU" if flag == "--gpu" else " PRESET"))
+        assert all(p in line for p in cls.preset_names()), (flag, line)
+    text = help_text("cosim")
+    unit = option_help(text, "--unit UNIT")
+    units = cosim_units()
+    assert {"scu", "mff", "iru", "graphpeg"} <= set(units)
+    assert all(f"{n} (algorithms {', '.join(u.algos)}" in unit for n, u in units.items())
+
+
+def test_help_follows_the_registries(capsys, monkeypatch):
+    # A mode or cosim unit registered later shows up in the help: nothing is listed by hand.
+    from golden.algorithms import MODES, BFS
+    from sim import cosim
+    from sim.cli import build_parser
+    monkeypatch.setitem(MODES, ("bfs", "brand-new-mode"), BFS)
+    some = next(iter(cosim.cosim_units().values()))
+    monkeypatch.setitem(cosim._COSIM, "brand-new-unit", some)
+    monkeypatch.setenv("COLUMNS", "2000")
+    for cmd, word in (("run", "brand-new-mode"), ("cosim", "brand-new-unit")):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([cmd, "--help"])
+        assert word in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- unit presets and EMOGI options
+def run_json(tmp_path, capsys, *args):
+    js = tmp_path / "r.json"
+    rc, out, err = run_main(capsys, "run", *args, "--json", str(js))
+    assert rc == 0, err
+    return out, json.loads(js.read_text())
+
+
+def table_value(out, label):
+    """The value column of the row ``label`` of the run table."""
+    line = next(ln for ln in out.splitlines() if ln.startswith(label + "  "))
+    return line[len(label):].strip()
+
+
+def test_iru_preset_and_statistics(tmp_path, capsys):
+    from golden.iru.config import IRUConfig
+    out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "pr", "--mode", "iru",
+                        "--iru-preset", "small", "--max-iter", "3")
+    iru = doc["extra"]["iru"]
+    assert iru["config"] == IRUConfig.preset("small").to_dict() != IRUConfig.preset("gtx980").to_dict()
+    assert table_value(out, "iru preset") == "small"
+    assert table_value(out, "IRU operations / elements") == f"{iru['ops']} / {iru['elements']}"
+    assert table_value(out, "IRU elements filtered or merged") == \
+        f"{iru['disabled']} ({100 * iru['disabled'] / iru['elements']:.1f} %)"
+    assert iru["disabled"] > 0           # PR merges contributions to one target
+    assert table_value(out, "IRU blocks per full reply") == f"{iru['blocks_per_reply']:.3g}"
+    tm = doc["extra"]["time"]
+    assert table_value(out, "IRU / GPU cycles (est.)") == f"{tm['iru_cycles']:.0f} / {tm['gpu_cycles']:.0f}"
+    assert table_value(out, "accesses per warp request") == str(round(doc["gpu"]["total"]["accesses_per_request"], 3))
+
+
+def test_graphpeg_preset_and_statistics(tmp_path, capsys):
+    from golden.graphpeg.config import GraphPEGConfig
+    out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "bfs", "--mode", "graphpeg",
+                        "--gpu", "kepler", "--graphpeg-preset", "sim")
+    st = doc["extra"]["graphpeg"]
+    assert st["alwt_entries"] == GraphPEGConfig.preset("sim").alwt_entries != GraphPEGConfig.preset("default").alwt_entries
+    assert table_value(out, "GraphPEG kernels / items (edges)") == f"{st['kernels']} / {st['items']}"
+    assert table_value(out, "load imbalance (with / without EF)") == \
+        f"{st['load_imbalance']:.3g} / {st['load_imbalance_no_ef']:.3g}"
+    assert table_value(out, "EF exchanges / moved edges") == f"{st['exchanges']} / {st['moved_edges']}"
+    assert table_value(out, "engine memory requests") == str(st["engine_requests"])
+    assert table_value(out, "warp utilisation") == f"{st['warp_utilisation']:.3g}"
+    assert table_value(out, "baseline cycles / speedup (est.)").endswith(f" / {st['speedup']:.3g}")
+
+
+def test_mff_preset_and_statistics(tmp_path, capsys):
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    g = load_graph("kron:scale=7", cache=False)
+    reads = {}
+    for preset in ("sector", "gtx480"):
+        out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "pr", "--mode", "mff",
+                            "--gpu", "gtx480", "--mff-preset", preset, "--max-iter", "2")
+        mf = doc["extra"]["mff"]
+        lib = run_algorithm(g, "pr", "mff", gpu="gtx480", mff=preset, max_iter=2).extra["mff"]
+        assert mf["requests"] == lib["requests"]
+        reads[preset] = mf["requests"]
+        assert table_value(out, "MFF commands / values / block reads") == \
+            f"{mf['commands']} / {mf['values']} / {mf['requests']}"
+        assert table_value(out, "MFF block reads per edge") == f"{mf['requests_per_edge']:.3g}"
+    assert reads["sector"] != reads["gtx480"]    # 32 B against 128 B blocks
+
+
+def test_emogi_options(tmp_path, capsys):
+    base = ("--graph", "kron:scale=8", "--algo", "bfs", "--source", "3")
+    _, doc = run_json(tmp_path, capsys, *base, "--mode", "emogi-merged", "--pcie", "pcie4-x16", "--edge-bytes", "4")
+    em = doc["extra"]["emogi"]
+    assert em["pcie"] == "pcie4-x16" and em["arrays"]["host:col"] == 4
+    _, doc = run_json(tmp_path, capsys, *base, "--mode", "emogi-merged")
+    assert doc["extra"]["emogi"]["pcie"] == "pcie3-x16" and doc["extra"]["emogi"]["arrays"]["host:col"] == 8
+    pages = {}
+    for ratio in ("0.25", "2"):
+        _, doc = run_json(tmp_path, capsys, *base, "--mode", "uvm", "--uvm-capacity", ratio)
+        em = doc["extra"]["emogi"]
+        pages[ratio] = em["capacity_pages"], em["evictions"], em["data_pages"]
+        assert doc["options"]["uvm_capacity"] == ratio
+    (cap, ev, data), (cap2, ev2, data2) = pages["0.25"], pages["2"]
+    assert data == data2 and cap == int(0.25 * data) and cap2 == data    # docs/emogi.md: the ratio of the data pages
+    assert ev > 10 * ev2                 # a quarter of the edge list thrashes
+    _, doc = run_json(tmp_path, capsys, *base, "--mode", "uvm", "--uvm-capacity", "8KiB")
+    assert doc["extra"]["emogi"]["capacity_pages"] == 2    # 8 KiB of 4 KiB pages
+
+
+def modes_of(unit):
+    from sim.cli import unit_modes
+    return " or ".join(unit_modes(unit))
+
+
+def presets_of(cls_name):
+    import importlib
+    module = {"IRUConfig": "golden.iru.config", "GraphPEGConfig": "golden.graphpeg.config",
+              "MFFConfig": "golden.mff.config", "SCUConfig": "golden.scu.config", "PCIeConfig": "golden.emogi.config"}
+    return ", ".join(getattr(importlib.import_module(module[cls_name]), cls_name).preset_names())
+
+
+def test_unit_modes_come_from_the_registry():
+    from sim.cli import unit_modes
+    assert {"scu", "scu-enhanced"} <= set(unit_modes("scu")) and unit_modes("iru") == ["iru"]
+    assert {"graphpeg", "graphpeg-pull"} <= set(unit_modes("graphpeg"))
+    assert "mff" in unit_modes("mff") and "pull" not in unit_modes("mff")
+    assert {"emogi-naive", "emogi-merged", "emogi-aligned", "uvm"} <= set(unit_modes("emogi"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--algo", "bfs", "--mode", "iru", "--iru-preset", "huge"],
+     lambda: f"--iru-preset must be one of {presets_of('IRUConfig')}, not 'huge'"),
+    (["--algo", "bfs", "--iru-preset", "small"], lambda: f"--iru-preset applies to --mode {modes_of('iru')}, not baseline"),
+    (["--algo", "bfs", "--mode", "graphpeg", "--graphpeg-preset", "big"],
+     lambda: f"--graphpeg-preset must be one of {presets_of('GraphPEGConfig')}, not 'big'"),
+    (["--algo", "bfs", "--mode", "iru", "--graphpeg-preset", "sim"],
+     lambda: f"--graphpeg-preset applies to --mode {modes_of('graphpeg')}, not iru"),
+    (["--algo", "pr", "--mode", "mff", "--mff-preset", "x"],
+     lambda: f"--mff-preset must be one of {presets_of('MFFConfig')}, not 'x'"),
+    (["--algo", "pr", "--mode", "pull", "--mff-preset", "tiny"],
+     lambda: f"--mff-preset applies to --mode {modes_of('mff')}, not pull"),
+    (["--algo", "bfs", "--mode", "scu", "--scu-preset", "nope"],
+     lambda: f"--scu-preset must be one of {presets_of('SCUConfig')}, not 'nope'"),
+    (["--algo", "bfs", "--mode", "emogi-merged", "--pcie", "pcie5"],
+     lambda: f"--pcie must be one of {presets_of('PCIeConfig')}, not 'pcie5'"),
+    (["--algo", "bfs", "--pcie", "pcie4-x16"], lambda: f"--pcie applies to --mode {modes_of('emogi')}, not baseline"),
+    (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "0"], lambda: "a UVM capacity ratio must be above 0, not '0'"),
+    (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "nan"],
+     lambda: "a UVM capacity ratio must be above 0, not 'nan'"),
+    (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "3XB"],
+     lambda: "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit"),
+    (["--algo", "bfs", "--uvm-capacity", "0.5"], lambda: "--uvm-capacity applies to --mode uvm, not baseline"),
+    (["--algo", "bfs", "--mode", "emogi-naive", "--uvm-capacity", "0.5"],
+     lambda: "--uvm-capacity applies to --mode uvm, not emogi-naive"),
+    (["--algo", "bfs", "--mode", "iru", "--edge-bytes", "4"],
+     lambda: f"--edge-bytes applies to --mode {modes_of('emogi')}, not iru"),
+])
+def test_unit_option_errors(capsys, args, message):
+    rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=5", *args)
+    assert rc == 2 and out == "" and err.startswith(f"graphunits run: error: {message()}") and err.count("\n") == 1
+    name = next((a for a in args[1::2] if a in ("huge", "big", "x", "nope", "pcie5")), None)
+    if name is not None:                 # the list of allowed presets is not empty
+        assert "must be one of " in err and ", " in err.split("must be one of ")[1]
+
+
+def test_edge_bytes_must_be_4_or_8():
+    r = run_cli("run", "--graph", "kron:scale=5", "--algo", "bfs", "--mode", "emogi-merged", "--edge-bytes", "3")
+    assert r.returncode == 2 and "argument --edge-bytes: invalid choice: 3 (choose from 4, 8)" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_kernel_table_shows_work_per_kernel(tmp_path, capsys):
+    out, doc = run_json(tmp_path, capsys, "--graph", "grid:4x4", "--algo", "bfs", "--source", "0", "--kernels")
+    rows = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith(("bfs_", "total "))}
+    header = next(ln.split() for ln in out.splitlines() if ln.startswith("kernel "))
+    assert header[:4] == ["kernel", "launches", "edges", "vertices"]
+    # A 4x4 grid from a corner: every vertex expanded once, its 48 arcs inspected once
+    # (each edge frontier fits in one warp, whose culling removes the duplicates).
+    assert rows["bfs_expand"][1:4] == ["7", "48", "16"]
+    assert rows["bfs_contract"][2:4] == ["0", "0"]
+    assert rows["total"][2:4] == ["48", "16"]
+    assert doc["counters"]["edges"] == 48 and doc["counters"]["frontier_vertices"] == 16
+    assert [k["edges"] for k in doc["gpu"]["kernels"]] == [48, 0]

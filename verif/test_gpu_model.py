@@ -194,3 +194,38 @@ def test_compacted_and_dense_fast_paths_equal_general_coalescer():
         ref = coalesce(addr[sel], t[sel] // 32, lane=t[sel] % 32)
         assert (d.instructions, d.lanes, d.sectors, d.lines) == (ref.instructions, ref.lanes, ref.sectors, ref.lines)
         assert np.array_equal(d.requests, ref.requests)
+
+
+def test_work_counters_are_attributed_to_kernels():
+    from golden.gpu import kernel_table
+    gpu = GPU(GPUConfig())
+    a = gpu.array("a", 64)
+    gpu.count("edges", 10)                      # before a kernel: goes to the next one to finish
+    gpu.count("frontier_vertices", 2)
+    with gpu.kernel("expand", 32) as k:
+        k.load(a, np.arange(32))
+        gpu.count("edges", 5)                   # inside: goes to this kernel
+    with gpu.kernel("contract", 32) as k:
+        k.load(a, np.arange(32))
+    gpu.count("gpu_edges", 7)                   # not a kernel counter
+    with gpu.kernel("expand", 16) as k:
+        k.load(a, np.arange(16))
+        gpu.count("frontier_vertices", 3)
+    gpu.count("edges", 4)                       # after the last kernel
+    rep = gpu.report()
+    per = {d["name"]: (d["edges"], d["vertices"]) for d in rep["kernels"]}
+    assert per == {"expand": (15, 5), "contract": (0, 0)}
+    assert rep["unattributed"] == {"edges": 4, "vertices": 0}
+    assert (rep["total"]["edges"], rep["total"]["vertices"]) == (19, 5) == \
+        (rep["counters"]["edges"], rep["counters"]["frontier_vertices"])
+    rows = {ln.split()[0]: ln.split() for ln in kernel_table(rep).splitlines()[2:]}
+    assert rows["expand"][1:4] == ["2", "15", "5"] and rows["(outside"][2:4] == ["4", "0"]
+    assert rows["total"][1:4] == ["3", "19", "5"]
+    # A kernel that fails does not take the pending work.
+    gpu2 = GPU(GPUConfig())
+    b = gpu2.array("b", 4)
+    gpu2.count("edges", 3)
+    with pytest.raises(IndexError):
+        with gpu2.kernel("bad", 1) as k:
+            k.load(b, [9])
+    assert gpu2.unattributed() == {"edges": 3, "vertices": 0} and gpu2._open is None

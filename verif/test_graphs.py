@@ -1,5 +1,8 @@
 """Graphs: CSR construction rules, every file format (good and malformed), the
 generators (checked against networkx / independent counts) and spec strings."""
+import re
+import warnings
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -135,7 +138,7 @@ def test_snap_el_wel_gr(tmp_path):
 
 @pytest.mark.parametrize("name, text, message", [
     ("g.el", "0 1\n1 2 3\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got '1 2 3'"),
-    ("g.el", "0 1\n-1 2\n", r"g\.el:2: vertex ids must be >= 0"),
+    ("g.el", "0 1\n-1 2\n", r"g\.el:2: vertex ids must be in \[0, 2147483646\] \(ids are 32-bit\), got \[-1, 2\]"),
     ("g.wel", "0 1 2\n1 2\n", r"g\.wel:2: expected an edge 'U V W'"),
     ("g.wel", "0 1 nan\n", r"g\.wel:1: expected an edge 'U V W'"),
     ("g.txt", "# c\n0 1\n0 one\n", r"g\.txt:3: expected an edge 'U V' or 'U V W' \(SNAP\), got '0 one'"),
@@ -152,7 +155,7 @@ def test_edge_lists_malformed(tmp_path, name, text, message):
 
 def test_vertex_count_too_small_and_missing_file(tmp_path):
     el = write(tmp_path, "g.el", "0 5\n")
-    with pytest.raises(GraphError, match="vertex count 3 is too small: the edges use vertex id 5"):
+    with pytest.raises(GraphError, match=r"g\.el:1: vertex count 3 is too small: the edges use vertex id 5"):
         read_graph_file(el, vertices=3)
     with pytest.raises(GraphError, match="does not exist"):
         load_graph(str(tmp_path / "none.el"))
@@ -236,3 +239,130 @@ def test_cache_roundtrip(tmp_path, monkeypatch):
     # A changed file is read again, not served from the stale cache.
     el.write_text("0 1\n1 2\n2 3\n")
     assert load_graph(str(el)).num_edges == 3
+
+
+# ---------------------------------------------------------------------- every data line on its own
+@pytest.mark.parametrize("name, text, message", [
+    # Six numbers in three lines: a parser that only counts tokens would read 0->1, 2->3, 4->5.
+    ("g.el", "0 1\n2\n3 4 5\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got '2' \(1 number, not 2\)"),
+    ("g.el", "# c\n0 1\n2 3 4\n5\n", r"g\.el:3: expected an edge 'U V' \(gapbs \.el\), got '2 3 4' \(3 numbers, not 2\)"),
+    ("g.wel", "0 1 2\n3 4\n5 6 7 8\n", r"g\.wel:2: expected an edge 'U V W' \(gapbs \.wel\), got '3 4' \(2 numbers, not 3\)"),
+    ("g.wel", "0 1\n2 3 4\n5\n", r"g\.wel:1: expected an edge 'U V W' \(gapbs \.wel\), got '0 1' \(2 numbers\)"),
+    ("g.txt", "0 1\n1 2 7\n", r"g\.txt:2: expected an edge 'U V' or 'U V W' \(SNAP\), got '1 2 7' "
+                              r"\(3 numbers, not 2 like line 1\)"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n5 5 3\n1 2\n3\n4 5 1\n",
+     r"g\.mtx:3: expected 'ROW COL VALUE' \(integer value\), got '1 2' \(2 numbers\)"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n5 5 3\n1 2 3\n4\n5 1 1 1\n",
+     r"g\.mtx:4: expected 'ROW COL VALUE' \(integer value\), got '4' \(1 number, not 3\)"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n5 5 2\n1 2\n3 4 5\n",
+     r"g\.mtx:4: expected 'ROW COL', got '3 4 5' \(3 numbers, not 2\)"),
+    ("g.gr", "p sp 5 3\na 1 2 3\na 4\na 5 1 1 1\n", r"g\.gr:3: expected an arc line 'a U V W', got 'a 4' "
+                                                   r"\(1 number, not 3\)"),
+])
+def test_ragged_lines_are_errors(tmp_path, name, text, message):
+    with pytest.raises(GraphError, match=message):
+        read_graph_file(write(tmp_path, name, text))
+
+
+def test_regular_lines_still_parse_with_tabs_and_blank_lines(tmp_path):
+    g = read_graph_file(write(tmp_path, "g.wel", "0\t1  5\n\n  2 0 7  \n# c\n1 2 0\n"))
+    assert arcs(g) == {(0, 1, 5.0), (2, 0, 7.0), (1, 2, 0.0)}
+
+
+# ---------------------------------------------------------------------- DIMACS header, huge ids, whole paths
+@pytest.mark.parametrize("text, message", [
+    ("p max 3 1\na 1 2 1\n", r"g\.gr:1: expected a problem line 'p sp NODES ARCS', got 'p max 3 1'"),
+    ("c x\np sp 3\na 1 2 1\n", r"g\.gr:2: expected a problem line 'p sp NODES ARCS', got 'p sp 3'"),
+    ("p sp 3 one\na 1 2 1\n", r"g\.gr:1: ARCS must be a non-negative integer, not 'one'"),
+    ("p sp 1e3 1\na 1 2 1\n", r"g\.gr:1: NODES must be a non-negative integer, not '1e3'"),
+    ("p sp 3 1\na 1 100000000000000000000 1\n",
+     r"g\.gr:2: vertex ids must be in \[1, 3\], got \[1, 1e\+20\]"),
+    ("p sp 99999999999 1\na 1 100000000000000000000 1\n",
+     r"g\.gr:2: vertex ids must be in \[1, 2147483647\] \(ids are 32-bit\), got \[1, 1e\+20\]"),
+    ("p sp 99999999999 1\na 1 2 1\n",
+     r"g\.gr:1: 99999999999 vertices \(the problem line\) is more than the 2147483647 that 32-bit ids allow"),
+])
+def test_gr_header_and_huge_ids(tmp_path, text, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no RuntimeWarning from a wrapped-around cast
+        with pytest.raises(GraphError, match=message) as e:
+            read_graph_file(write(tmp_path, "g.gr", text))
+    assert str(e.value).startswith(str(tmp_path / "g.gr"))
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("g.el", "0 1\n5 100000000000000000000\n",
+     r"g\.el:2: vertex ids must be in \[0, 2147483646\] \(ids are 32-bit\), got \[5, 1e\+20\]"),
+    ("g.el", "0 2147483647\n", r"g\.el:1: vertex ids must be in \[0, 2147483646\]"),
+    ("g.wel", "0 1 1\n3 9223372036854775808 1\n", r"g\.wel:2: vertex ids must be in \[0, 2147483646\]"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n1e20 1e20 1\n1 2\n",
+     r"g\.mtx:2: 100000000000000000000 vertices \(the size line\) is more than the 2147483647"),
+])
+def test_huge_ids_name_the_line(tmp_path, name, text, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(GraphError, match=message):
+            read_graph_file(write(tmp_path, name, text))
+
+
+def test_largest_allowed_id_loads(tmp_path):
+    # 2**31 - 2 is the largest 0-based id (2**31 - 1 vertices): accepted, not wrapped.
+    f = write(tmp_path, "g.el", "2147483646 0\n")
+    ids = _io_ids(f)
+    assert ids.tolist() == [[2147483646, 0]]
+
+
+def _io_ids(path):
+    from golden.graphs.io import _ids, _read_lines, _table
+    arr, lines = _table(path, _read_lines(path), 0, "'U V'", (2,), 2, ("#",))
+    return _ids(path, arr, lines, 0, None, "vertex ids")
+
+
+def test_from_edges_problems_name_the_whole_path_and_line(tmp_path):
+    el = write(tmp_path, "g.el", "0 1\n# c\n1 7\n2 3\n")
+    with pytest.raises(GraphError) as e:
+        read_graph_file(el, vertices=5)
+    assert str(e.value) == f"{el}:3: vertex count 5 is too small: the edges use vertex id 7 (0-based)"
+    gr = write(tmp_path, "g.gr", "p sp 8 2\na 1 2 1\na 8 3 1\n")
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(gr))}:3: vertex count 4 is too small"):
+        read_graph_file(gr, vertices=4)
+    npz = tmp_path / "g.npz"
+    read_graph_file(el).save_npz(npz)
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(npz))}: vertex count 3 is too small: .* id 7"):
+        read_graph_file(npz, vertices=3)
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(el))}: 4294967296 vertices \(--vertices\) is more"):
+        read_graph_file(el, vertices=1 << 32)
+
+
+# ---------------------------------------------------------------------- corrupt .npz files
+def test_corrupt_npz_is_a_graph_error(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04garbage")
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(bad))}: cannot read graph \(BadZipFile"):
+        read_graph_file(bad)
+    with pytest.raises(GraphError, match=re.escape(str(bad))):
+        load_graph(str(bad))
+    # A real graph file cut short (a cache written by a killed process).
+    good = tmp_path / "good.npz"
+    kron(6, 4, seed=1).save_npz(good)
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(cut))}: cannot read graph"):
+        read_graph_file(cut)
+    # A bare .npy array under an .npz name.
+    npy = tmp_path / "array.npz"
+    with open(npy, "wb") as f:
+        np.save(f, np.arange(3))
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(npy))}: not a graphunits graph file"):
+        read_graph_file(npy)
+
+
+def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHUNITS_CACHE_DIR", str(tmp_path / "cache"))
+    el = write(tmp_path, "g.el", "0 1\n1 2\n2 0\n")
+    ref = arcs(load_graph(str(el)))
+    (entry,) = (tmp_path / "cache").glob("*.npz")
+    for junk in (b"PK\x03\x04garbage", b"", entry.read_bytes()[:40]):
+        entry.write_bytes(junk)
+        assert arcs(load_graph(str(el))) == ref == {(0, 1), (1, 2), (2, 0)}
+        assert load_graph(str(el)).num_edges == 3

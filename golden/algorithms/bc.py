@@ -59,6 +59,7 @@ class BC(Algorithm):
             np.add.at(sigma, v[onpath], sigma[u[onpath]])
             nxt = np.flatnonzero(np.bincount(v[new], minlength=V)) if new.any() else np.zeros(0, np.int64)
             self.gpu.count("edges", pos.size)
+            self.gpu.count("frontier_vertices", front.size)
             with self.gpu.kernel("bc_forward", front.size + pos.size) as k:
                 k.load(self.a_front, range(front.size))
                 k.load(self.dg.row_ptr, front)

@@ -19,6 +19,14 @@ Each iteration:
   other warp in ``[w, w + resident_warps)`` that holds it: the duplicates that
   the enhanced SCU filters.
 
+Not modelled: Merrill's history-based culling (a per-block hash of recently seen
+vertices), so frontiers keep duplicates the real kernel would drop; on road-like
+graphs the visibility window multiplies them (``grid:300x300`` on ``gtx980``
+inspects about 21x its arcs; docs/golden.md).
+
+``edges`` counts edge inspections (duplicates included), attributed to
+``bfs_expand``; ``frontier_vertices`` the frontier entries it expands.
+
 Without statistics (functional mode) the depths are computed on duplicate-free
 frontiers, which gives the same result faster; ``edges`` then counts the edges of
 that traversal.

@@ -11,7 +11,9 @@ Every vertex starts active with its own id. Each iteration:
 * ``cc_compact``: one thread per vertex reads ``flag[v]``, clears it and appends
   flagged vertices to the next active list.
 
-Stops when no label changes.
+Stops when no label changes. A label moves one hop per iteration: about
+diameter + 1 iterations and O(diameter x E) edge inspections (``grid:300x300``:
+599 iterations, 300x its arcs; docs/golden.md).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ __all__ = ["CC"]
 class CC(Algorithm):
     name = "cc"
     key = "label"
+    takes_source = False
 
     def setup(self) -> None:
         g = self.graph
@@ -55,16 +58,13 @@ class CC(Algorithm):
         while front.size:
             self.progress(it, int(front.size))
             starts = g.row_ptr[front]
-            counts = g.row_ptr[front + 1] - starts
-            pos, owner = segments(starts, counts)
-            v = g.col[pos].astype(np.int64)
-            cand = label[front][owner]
-            lower = cand < label[v]
+            pos, owner = segments(starts, g.row_ptr[front + 1] - starts)
+            self.gpu.count("edges", pos.size)             # attributed to the push kernel
+            self.gpu.count("frontier_vertices", front.size)
+            v, lower = self.push(front, pos, owner, label)
             new = label.copy()
-            np.minimum.at(new, v[lower], cand[lower])
+            np.minimum.at(new, v[lower], label[front][owner][lower])
             changed = np.flatnonzero(new < label)
-            self.gpu.count("edges", pos.size)
-            self.describe_push(front, pos, v, lower)
             with self.gpu.kernel("cc_compact", V) as k:
                 k.load(self.a_flag, range(V))
                 k.store(self.a_flag, changed, tid=changed)
@@ -76,8 +76,13 @@ class CC(Algorithm):
         self.iterations = it
         return label
 
-    def describe_push(self, front: np.ndarray, pos: np.ndarray, v: np.ndarray, lower: np.ndarray) -> None:
-        """The push kernel: the active vertices' lists, atomicMin on the neighbours' labels."""
+    def push(self, front: np.ndarray, pos: np.ndarray, owner: np.ndarray,
+             label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The push kernel: the active vertices' lists, atomicMin on the neighbours' labels.
+        Returns every edge's neighbour and whether it lowers the neighbour's label (a mode
+        that reads the lists elsewhere, e.g. from host memory, overrides this)."""
+        v = self.und.col[pos].astype(np.int64)
+        lower = label[front][owner] < label[v]
         with self.gpu.kernel("cc_push", front.size + pos.size) as k:
             k.load(self.a_front, range(front.size))
             k.load(self.dg.row_ptr, front)
@@ -86,3 +91,4 @@ class CC(Algorithm):
             k.load(self.dg.col, pos)
             k.atomic(self.a_label, v)
             k.store(self.a_flag, v, active=lower)
+        return v, lower

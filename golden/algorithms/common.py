@@ -128,6 +128,9 @@ class Algorithm:
     key = ""
     mode = "baseline"
     needs_weights = False
+    #: Whether the algorithm starts from a source vertex (option ``source``);
+    #: giving a source to one that does not is an error, not silently ignored.
+    takes_source = True
 
     def __init__(self, graph, gpu: GPU, *, progress: Callable | None = None, **options):
         self.graph = graph
@@ -136,6 +139,8 @@ class Algorithm:
         self.options = options
         self.iterations = 0
         self.extra: dict = {}
+        if not self.takes_source and options.get("source") is not None:
+            raise AlgorithmError(f"{self.name} has no source vertex: it runs on every vertex (do not give a source)")
         if self.needs_weights and graph.weight is None:
             raise AlgorithmError(f"{self.name} needs edge weights: load the graph with weights "
                                  f"(`--weighted` or a weighted file)")

@@ -66,6 +66,7 @@ class KCore(Algorithm):
 
     name = "kcore"
     key = "core"
+    takes_source = False
 
     def check_options(self) -> None:
         if self.graph.directed:

@@ -31,6 +31,7 @@ __all__ = ["PageRank"]
 class PageRank(Algorithm):
     name = "pr"
     key = "rank"
+    takes_source = False
 
     def check_options(self) -> None:
         o = self.options
@@ -69,8 +70,12 @@ class PageRank(Algorithm):
         while it < max_iter:
             self.progress(it, V)
             contrib = rank * inv
+            # Work counters, attributed to the next kernel (GPU.count): every vertex
+            # is expanded by pr_contrib, every edge inspected by the push.
+            self.gpu.count("frontier_vertices", V)
             self.describe_contrib(V, dang)
             D = rank[dang].sum() if dangle else 0.0
+            self.gpu.count("edges", g.num_edges)
             nxt = self.push(contrib)
             new = (1.0 - d) / V + d * (nxt + D / V)
             change = float(np.abs(new - rank).sum())
@@ -81,7 +86,6 @@ class PageRank(Algorithm):
                 break
         self.iterations = it
         self.extra["final_change"] = change
-        self.gpu.count("edges", g.num_edges * it)
         self.gpu.count("gpu_nodes", V * it)
         self.gpu.count("gpu_edges", g.num_edges * it)
         return rank

@@ -21,7 +21,9 @@ class GPUConfig(Config):
     warp_size : int
         Threads per warp.
     threads_per_sm : int
-        Resident threads per SM (occupancy bound; used by the time model).
+        Resident threads per SM (occupancy bound): sets :attr:`resident_warps`,
+        the BFS visibility window and the warps the IRU and GraphPEG keep in
+        flight (docs/golden.md).
     clock_mhz : int
         Core clock.
     issue_per_sm : int
@@ -67,8 +69,11 @@ class GPUConfig(Config):
         # SCU and IRU papers: GTX 980 (Maxwell), 16 SMs at 1.27 GHz, 32 KB L1 / 2 MB L2, GDDR5 224 GB/s.
         "gtx980": {},
         "default": {},
-        # SCU paper: Tegra X1, 2 SMs (256 threads... per SM 2048 resident), 1 GHz, 32 KB / 256 KB, LPDDR4 25.6 GB/s.
-        "tx1": {"name": "tx1", "sms": 2, "clock_mhz": 1000, "l2_kb": 256, "dram_gbps": 25.6, "launch_cycles": 3000},
+        # SCU paper (Table 4): Tegra X1, 2 SMs, 1 GHz, 32 KB / 256 KB, LPDDR4 25.6 GB/s. Its "2 (256
+        # threads)" are the CUDA cores (2 x 128, as the GTX 980's "16 (2048 threads)" are 16 x 128);
+        # a Maxwell SM (sm_53) holds 2048 resident threads (docs/golden.md, "GPU model").
+        "tx1": {"name": "tx1", "sms": 2, "threads_per_sm": 2048, "clock_mhz": 1000, "l2_kb": 256, "dram_gbps": 25.6,
+                "launch_cycles": 3000},
         # MFF slides: GTX 480 (Fermi), 15 clusters at 1.4 GHz, 177.4 GB/s; 16 KB L1, 768 KB L2, 128 B line coalescing.
         "gtx480": {"name": "gtx480", "sms": 15, "threads_per_sm": 1536, "clock_mhz": 1400, "issue_per_sm": 2,
                    "coalescing": "line", "l1_kb": 16, "l2_kb": 768, "l2_ways": 8, "dram_gbps": 177.4},

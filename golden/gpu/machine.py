@@ -25,7 +25,8 @@ from .cache import CacheStats, SectoredCache
 from .coalescer import Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range
 from .config import GPUConfig
 
-__all__ = ["ArrayRef", "Kernel", "KernelStats", "GPU", "WARPS_PER_CTA", "ALU_PER_MEM", "ALU_PER_WARP", "QUEUE_CAPACITY"]
+__all__ = ["ArrayRef", "Kernel", "KernelStats", "GPU", "WARPS_PER_CTA", "ALU_PER_MEM", "ALU_PER_WARP", "QUEUE_CAPACITY",
+           "KERNEL_COUNTERS", "kernel_table"]
 
 #: Warps per thread block (256 threads); thread blocks go to SMs round robin.
 WARPS_PER_CTA = 8
@@ -35,6 +36,9 @@ ALU_PER_MEM = 2
 ALU_PER_WARP = 6
 #: Elements of address space given to every work queue (:meth:`GPU.queue`).
 QUEUE_CAPACITY = 1 << 30
+#: Run counters (:meth:`GPU.count`) that are also attributed to kernels, and the
+#: :class:`KernelStats` field each one goes to.
+KERNEL_COUNTERS = {"edges": "edges", "frontier_vertices": "vertices"}
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,19 @@ class ArrayRef:
 
 @dataclass
 class KernelStats:
-    """Counters of one kernel (summed over its launches)."""
+    """Counters of one kernel (summed over its launches).
+
+    ``edges`` and ``vertices`` are the algorithm's work done by the kernel: the
+    edges it inspects (the run counter ``edges``, duplicates and re-relaxations
+    included) and the vertices whose adjacency lists it expands (the run counter
+    ``frontier_vertices``); see :meth:`GPU.count` for how they are attributed."""
 
     name: str
     launches: int = 0
     threads: int = 0
     warps: int = 0
+    edges: int = 0
+    vertices: int = 0
     loads: Coalesced = field(default_factory=Coalesced)
     stores: Coalesced = field(default_factory=Coalesced)
     atomics: Coalesced = field(default_factory=Coalesced)
@@ -94,6 +105,7 @@ class KernelStats:
                     "requests": x.request_hist(gpu.sector_bytes)}
         return {
             "name": self.name, "launches": self.launches, "threads": self.threads, "warps": self.warps,
+            "edges": self.edges, "vertices": self.vertices,
             "warp_instructions": self.warp_instructions, "mem_instructions": self.mem_instructions,
             "alu_instructions": self.alu, "loads": c(self.loads), "stores": c(self.stores),
             "atomics": c(self.atomics), "sectors": self.sectors, "lines": self.lines,
@@ -123,9 +135,12 @@ class Kernel:
         self._memo = None      # last dense access: (idx, active, esize, offset, result)
 
     def __enter__(self):
+        self.gpu._open = self
         return self
 
     def __exit__(self, *exc):
+        if self.gpu._open is self:
+            self.gpu._open = None
         if exc[0] is None:
             self.gpu._finish(self)
         return False
@@ -308,6 +323,8 @@ class GPU:
         self.arrays: dict[str, ArrayRef] = {}
         self.kernels: "OrderedDict[str, KernelStats]" = OrderedDict()
         self.counters: dict[str, int] = {}
+        self._open: Kernel | None = None
+        self._pending = {f: 0 for f in KERNEL_COUNTERS.values()}
         if self.caches:
             c = self.config
             self._l1 = [SectoredCache(c.l1_kb * 1024, c.l1_ways, c.line_bytes, c.sector_bytes) for _ in range(c.sms)]
@@ -341,12 +358,29 @@ class GPU:
         return Kernel(self, name, threads)
 
     def count(self, name: str, n: int = 1) -> None:
-        """Algorithm-level counters (edges traversed, vertices visited...)."""
-        self.counters[name] = self.counters.get(name, 0) + int(n)
+        """Algorithm-level counters (edges traversed, vertices visited...).
+
+        The counters of :data:`KERNEL_COUNTERS` (``edges``, ``frontier_vertices``)
+        also go to a kernel: the one open (inside its ``with`` block) when counted,
+        else the next one to finish (algorithms count a step's work just before
+        launching its kernel). What is left when the run ends is reported as
+        ``unattributed`` (:meth:`report`), so the kernels and that always add up to
+        the run's counters."""
+        n = int(n)
+        self.counters[name] = self.counters.get(name, 0) + n
+        f = KERNEL_COUNTERS.get(name)
+        if f is not None and self.stats_on:
+            if self._open is not None:
+                setattr(self._open.stats, f, getattr(self._open.stats, f) + n)
+            else:
+                self._pending[f] += n
 
     def _finish(self, k: Kernel) -> None:
         c = self.config
         st = k.stats
+        for f, n in self._pending.items():
+            setattr(st, f, getattr(st, f) + n)
+            self._pending[f] = 0
         warps = -(-k.threads // c.warp_size)
         st.launches = 1
         st.threads = k.threads
@@ -406,12 +440,19 @@ class GPU:
         st.dram_sectors += dram
 
     # -- results --------------------------------------------------------------------
+    def unattributed(self) -> dict:
+        """Kernel counters (``edges``, ``vertices``) counted after the last kernel."""
+        return dict(self._pending)
+
     def totals(self) -> dict:
-        """Sums over all kernels."""
+        """Sums over all kernels (``edges`` and ``vertices`` include the
+        :meth:`unattributed` ones: they equal the run's counters)."""
         c = self.config
         t = KernelStats("total")
         for st in self.kernels.values():
             _merge(t, st)
+        for f, n in self._pending.items():
+            setattr(t, f, getattr(t, f) + n)
         d = t.as_dict(c)
         d.pop("by_array")
         d["time_us"] = t.cycles / c.clock_mhz
@@ -426,30 +467,38 @@ class GPU:
             d["time_us"] = st.cycles / c.clock_mhz
             kernels.append(d)
         return {"gpu": c.to_dict(), "caches": self.caches, "kernels": kernels, "total": self.totals(),
-                "counters": dict(self.counters)}
+                "unattributed": self.unattributed(), "counters": dict(self.counters)}
 
     def table(self) -> str:
-        """Per-kernel table for people."""
-        c = self.config
-        rows = []
-        for st in list(self.kernels.values()) + [None]:
-            if st is None:
-                d = self.totals()
-                name = "total"
-            else:
-                d = st.as_dict(c)
-                name = st.name
-            rows.append([name, d["launches"], d["warp_instructions"], d["mem_instructions"], d["sectors"],
-                         round(d["accesses_per_request"], 2), d["atomics"]["lanes"], d["dram_sectors"],
-                         round(d["cycles"])])
-        return format_table(["kernel", "launches", "warp insts", "mem insts", "sectors", "sect/req",
-                             "atomic lanes", "DRAM sectors", "est. cycles"], rows)
+        """Per-kernel table for people (:func:`kernel_table` of :meth:`report`)."""
+        return kernel_table(self.report())
+
+
+def kernel_table(report: dict) -> str:
+    """The per-kernel table of a :meth:`GPU.report`: one row per kernel, a row for
+    the edges and vertices counted outside any kernel (when there are some), and
+    the total."""
+    rows = []
+    un = report.get("unattributed") or {}
+    extra = [{"name": "(outside kernels)", "edges": un.get("edges", 0), "vertices": un.get("vertices", 0)}] \
+        if any(un.values()) else []
+    for d in report["kernels"] + extra + [dict(report["total"], name="total")]:
+        if "launches" not in d:
+            rows.append([d["name"], "", d["edges"], d["vertices"], "", "", "", "", "", "", ""])
+            continue
+        rows.append([d["name"], d["launches"], d.get("edges", 0), d.get("vertices", 0), d["warp_instructions"],
+                     d["mem_instructions"], d["sectors"], round(d["accesses_per_request"], 2),
+                     d["atomics"]["lanes"], d["dram_sectors"], round(d["cycles"])])
+    return format_table(["kernel", "launches", "edges", "vertices", "warp insts", "mem insts", "sectors",
+                         "sect/req", "atomic lanes", "DRAM sectors", "est. cycles"], rows)
 
 
 def _merge(agg: KernelStats, st: KernelStats) -> None:
     agg.launches += st.launches
     agg.threads += st.threads
     agg.warps += st.warps
+    agg.edges += st.edges
+    agg.vertices += st.vertices
     agg.loads.add(st.loads)
     agg.stores.add(st.stores)
     agg.atomics.add(st.atomics)

@@ -14,6 +14,8 @@ whole project relies on:
 """
 from __future__ import annotations
 
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,8 +126,9 @@ class CSRGraph:
                                    directed=True, name=self.name + "^T", meta=self.meta)
 
     def with_weights(self, seed: int = 1, lo: int = 1, hi: int = 255) -> "CSRGraph":
-        """A copy with integer weights drawn uniformly in ``[lo, hi]`` from ``seed``
-        (replacing any weights); both directions of an undirected edge get the same one."""
+        """A copy with integer weights in ``[lo, hi]`` (replacing any weights): a
+        splitmix64 hash of the edge's end points and ``seed`` (:func:`edge_weights`),
+        so both directions of an undirected edge get the same one."""
         return CSRGraph(self.row_ptr, self.col, edge_weights(self.src(), self.col, seed, lo, hi,
                                                              self.directed, self.num_vertices),
                         self.directed, self.name, dict(self.meta, weight_seed=seed))
@@ -158,7 +161,20 @@ class CSRGraph:
 def edge_weights(src, dst, seed: int, lo: int, hi: int, directed: bool, num_vertices: int) -> np.ndarray:
     """Seeded integer weights in ``[lo, hi]`` per edge, a function of the edge's end
     points only (so both arcs of an undirected edge agree and the weights do not
-    depend on the order of the edges)."""
+    depend on the order of the edges).
+
+    With ``u, v`` the end points (``min, max`` of them for an undirected graph),
+    ``V`` the vertex count and all arithmetic modulo 2**64::
+
+        phi = 0x9E3779B97F4A7C15
+        x = u * V + v + (seed + 1) * phi
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+        x = x ^ (x >> 31)                 # the splitmix64 finaliser
+        w = lo + x % (hi - lo + 1)
+
+    A hash, not a draw from a random generator: the weights are close to uniform
+    (modulo bias below 2**-55 for the default range) and repeatable from ``seed``."""
     if not (isinstance(lo, int) and isinstance(hi, int) and 0 <= lo <= hi):
         raise GraphError(f"weight range must be integers 0 <= lo <= hi, not [{lo}, {hi}]")
     s = np.asarray(src, dtype=np.uint64)
@@ -178,7 +194,11 @@ def edge_weights(src, dst, seed: int, lo: int, hi: int, directed: bool, num_vert
 def load_npz(path) -> CSRGraph:
     """Read a graph written by :meth:`CSRGraph.save_npz`."""
     try:
-        with np.load(path, allow_pickle=False) as z:
+        # The file is opened here so that it is closed even when numpy cannot read it.
+        with open(path, "rb") as f:
+            z = np.load(f, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):      # a bare .npy array
+                raise GraphError(f"{path}: not a graphunits graph file (.npz written by graphunits)")
             if "format" not in z or str(z["format"]) != "graphunits-csr-1":
                 raise GraphError(f"{path}: not a graphunits graph file (.npz written by graphunits)")
             row_ptr = z["row_ptr"].astype(np.int64)
@@ -186,10 +206,12 @@ def load_npz(path) -> CSRGraph:
             weight = z["weight"].astype(np.float64) if "weight" in z else None
             directed = bool(z["directed"])
             name = str(z["name"])
-    except (OSError, ValueError, KeyError) as e:
-        if isinstance(e, GraphError):
-            raise
-        raise GraphError(f"{path}: cannot read graph: {e}") from None
+    except GraphError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        # A truncated or corrupt file (a cache written by a killed process, a file
+        # that only looks like a zip archive) is reported, never a traceback.
+        raise GraphError(f"{path}: cannot read graph ({type(e).__name__}: {e})") from None
     if row_ptr.ndim != 1 or row_ptr.size < 1 or row_ptr[0] != 0 or row_ptr[-1] != col.size \
             or np.any(np.diff(row_ptr) < 0) or (col.size and (col.min() < 0 or col.max() >= row_ptr.size - 1)) \
             or (weight is not None and weight.size != col.size):

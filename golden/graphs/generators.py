@@ -7,8 +7,9 @@
   EMOGI GK) have this shape.
 * :func:`urand` — ``edgefactor * 2**scale`` edges between uniformly random end
   points (gapbs ``-u``; EMOGI's GU); undirected.
-* :func:`grid` — an ``R x C`` four-neighbour grid with random integer weights in
-  ``[1, 255]``: a road-like graph (large diameter, degree <= 4); undirected.
+* :func:`grid` — an ``R x C`` four-neighbour grid with integer weights in
+  ``[1, 255]`` hashed from the end points and the seed (:func:`edge_weights`): a
+  road-like graph (large diameter, degree <= 4); undirected.
 
 Self loops and duplicate edges that the generators draw are removed by
 :meth:`CSRGraph.from_edges`, as Graph500 and gapbs do when they build CSR.

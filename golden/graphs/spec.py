@@ -119,7 +119,8 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
     vertices : int or None
         Vertex count of a file's graph (default: largest id + 1, or the file's header).
     weighted : bool
-        Give an unweighted graph integer weights in [1, 255] drawn from ``weight_seed``.
+        Give an unweighted graph integer weights in [1, 255], a hash of each edge's end
+        points and ``weight_seed`` (:func:`golden.graphs.csr.edge_weights`).
     cache : bool
         Reuse/write ``.npz`` copies of parsed files and large generated graphs.
     """
