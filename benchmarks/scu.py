@@ -2,13 +2,23 @@
 """SCU benchmarks (issue "SCU"):
 
 (a) RTL throughput: elements per cycle of every operation, for widths 1 (tx1) and
-    4 (gtx980), with a 1-cycle and a 100-cycle memory, against the ideal (the
+    4 (gtx980), with a 1-, 100- and 400-cycle memory, against the ideal (the
     width); goal >= 0.9 x width for data compaction. With the 100-cycle memory
-    the unit has 128 requests in flight (Little's law). Also the TLM time
-    model's cycles against the RTL's (model parity).
+    twice: the preset's own requests in flight (32 data, 8 per parameter
+    stream: Table 1) and 128 / 32 (enough for one request per cycle, Little's
+    law), labelled "(inflight 128)"; and with the GPU model's 400-cycle memory,
+    long and short ("small ops") operations. Also the TLM time model's estimate
+    of the RTL's cycles (``scu_cycle_terms`` without the command hand-off),
+    their ratio and the bound that sets the estimate.
 (b) Golden model: baseline vs ``scu`` vs ``scu-enhanced`` for BFS and SSSP on
     kron:scale=16 and grid:256x256: GPU workload left, coalescing of the
-    consuming kernel, estimated speedup — beside the paper's figures.
+    consuming kernel, estimated speedup — beside the paper's figures. For SSSP
+    also ``scu-filter`` (``scu-enhanced`` with ``group=False``: filtering only),
+    so that the coalescing gained by grouping is filter-only vs filter+group.
+    The SCU time is the TLM time model at the GPU model's memory latency with
+    the preset's requests in flight; beside it the speedup with 512 in flight
+    (Little's law no longer binds) and with a free SCU (GPU cycles only), and
+    the SCU cycles split by what bounds each operation.
 
 Usage: python benchmarks/scu.py [--part a|b|ab] [--sim verilator] [--n 16384] [--json FILE]
 """
@@ -29,10 +39,18 @@ def log(t0, msg):
     print(f"[bench] {msg} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
 
+#: Part (a)'s memory settings: (latency, requests in flight, elements) — "own": the
+#: preset's (Table 1: 32 data, 8 per parameter stream); "deep": 128 / 32; "small":
+#: short operations (256 elements linear, 64 otherwise), where the fixed costs
+#: dominate, at the GPU model's 400-cycle latency.
+A_SETTINGS = ((1, "own", None), (100, "own", None), (100, "deep", None), (400, "own", None),
+              (400, "own", "small"))
+
+
 def part_a(args, t0):
     from golden.gpu import GPUConfig
     from golden.scu import SCUConfig, SCUModel
-    from golden.scu.algorithms import scu_cycles
+    from golden.scu.algorithms import SCU_COMMAND_CYCLES, scu_cycle_terms
     from sim.build import build_verilog
     from sim.runner import run_cocotb
     from sim.scu import make_workload
@@ -41,17 +59,23 @@ def part_a(args, t0):
            ("group", {"id_range": 8192})]
     rows, recs = [], []
     for preset in ("tx1", "gtx980"):
-        for lat in (1, 100):
+        for lat, inflight, size in A_SETTINGS:
             cfg = SCUConfig.preset(preset)
-            if lat > 1:
+            label_p = preset
+            if inflight == "deep":
                 cfg = cfg.replace(max_inflight=128, param_inflight=32)
+                label_p = f"{preset} (inflight 128)"
+            if size == "small":
+                label_p = f"{preset} (small ops)"
             gpu = GPUConfig(mem_latency=lat)
             runs = []
             for op, extra in ops:
                 n = args.n if op in ("data", "bitmask") else args.n // 4
+                if size == "small":
+                    n = 256 if op in ("data", "bitmask") else 64
                 runs.append({"name": op, "extra": extra, "workload": {"kind": "bench", "op": op, "n": n, **extra},
                              "timing": {"latency": lat, "max_outstanding": 1024}})
-            log(t0, f"RTL {preset} (width {cfg.width}), {lat}-cycle memory")
+            log(t0, f"RTL {label_p} (width {cfg.width}), {lat}-cycle memory")
             res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu",
                              {"config": cfg.to_dict(), "runs": runs}, sim=args.sim)
             for run, r in zip(runs, res["runs"]):
@@ -60,58 +84,142 @@ def part_a(args, t0):
                 space, wl_ops = make_workload(cfg, run["workload"])
                 tlm = SCUModel(cfg, space)
                 est = [tlm.execute(o) for o in wl_ops][-1]
-                model = scu_cycles(run["name"], est, cfg, gpu) - gpu.mem_latency + lat
+                # The model's estimate of the RTL's own count (the command hand-off is not in it).
+                terms = scu_cycle_terms(run["name"], est, cfg, gpu)
+                model = terms["fixed"] - SCU_COMMAND_CYCLES + max(terms["elements"], terms["port"], terms["dram"],
+                                                                   terms["little"])
+                bound = max(("elements", "port", "little"), key=lambda k: terms[k])
+                if bound == "little":
+                    bound = f"little ({terms['little_stream']})"
                 label = run["name"] + ("" if not run["extra"] else " " + ",".join(
                     f"{k}={v}" for k, v in run["extra"].items() if k != "id_range"))
                 e_in, e_out = s["elements_in"] / s["cycles"], s["elements_out"] / s["cycles"]
-                rows.append([preset, cfg.width, lat, label, s["elements_in"], s["elements_out"], s["cycles"],
+                rows.append([label_p, cfg.width, lat, label, s["elements_in"], s["elements_out"], s["cycles"],
                              round(e_in, 3), round(e_out, 3), round(max(e_in, e_out) / cfg.width, 3),
-                             round(model / s["cycles"], 2)])
-                recs.append({"preset": preset, "width": cfg.width, "latency": lat, "op": label, **s,
-                             "in_per_cycle": e_in, "out_per_cycle": e_out, "model_cycles": model})
+                             round(model), round(model / s["cycles"], 3), bound])
+                recs.append({"preset": preset, "max_inflight": cfg.max_inflight,
+                             "param_inflight": cfg.param_inflight, "width": cfg.width, "latency": lat, "op": label,
+                             "small": size == "small", **s, "in_per_cycle": e_in, "out_per_cycle": e_out,
+                             "model_cycles": model, "model_terms": terms, "model_bound": bound})
     print(format_table(["preset", "width", "latency", "operation", "in", "out", "cycles", "in/cycle", "out/cycle",
-                        "x width", "model/RTL"], rows, markdown=True,
+                        "x width", "model", "model/RTL", "model bound"], rows, markdown=True,
                        title=f"(a) SCU RTL throughput ({args.sim}); 'x width' = the larger of in and out per cycle "
-                             f"over the width"))
+                             f"over the width; 'model' = the TLM time model's estimate of the RTL's cycles"))
+    ratios = [r["model_cycles"] / r["cycles"] for r in recs]
+    print(f"\nmodel/RTL: {min(ratios):.3f} .. {max(ratios):.3f} over {len(ratios)} rows")
     return recs
+
+
+#: In-flight requests (data and each parameter stream) of part (b)'s second SCU
+#: time: enough that Little's law never binds at the GPU model's 400-cycle latency
+#: (512 − 4 usable > 402 cycles a slot is held).
+DEEP_INFLIGHT = 512
+
+
+def scu_time(history, cfg, gpu_cfg) -> dict:
+    """SCU cycles of logged operations (``TLMBackend.history``) under ``cfg``, split
+    by what bounds each operation: ``fixed`` (command, pipeline, latencies, clears)
+    plus, per operation, its largest throughput term (``elements``, ``port``,
+    ``dram`` or ``little``)."""
+    from golden.scu.algorithms import scu_cycle_terms
+    out = {"fixed": 0.0, "elements": 0.0, "port": 0.0, "dram": 0.0, "little": 0.0}
+    for name, clear, st in history:
+        t = scu_cycle_terms(name, st, cfg, gpu_cfg, clear=clear)
+        out["fixed"] += t["fixed"]
+        k = max(("elements", "port", "dram", "little"), key=lambda x: t[x])
+        out[k] += t[k]
+    out["total"] = sum(out.values())
+    return out
 
 
 def part_b(args, t0):
     from golden.algorithms import run_algorithm
+    from golden.gpu import GPUConfig
     from golden.graphs import load_graph
     from golden.scu import SCUConfig
     from golden.scu.algorithms import TLMBackend
-    rows, recs = [], []
+    rows, brows, recs = [], [], []
     for spec in args.graphs.split(";"):
         for algo in ("bfs", "sssp"):
             g = load_graph(spec, weighted=algo == "sssp")
             for gpu in ("gtx980", "tx1"):
-                res = {}
-                for mode in ("baseline", "scu", "scu-enhanced"):
+                res, backends = {}, {}
+                modes = ("baseline", "scu", "scu-enhanced") + (("scu-filter",) if algo == "sssp" else ())
+                cfg = SCUConfig.preset(gpu)
+                deep = cfg.replace(max_inflight=DEEP_INFLIGHT, param_inflight=DEEP_INFLIGHT)
+                gpu_cfg = GPUConfig.preset(gpu)
+                for mode in modes:
                     log(t0, f"{algo} {mode} on {spec} ({gpu})")
-                    kw = {} if mode == "baseline" else {"backend": TLMBackend(SCUConfig.preset(gpu))}
-                    res[mode] = run_algorithm(g, algo, mode, gpu=gpu, **kw)
+                    kw = {}
+                    if mode != "baseline":
+                        kw["backend"] = backends[mode] = TLMBackend(cfg, log=True)
+                    if mode == "scu-filter":        # the enhanced unit without grouping
+                        kw["group"] = False
+                    res[mode] = run_algorithm(g, algo, "scu-enhanced" if mode == "scu-filter" else mode,
+                                              gpu=gpu, **kw)
                 base = res["baseline"]
                 assert all((r.values == base.values).all() for r in res.values())
                 work0 = base.counters["gpu_nodes"] + base.counters["gpu_edges"]
                 t_base = base.gpu["total"]["cycles"]
                 for mode, r in res.items():
                     work = r.counters["gpu_nodes"] + r.counters["gpu_edges"]
-                    total = r.extra["time"]["total_cycles"] if mode != "baseline" else t_base
                     contract = [k for k in r.gpu["kernels"] if k["name"].endswith("_contract")]
                     sect = sum(k["sectors"] for k in contract)
                     inst = sum(k["mem_instructions"] for k in contract)
-                    scu_c = r.extra["time"]["scu_cycles"] if mode != "baseline" else 0
+                    rec = {"graph": spec, "algo": algo, "gpu": gpu, "mode": mode, "gpu_workload": work,
+                           "workload_left": work / work0,
+                           "contract_sectors_per_request": sect / inst if inst else None}
+                    if mode == "baseline":
+                        gpu_c, scu_c, scu_deep = t_base, 0.0, 0.0
+                    else:
+                        gpu_c, scu_c = r.extra["time"]["gpu_cycles"], r.extra["time"]["scu_cycles"]
+                        split = scu_time(backends[mode].history, cfg, gpu_cfg)
+                        assert abs(split["total"] - scu_c) <= 1e-6 * scu_c, (split["total"], scu_c)
+                        split_deep = scu_time(backends[mode].history, deep, gpu_cfg)
+                        scu_deep = split_deep["total"]
+                        ops = sum(r.extra["scu"]["ops"].values())
+                        brows.append([spec.split(",")[0], algo, gpu, mode, ops, round(scu_c)] +
+                                     [f"{split[k] / scu_c:.0%}" for k in ("fixed", "elements", "port", "dram",
+                                                                           "little")] +
+                                     [round(scu_c / ops), round(scu_deep)] +
+                                     [f"{split_deep[k] / scu_deep:.0%}" for k in ("fixed", "elements", "port",
+                                                                                  "dram", "little")])
+                        rec.update({"scu_ops": r.extra["scu"]["ops"], "scu_split": split,
+                                    "scu_cycles_deep_inflight": scu_deep, "scu_split_deep_inflight": split_deep})
+                    total = gpu_c + scu_c
+                    sp, sp_deep, sp_free = t_base / total, t_base / (gpu_c + scu_deep), t_base / gpu_c
                     rows.append([spec.split(",")[0], algo, gpu, mode, work, round(work / work0, 3),
-                                 round(sect / inst, 2) if inst else "-", round(total), round(scu_c),
-                                 round(t_base / total, 2)])
-                    recs.append({"graph": spec, "algo": algo, "gpu": gpu, "mode": mode, "gpu_workload": work,
-                                 "workload_left": work / work0, "contract_sectors_per_request": sect / inst if inst else None,
-                                 "total_cycles": total, "scu_cycles": scu_c, "speedup": t_base / total,
-                                 "scu_ops": r.extra.get("scu", {}).get("ops")})
+                                 round(sect / inst, 2) if inst else "-", round(gpu_c), round(scu_c), round(total),
+                                 round(sp, 2), round(sp_deep, 2), round(sp_free, 2)])
+                    rec.update({"gpu_cycles": gpu_c, "scu_cycles": scu_c, "total_cycles": total, "speedup": sp,
+                                "speedup_deep_inflight": sp_deep, "speedup_scu_free": sp_free})
+                    recs.append(rec)
     print(format_table(["graph", "algo", "GPU", "mode", "GPU workload", "left", "contract sect/req",
-                        "est. cycles", "SCU cycles", "speedup"], rows, markdown=True,
-                       title="(b) Golden model with the SCU (TLM)"))
+                        "GPU cycles", "SCU cycles", "est. cycles", "speedup", f"speedup, {DEEP_INFLIGHT} in flight",
+                        "speedup, SCU free"], rows, markdown=True,
+                       title="(b) Golden model with the SCU (TLM); scu-filter = scu-enhanced with group=False"))
+    print()
+    d = DEEP_INFLIGHT
+    print(format_table(["graph", "algo", "GPU", "mode", "SCU ops", "SCU cycles", "fixed", "elements", "port",
+                        "DRAM", "Little", "cycles/op", f"SCU cycles, {d} in flight", f"{d}: fixed", f"{d}: elements",
+                        f"{d}: port", f"{d}: DRAM", f"{d}: Little"], brows, markdown=True,
+                       title="SCU time by bound (share of the SCU cycles: fixed = command, pipeline and memory "
+                             "latencies; then each operation's largest throughput term), with the preset's "
+                             f"requests in flight and with {d}"))
+    # Coalescing from grouping: the same filtered SSSP with and without grouping.
+    grows = []
+    for rec in recs:
+        if rec["mode"] != "scu-filter":
+            continue
+        both = next(r for r in recs if r["mode"] == "scu-enhanced" and
+                    (r["graph"], r["algo"], r["gpu"]) == (rec["graph"], rec["algo"], rec["gpu"]))
+        f, fg = rec["contract_sectors_per_request"], both["contract_sectors_per_request"]
+        grows.append([rec["graph"].split(",")[0], rec["gpu"], round(f, 2), round(fg, 2), f"{f / fg - 1:+.0%}"])
+        rec["grouping_coalescing_gain"] = f / fg - 1
+    print()
+    print(format_table(["graph", "GPU", "filter only", "filter + group", "gain"], grows, markdown=True,
+                       title="Coalescing from grouping (SSSP contraction, sectors per request; gain = "
+                             "filter-only / filter+group - 1)"))
     print(f"\nPaper: workload left after filtering {PAPER['workload_bfs']:.0%} (BFS), {PAPER['workload_sssp']:.0%} "
           f"(SSSP); grouping +27 % coalescing (SSSP, TX1); speedup {PAPER['speedup_gtx980']}x (GTX 980), "
           f"{PAPER['speedup_tx1']}x (TX1).")

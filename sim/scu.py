@@ -9,6 +9,7 @@ contents of every region of memory.
 """
 from __future__ import annotations
 
+import fnmatch
 import random
 from dataclasses import dataclass, field
 
@@ -23,7 +24,8 @@ from .agents import MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming
 
-__all__ = ["RawCommand", "SCUHarness", "make_workload", "status_from_item"]
+__all__ = ["RawCommand", "SCUHarness", "make_workload", "directed_workload", "resolve_error_regions",
+           "status_from_item"]
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,27 @@ class SCUHarness:
 def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     """A deterministic random list of SCU operations over freshly filled memory.
 
-    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "error": bool}``. Lengths
-    include 0, 1 and values around multiples of the width; bases are unaligned to
-    blocks; bitmasks have random density; some operations are misaligned (command
-    errors) and, with ``"error"``, part of the data array answers with errors.
+    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "misaligned", "raw"}``.
+    Lengths include 0, 1 and values around multiples of the width; bases are
+    unaligned to blocks; bitmasks have random density; some operations are
+    misaligned (command errors). Memory errors come from the run's timing
+    (``error_ranges``, or region names resolved by :func:`resolve_error_regions`).
+
+    The ids that ``filter`` and ``group`` read (region ``ids``) mix three kinds,
+    so that both hashes see duplicates, misses and evictions on every preset:
+    ids in ``[0, 48)`` (duplicates), ids in ``[0, 65536)`` (mostly new keys) and
+    *colliding* ids: ``j * (filter_sets + 1)`` for the filter and
+    ``(group_block_bytes / 4) * j * (group_sets + 1)`` for grouping (``j <
+    sets``), whose keys all fold to set 0, so a slice of ~70 ids evicts entries
+    and leaves round-robin pointers that are not 0 at the end of an operation
+    (docs/scu.md, "Filtering", "Grouping"). ``{"kind": "bench"}`` and
+    ``{"kind": "directed"}`` give :func:`bench_workload` and
+    :func:`directed_workload`.
     """
     if spec.get("kind") == "bench":
         return bench_workload(config, spec)
+    if spec.get("kind") == "directed":
+        return directed_workload(config, spec)
     rng = np.random.default_rng(spec.get("seed", 0))
     r = random.Random(spec.get("seed", 0))
     W = config.width
@@ -127,16 +143,21 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     e8 = config.max_elem_bytes == 8
     data4 = space.alloc("data4", rng.integers(0, 2**32, words, dtype=np.uint32), align=4096)
     data8 = space.alloc("data8", rng.integers(0, 2**63, words, dtype=np.uint64), align=4096) if e8 else None
-    ids = space.alloc("ids", rng.integers(0, spec.get("id_range", 48), words, dtype=np.uint32), align=4096)
+    ids = space.alloc("ids", _mixed_ids(config, rng, words, spec.get("id_range", 48)), align=4096)
     costs = space.alloc("costs", rng.integers(0, 1000, words, dtype=np.uint32), align=4096)
     idx = space.alloc("idx", rng.integers(0, words - 64, words, dtype=np.uint32), align=4096)
     cnt = space.alloc("cnt", rng.choice([0, 1, 2, 3, 5, 8, 13, 31], words).astype(np.uint32), align=4096)
     masks = space.alloc("masks", pack_bits(rng.random(32 * 256) < rng.random()), align=4096)
-    kinds = spec.get("kinds", ["bitmask", "data", "access", "replicate", "expand", "filter", "group"])
+    # Filtering and grouping twice as often: their hashes carry state across operations.
+    kinds = spec.get("kinds", ["bitmask", "data", "access", "replicate", "expand", "filter", "group", "filter",
+                               "group"])
     ops: list = []
     for k in range(spec.get("ops", 12)):
         kind = r.choice(kinds)
-        n = r.choice([0, 1, W - 1 if W > 1 else 2, W, W + 1, 2 * W + 1, 33, r.randint(0, max_n), r.randint(0, max_n)])
+        lengths = [0, 1, W - 1 if W > 1 else 2, W, W + 1, 2 * W + 1, 33, r.randint(0, max_n), r.randint(0, max_n)]
+        if kind in ("filter", "group"):     # long enough to fill sets and evict
+            lengths += [r.randint(max_n // 2, max_n)] * 3
+        n = r.choice(lengths)
         es = 8 if (e8 and kind not in ("filter", "group") and r.random() < 0.3) else 4
         out = space.alloc_empty(f"out{k}", 8 * max_n * 32 + 64, np.uint8, align=64) + r.choice([0, 4, 8, 28]) // es * es
         mask = masks + 4 * r.randrange(0, 64) if r.random() < 0.6 else None
@@ -169,7 +190,9 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
         else:  # group
             data = ids + 4 * r.randrange(0, words - max_n)
             mask = None
-            kw = {"target": 0x40000 + 4 * r.randrange(0, 64)}
+            # The target's block is a high power of two plus an offset within the block,
+            # so that colliding ids keep their set (_mixed_ids).
+            kw = {"target": (1 << (config.addr_width - 1)) + 4 * r.randrange(0, config.group_block_bytes // 4)}
         op = SCUOp(kind, n, out, data=data, mask=mask, esize=es, **kw)
         if r.random() < spec.get("misaligned", 0.06):
             op = SCUOp(kind, n, out + 2, data=data, mask=mask, esize=es, **kw)
@@ -177,6 +200,78 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     if spec.get("raw", True):
         ops.insert(len(ops) // 2, RawCommand({"op": 7, "n": 5}))
     return space, ops
+
+
+def _mixed_ids(config: SCUConfig, rng, words: int, small: int) -> np.ndarray:
+    """Ids for filtering and grouping: duplicates, new keys and colliding keys (make_workload)."""
+    fs, gs = config.filter_sets, config.group_sets
+    epb = config.group_block_bytes // 4
+    # Colliding keys: j * (sets + 1) = j + j * sets folds to j ^ j = 0 for j < sets.
+    # Grouping keys on the block of target + 4 * id; the target's block has only bits
+    # above these keys (make_workload), so the sum is an OR and all fold to one set.
+    f_coll = np.arange(1, min(fs, 4 * config.filter_ways + 2)) * (fs + 1)
+    g_coll = epb * np.arange(1, min(gs, 4 * config.group_ways + 2)) * (gs + 1)
+    coll = np.concatenate([f_coll, g_coll]) if f_coll.size + g_coll.size else np.zeros(1, np.int64)
+    kind = rng.integers(0, 3, words)
+    ids = np.where(kind == 0, rng.integers(0, small, words),
+                   np.where(kind == 1, rng.integers(0, 1 << 16, words), rng.choice(coll, words)))
+    return ids.astype(np.uint32)
+
+
+def directed_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
+    """Operations written out by a test: ``{"kind": "directed", "regions": {name:
+    region}, "ops": [op, ...]}``.
+
+    A region is ``{"values": [...], "esize": 4}`` (those elements),
+    ``{"random": count, "hi": bound, "esize": 4, "seed": s}`` (random elements in
+    ``[0, hi)``), ``{"bits": [0/1, ...]}`` (a packed bit vector) or ``{"empty":
+    nbytes}``; every region starts on a 4 KiB boundary, in the order given. An
+    op is a dict of :class:`golden.scu.SCUOp` fields in which an address may be
+    a region name or ``"name+offset"`` (bytes); other keys (e.g. a test's
+    expectations) are ignored."""
+    space = AddressSpace(addr_bits=config.addr_width)
+    for name, reg in spec["regions"].items():
+        dt = {4: np.uint32, 8: np.uint64}[reg.get("esize", 4)]
+        if "values" in reg:
+            arr = np.asarray(reg["values"], dtype=dt)
+        elif "random" in reg:
+            arr = np.random.default_rng(reg.get("seed", 0)).integers(0, reg.get("hi", 1 << 31), reg["random"],
+                                                                     dtype=dt)
+        elif "bits" in reg:
+            arr = pack_bits(np.asarray(reg["bits"], dtype=bool))
+        else:
+            space.alloc_empty(name, reg["empty"], np.uint8, align=4096)
+            continue
+        space.alloc(name, arr, align=4096)
+
+    def addr(v):
+        if not isinstance(v, str):
+            return v
+        name, _, off = v.partition("+")
+        return space.region(name).base + int(off or 0)
+
+    fields = {f for f in SCUOp.__dataclass_fields__}
+    ops = []
+    for d in spec["ops"]:
+        kw = {k: addr(v) if k in ("out", "data", "mask", "idx", "cnt", "target") else v
+              for k, v in d.items() if k in fields}
+        ops.append(SCUOp(**kw))
+    return space, ops
+
+
+def resolve_error_regions(space: AddressSpace, regions) -> list[tuple[int, int]]:
+    """Byte ranges of ``[[pattern, lo, hi], ...]``: bytes ``[lo, hi)`` (``hi``
+    None: to the end) of every region whose name matches the glob ``pattern``."""
+    out = []
+    for pattern, lo, hi in regions:
+        found = [reg for name, reg in space.regions.items() if fnmatch.fnmatchcase(name, pattern)]
+        if not found:
+            raise ValueError(f"error region {pattern!r} matches no region; regions: {', '.join(space.regions)}")
+        for reg in found:
+            end = reg.nbytes if hi is None else min(hi, reg.nbytes)
+            if lo < end:
+                out.append((reg.base + lo, reg.base + end))
+    return out
 
 
 def bench_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:

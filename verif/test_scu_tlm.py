@@ -147,6 +147,88 @@ def test_group_hand_traced_and_invariants():
     assert max(len(r) for r in runs) <= 8 * 63
 
 
+def test_group_unit_cycles_hand_traced():
+    # The RTL grouping unit (hw/scu/hashes.py): an element is taken per cycle unless
+    # the emitter still has more than its last beat to send; an emission of k
+    # positions takes ceil(k / width) beats after the cycle that loads it. Flush:
+    # per set, 1 cycle to read it, 1 per way (a valid way loads the emitter, waiting
+    # for it as an element does), 1 to write it back.
+    # One set, one way, groups of 2, width 1; blocks A A B B C:
+    #   A  cycle 0: new entry.
+    #   A  cycle 1: the entry is full -> emits 2 positions, beats in 2 and 3: the
+    #      emitter can load again in cycle 3.
+    #   B  cycle 3 (waits for the emitter): new entry (the full one was invalidated).
+    #   B  cycle 4: full -> emits 2, beats 5 and 6: free in cycle 6.
+    #   C  cycle 6: new entry.
+    #   flush: read set 0 in 7; way 0 valid (C, 1 position): loads in 8, beat in 9;
+    #   write the row in 9 -> done after cycle 9: 10 cycles.
+    g = GroupHash(1, 1, 2)
+    assert g.order([1, 1, 2, 2, 3], width=1).tolist() == [0, 1, 2, 3, 4]
+    assert g.cycles == 10
+    # Width 2: every emission is one beat, so no element waits; the flush is the same
+    # 3 cycles: 5 + 3 = 8.
+    g.order([1, 1, 2, 2, 3], width=2)
+    assert g.cycles == 8
+    # Empty hash, no elements: the flush still reads and writes every set, and visits
+    # every way: sets * (ways + 2).
+    g = GroupHash(4, 2, 4)
+    assert g.order([], width=4).tolist() == [] and g.cycles == 4 * (2 + 2)
+    # The SCU TLM reports it for group operations (and only those).
+    cfg, sp, a, rng, m = setup()
+    ids = sp.alloc("gids", np.array([160, 320, 480], np.uint32))
+    st = m.execute(SCUOp("group", 3, a["out"], data=ids, target=0))
+    gh = GroupHash(cfg.group_sets, cfg.group_ways, cfg.group_size, key_width=cfg.group_tag_bits)
+    gh.order([5, 10, 15], width=cfg.width)
+    assert st.unit_cycles == gh.cycles >= 3 + cfg.group_sets * (cfg.group_ways + 2)
+    assert m.execute(SCUOp("data", 3, a["out"], data=ids)).unit_cycles is None
+
+
+def test_group_flush_resets_pointers_between_operations():
+    # tiny geometry: 4 sets x 2 ways, groups of 4; fold to 2 bits: 5 = 01|01, 10 = 10|10,
+    # 15 = 11|11 all fold to set 0. Blocks 5, 10, 15 at positions 0, 1, 2:
+    # 5 -> way 0, 10 -> way 1, 15: set full, evict the pointer's way 0 -> write [0],
+    # 15 into way 0, pointer 1; flush: way 0 [2], way 1 [1]. The flush resets the
+    # pointer, so a second operation is the same (a kept pointer 1 would evict way 1
+    # and give [1, 0, 2]).
+    g = GroupHash(4, 2, 4)
+    assert [fold(b, 2) for b in (5, 10, 15)] == [0, 0, 0]
+    assert g.order([5, 10, 15]).tolist() == [0, 2, 1]
+    assert g.ptr == [0, 0, 0, 0] and not any(g.valid)
+    assert g.order([5, 10, 15]).tolist() == [0, 2, 1]
+    # The same through the SCU: ids 32 * block with target 0 (128 B blocks).
+    cfg, sp, a, rng, m = setup()
+    ids = sp.alloc("gids", np.array([160, 320, 480], np.uint32))
+    for k in range(2):
+        st = m.execute(SCUOp("group", 3, a["out"] + 64 * k, data=ids, target=0))
+        assert st.elements_out == 3 and out_elems(sp, a["out"] + 64 * k, 3).tolist() == [0, 2, 1]
+
+
+def test_filter_state_across_operations_and_clears():
+    # tiny: 4 sets x 2 ways; 5, 10, 15, 20 all fold to set 0 (20 = 01|01|00).
+    cfg, sp, a, rng, m = setup()
+    assert [fold(k, 2) for k in (5, 10, 15, 20)] == [0, 0, 0, 0]
+
+    def run(keys, **kw):
+        base = sp.alloc(f"keys{run.k}", np.array(keys, np.uint32))
+        run.k += 1
+        st = m.execute(SCUOp("filter", len(keys), a["out"], data=base, **kw))
+        return unpack_bits(out_elems(sp, a["out"], 1), len(keys)).astype(int).tolist(), st
+    run.k = 0
+    # A (clear): 5 -> w0, 10 -> w1, 15 evicts w0 (pointer 0 -> 1): all kept.
+    assert run([5, 10, 15], clear=True)[0] == [1, 1, 1]
+    # B (the hash and its pointer persist): 20 evicts w1 (10), pointer -> 0; 15 is in w0:
+    # dropped; 10 was evicted: kept. (A pointer reset between operations would give 1 1 1.)
+    bits, st = run([20, 15, 10])
+    assert bits == [1, 0, 1] and st.elements_out == 2
+    # C (clear empties the ways and resets the pointer): 5, 10 fill w0, w1; 15 evicts w0 (5);
+    # 5 is new again. (A clear that kept pointer 1 would evict 10 and drop the last 5.)
+    assert run([5, 10, 15, 5], clear=True)[0] == [1, 1, 1, 1]
+    # A clear on any operation empties the filter: 15 (in w0 after C) is new again.
+    m.execute(SCUOp("data", 0, a["out"] + 256, data=a["d4"], clear=True))
+    assert run([15])[0] == [1]
+    assert run([15])[0] == [0]
+
+
 def test_grouping_improves_coalescing():
     cfg, sp, a, rng, m = setup(SCUConfig.preset("gtx980"))
     ids = rng.integers(0, 4096, 2048).astype(np.uint32)
@@ -208,7 +290,8 @@ def test_memory_error_zeros_and_flags():
 
 def test_request_counts():
     cfg, sp, a, rng, m = setup(SCUConfig.preset("tiny"))   # merge window 4
-    # 40 elements from an offset of 8 B: 10 blocks of 32 B read; 5 blocks written from an aligned output.
+    # 40 elements (160 B) from an offset of 8 B: bytes 8..168, blocks 0..5 of 32 B -> 6 reads;
+    # 5 blocks written from an aligned output.
     st = m.execute(SCUOp("data", 40, a["out"], data=a["d4"] + 8))
     assert st.reads == {"idx": 0, "cnt": 0, "mask": 0, "data": 6} and st.writes == 5
     # Gathers of one block merge in the window: 8 gathers of elements 0..7 -> 1 read.

@@ -12,8 +12,10 @@ results it continues with are read back from the SCU's memory, so a wrong SCU
 answer changes the final result.
 
 Time: GPU kernels by the GPU model's time model; SCU operations by their
-measured cycles (RTL) or :func:`scu_cycles` (TLM); the GPU waits for each SCU
-operation (no overlap, as in the paper).
+measured cycles (RTL) or :func:`scu_cycles` (TLM: element rate, memory port,
+DRAM bandwidth, Little's law on each fetch engine and on the Data Store, at the
+GPU model's memory latency unless the backend names another); the GPU waits for
+each SCU operation (no overlap, as in the paper).
 """
 from __future__ import annotations
 
@@ -27,44 +29,163 @@ from ..algorithms.common import AlgorithmError
 from ..algorithms.pagerank import PageRank
 from ..algorithms.sssp import SSSP
 from ..memory import AddressSpace
-from .config import SCUConfig
+from .config import STREAMS, SCUConfig
 from .tlm import SCUModel, SCUOp, SCUStatus, pack_bits
 
-__all__ = ["TLMBackend", "SCUSession", "scu_cycles", "BFSSCU", "SSSPSCU", "PageRankSCU", "SCU_MODES"]
+__all__ = ["TLMBackend", "SCUSession", "scu_cycles", "scu_cycle_terms", "BFSSCU", "SSSPSCU", "PageRankSCU",
+           "SCU_MODES"]
 
 SCU_MODES = ("scu", "scu-enhanced")
 #: Cycles to hand a command to the SCU and to see its completion.
 SCU_COMMAND_CYCLES = 20
-#: Elements per cycle of operations that do not scale with the pipeline width
-#: (grouping: one element per cycle, plus writing each position out at ``width``
-#: per cycle: width / (width + 1)).
+#: Fixed cycles of an operation inside the unit, beyond its memory latencies (the
+#: START state, the stages between the fetch engines, the joiner and the Data
+#: Store, the status): 9–16 in the 1-cycle rows of docs/benchmarks.md, SCU (a).
+SCU_PIPELINE_CYCLES = 10
+#: Cycles a fetch engine's block slot stays held beyond the memory latency: a request
+#: issued in cycle t is answered in t + L, its buffer is valid in t + L + 1, when
+#: the segment is read and the free pointer moves, and the slot can be allocated
+#: again in t + L + 2 (hw/fetch/engine.py).
+READ_SLOT_EXTRA = 2
+#: The same for the Data Store's writes: answered in t + L, the outstanding count
+#: drops in t + L + 1 (hw/mem/writer.py).
+WRITE_SLOT_EXTRA = 1
+#: Elements per cycle of operations that do not scale with the pipeline width.
+#: Grouping: one element per cycle plus the emissions and the flush, which the TLM
+#: counts exactly (``SCUStatus.unit_cycles``); width / (width + 1) is the fallback
+#: for a status without that count.
 SERIAL_RATE = {"filter": 1.0, "access": 1.0}
 
 
-def scu_cycles(op: str, st: SCUStatus, config: SCUConfig, gpu) -> float:
-    """Estimated SCU cycles of an operation (docs/scu.md, "Time model"): the
-    largest of its element rate (``width`` per cycle, 1 for filtering and
-    gathers, width / (width + 1) for grouping), one memory request per cycle on its port, and
-    its share of DRAM bandwidth; plus one memory latency and the command cost."""
+def _latency_chain(op: str) -> int:
+    """Memory latencies an operation waits one after the other: its first read, the
+    gathers issued from the indexes read (``access``, ``expand``), and the answer
+    to its last write (the Data Store finishes when every write is answered)."""
+    return 3 if op in ("access", "expand") else 2
+
+
+def _little(n: int, inflight: int, window: int, slot_cycles: int, spacing: float, lead: int) -> float:
+    """Cycles an engine needs for ``n`` requests under Little's law: ``inflight``
+    slots of which ``window`` stay allocated behind the requests (the merge window;
+    0 for the Data Store), each request holding its slot ``slot_cycles``, and the
+    operation's other bounds shared among the requests, ``spacing`` cycles each.
+    The first ``inflight`` requests go out at once; after that request ``a`` waits
+    for the slot of request ``a − (inflight − window)``, so the last one is issued
+    ``h`` round trips after request ``b`` of the first batch:
+    ``(b + lead) * spacing + h * slot_cycles``. ``lead``: 1 for the Data Store
+    (write ``b`` is issued once its block is produced); 0 for a fetch engine, whose
+    output buffer takes a block ahead of the consumer, so the slot of block ``b``
+    is released while block ``b − 1`` is still being used. With ``n <= inflight``
+    there is no round trip to wait for: 0 (the other bounds)."""
+    if n <= inflight:
+        return 0.0
+    step = inflight - window
+    h = -(-(n - inflight) // step)           # round trips after the first batch
+    b = n - 1 - h * step
+    return (b + lead) * spacing + h * slot_cycles
+
+
+def scu_cycle_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, *, clear: bool = False,
+                    latency: int | None = None) -> dict:
+    """The terms of :func:`scu_cycles` (docs/scu.md, "Time model"): ``fixed``
+    (command, pipeline, hash clear and the latencies waited one after the other) and
+    the throughput bounds ``elements``, ``port``, ``dram`` and ``little`` (the
+    largest over the streams, named by ``little_stream``). ``latency``: the
+    memory latency the unit sees (default: ``gpu.mem_latency``)."""
+    lat = gpu.mem_latency if latency is None else latency
+    if st.cmd_error:
+        return {"fixed": float(SCU_COMMAND_CYCLES + 1), "elements": 0.0, "port": 0.0, "dram": 0.0,
+                "little": 0.0, "little_stream": None}
     rate = config.width / (config.width + 1) if op == "group" else SERIAL_RATE.get(op, config.width)
-    elems = max(st.elements_in, st.elements_out) / rate
-    port = st.requests
+    elements = max(st.elements_in, st.elements_out) / rate
+    if op == "group" and st.unit_cycles is not None:
+        elements = float(st.unit_cycles)        # the TLM's count of the grouping unit's cycles
+    fixed = SCU_COMMAND_CYCLES + SCU_PIPELINE_CYCLES + _latency_chain(op) * lat
+    if clear:
+        fixed += config.filter_sets              # the filter hash clears one set per cycle
+    port = float(st.requests)
     dram = st.requests * config.block_bytes / gpu.bytes_per_cycle
-    return SCU_COMMAND_CYCLES + gpu.mem_latency + max(elems, port, dram)
+    rest = max(elements, port, dram)         # the operation's time without Little's law
+    # Grouping flushes its hash after the last element (the TLM counts its cycles and
+    # the positions it emits): no read overlaps it, and its writes come in a burst.
+    tail = extra = 0
+    if op == "group" and st.unit_flush is not None:
+        tail, flushed = st.unit_flush
+        n = -(-4 * flushed // config.block_bytes)
+        if n:
+            wl = _little(n, 1 << config.write_tag_width, 0, lat + WRITE_SLOT_EXTRA, tail / n, 1)
+            extra = max(0.0, wl - tail)     # the flush's writes outlast it
+    little, which = 0.0, None
+    for s in STREAMS:
+        fc, n = config.stream_fetch(s), st.reads.get(s, 0)
+        t = _little(n, fc.max_inflight, fc.merge_window, lat + READ_SLOT_EXTRA, (rest - tail) / n if n else 0.0, 0)
+        if t > 0 and t + tail > little:
+            little, which = t + tail, s
+    n = st.writes
+    t = _little(n, 1 << config.write_tag_width, 0, lat + WRITE_SLOT_EXTRA, rest / n if n else 0.0, 1)
+    if t > little:
+        little, which = t, "write"
+    if extra:
+        little, which = max(little, rest) + extra, (f"{which} + " if which else "") + "flush writes"
+    return {"fixed": float(fixed), "elements": elements, "port": port, "dram": dram, "little": little,
+            "little_stream": which}
+
+
+def scu_cycles(op: str, st: SCUStatus, config: SCUConfig, gpu, *, clear: bool = False,
+               latency: int | None = None) -> float:
+    """Estimated SCU cycles of an operation, command included (docs/scu.md, "Time
+    model"): fixed cycles (command, pipeline, one memory latency per dependent step:
+    first read, gathers, last write answered; the filter clear) plus the largest of
+    its throughput bounds: the element rate (``width`` per cycle, 1 for filtering
+    and gathers; grouping: the TLM's count of the grouping unit's cycles), one
+    memory request per cycle on its port, its share of DRAM bandwidth, and Little's
+    law on each fetch engine (``max_inflight`` requests at once, then
+    ``max_inflight − merge_window`` per round trip of latency + 2 cycles) and on the
+    Data Store (``2**write_tag_width`` writes, latency + 1). ``op`` is the
+    operation's name, ``st`` its status (request counts per stream), ``gpu`` a
+    :class:`golden.gpu.GPUConfig` (``mem_latency``, ``bytes_per_cycle``);
+    ``clear``: the operation clears the filter hash first; ``latency`` overrides
+    ``gpu.mem_latency``. Within 1 % of the RTL's cycles on every operation of
+    docs/benchmarks.md, SCU (a), except long grouping at 400 cycles (−5 %)."""
+    t = scu_cycle_terms(op, st, config, gpu, clear=clear, latency=latency)
+    return t["fixed"] + max(t["elements"], t["port"], t["dram"], t["little"])
 
 
 class TLMBackend:
-    """Runs SCU operations on the transaction-level model."""
+    """Runs SCU operations on the transaction-level model.
+
+    Parameters
+    ----------
+    config : SCUConfig
+    space : AddressSpace, optional
+    latency : int, optional
+        Memory latency the time model uses for the unit (default: the GPU model's
+        ``mem_latency``), e.g. the latency of the memory an RTL run is compared with.
+    log : bool
+        Keep ``(op name, clear, status)`` of every operation in :attr:`history`
+        (statuses without the block lists), so that their time can be recomputed
+        for another configuration (benchmarks/scu.py).
+    """
 
     name = "tlm"
 
-    def __init__(self, config: SCUConfig, space: AddressSpace | None = None):
+    def __init__(self, config: SCUConfig, space: AddressSpace | None = None, latency: int | None = None,
+                 log: bool = False):
+        if latency is not None and (isinstance(latency, bool) or not isinstance(latency, int) or latency < 0):
+            raise ValueError(f"TLMBackend latency must be an int >= 0 cycles, not {latency!r}")
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.model = SCUModel(config, self.space)
+        self.latency = latency
+        self.history: list[tuple[str, bool, SCUStatus]] | None = [] if log else None
 
     def execute(self, op: SCUOp) -> SCUStatus:
-        return self.model.execute(op)
+        st = self.model.execute(op)
+        if self.history is not None:
+            self.history.append((op.op, bool(op.clear), SCUStatus(
+                st.elements_in, st.elements_out, st.mem_error, st.cmd_error, reads=dict(st.reads),
+                writes=st.writes, unit_cycles=st.unit_cycles, unit_flush=st.unit_flush)))
+        return st
 
 
 class SCUSession:
@@ -121,7 +242,8 @@ class SCUSession:
         self.requests += st.requests
         if st.cycles is None:
             self.measured = False
-            self.cycles += scu_cycles(op.op, st, self.config, self.gpu.config)
+            self.cycles += scu_cycles(op.op, st, self.config, self.gpu.config, clear=op.clear,
+                                      latency=getattr(self.backend, "latency", None))
         else:
             self.cycles += st.cycles + SCU_COMMAND_CYCLES
         return st
@@ -144,9 +266,27 @@ class _SCUMode:
     """Mixin: the SCU session, the time summary, option checks."""
 
     enhanced = False
+    #: Whether the enhanced algorithm groups (Algorithm 5: SSSP only).
+    can_group = False
+
+    def check_group_option(self) -> bool:
+        """The ``group`` option (``True``/``False``, default ``True``): whether the
+        enhanced unit groups. ``group=False`` keeps filtering only, so that the
+        effect of grouping can be measured alone (benchmarks/scu.py)."""
+        grp = self.options.get("group")
+        if grp is None:
+            return self.enhanced and self.can_group
+        if not isinstance(grp, bool):
+            raise AlgorithmError(f"the group option must be True or False, not {grp!r}")
+        if not self.can_group:
+            raise AlgorithmError(f"{self.name} with the SCU never groups: the group option applies to sssp only")
+        if grp and not self.enhanced:
+            raise AlgorithmError("group=True needs mode scu-enhanced: the basic SCU has no grouping")
+        return self.enhanced and grp
 
     def setup_scu(self) -> None:
         o = self.options
+        self.grouping = self.check_group_option()
         backend = o.get("backend")
         if backend is None:
             cfg = o.get("scu")
@@ -251,9 +391,11 @@ class SSSPSCU(_SCUMode, SSSP):
 
     The SCU builds the edge frontier (``col``), its weights and the frontier
     vertices' distances replicated per edge; a GPU kernel adds the last two into
-    the costs. Weights must be integers (the SCU's elements are 32-bit)."""
+    the costs. Weights must be integers (the SCU's elements are 32-bit).
+    Option ``group=False`` (enhanced mode): filter only, no grouping."""
 
     mode = "scu"
+    can_group = True
 
     def check_options(self) -> None:
         super().check_options()
@@ -327,7 +469,10 @@ class SSSPSCU(_SCUMode, SSSP):
             ev2, ec2 = scu.buffer("ev2", 4 * kept), scu.buffer("ec2", 4 * kept)
             scu.run(SCUOp("data", total, ev2, data=ev_b, mask=filt))
             scu.run(SCUOp("data", total, ec2, data=ec_b, mask=filt))
-            ev_b, ec_b = self._group(ev2, [("ev", ev2), ("ec", ec2)], kept)
+            if self.grouping:
+                ev_b, ec_b = self._group(ev2, [("ev", ev2), ("ec", ec2)], kept)
+            else:
+                ev_b, ec_b = ev2, ec2
             total = kept
         self._ev_b, self._ec_b = ev_b, ec_b
         ev = scu.get(ev_b, total, np.uint32).astype(np.int64)
@@ -347,7 +492,7 @@ class SSSPSCU(_SCUMode, SSSP):
         scu = self.scu
         nf_b = scu.buffer("nf", 4 * n)
         st = scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask))
-        if self.enhanced and st.elements_out:
+        if self.grouping and st.elements_out:
             (nf_b,) = self._group(nf_b, [("nf", nf_b)], st.elements_out)
         return scu.get(nf_b, st.elements_out, np.uint32).astype(np.int64)
 

@@ -5,6 +5,12 @@ Both hashes are set associative. The set of a key is :func:`fold` of the key
 (XOR of its ``log2(sets)``-bit chunks). A new key takes the lowest-numbered
 invalid way of its set; when every way is valid it evicts the way at the set's
 round-robin pointer, which then advances.
+
+State across operations (as the RTL's, one memory row per set holding the
+ways and the pointer): the filter hash keeps its entries *and* pointers from
+one operation to the next until a clear (entries invalid, pointers 0); the
+grouping hash is flushed at the end of every ``group`` operation, which also
+leaves entries invalid and pointers 0.
 """
 from __future__ import annotations
 
@@ -110,7 +116,8 @@ class GroupHash(_SetAssoc):
     otherwise a way is taken (evicting, i.e. emitting, the positions of a valid
     victim) for a new entry holding it. An entry that reaches ``size`` positions
     is emitted and invalidated at once. :meth:`flush` emits what is left, set by
-    set, way by way. Emitted positions keep their entry's insertion order.
+    set, way by way, and resets the hash (entries and pointers). Emitted
+    positions keep their entry's insertion order.
     """
 
     def __init__(self, sets: int, ways: int, size: int, key_width: int = 32):
@@ -121,6 +128,10 @@ class GroupHash(_SetAssoc):
         self.key_width = key_width
         self.tag = [0] * (sets * ways)
         self.members: list[list[int]] = [[] for _ in range(sets * ways)]
+        #: Cycles of the last :meth:`order` called with a ``width``, and the flush's
+        #: part: (cycles after the last element was taken, positions it emits).
+        self.cycles: int | None = None
+        self.flush_stats: tuple[int, int] | None = None
 
     def add(self, block: int, pos: int, out: list) -> None:
         s = fold(block, self.set_bits, self.key_width)
@@ -144,17 +155,57 @@ class GroupHash(_SetAssoc):
             self.valid[i] = False
 
     def flush(self, out: list) -> None:
+        """Emit every valid entry (set 0 first, way 0 first) and leave the hash as
+        :meth:`clear` does: every entry invalid, every round-robin pointer 0 (the
+        RTL writes an all-zero row per set after emitting it), so a ``group``
+        operation never depends on an earlier one."""
         for i in range(self.sets * self.ways):
             if self.valid[i]:
                 out.extend(self.members[i])
                 self.members[i] = []
                 self.valid[i] = False
+        self.ptr = [0] * self.sets
 
-    def order(self, blocks) -> np.ndarray:
-        """The grouped order of elements with memory blocks ``blocks`` (positions 0..n-1)."""
+    def order(self, blocks, width: int | None = None) -> np.ndarray:
+        """The grouped order of elements with memory blocks ``blocks`` (positions 0..n-1).
+
+        With ``width`` (the unit's positions per output beat) also the cycles the
+        RTL's grouping unit takes, in :attr:`cycles` (docs/scu.md, "Time model"):
+        one per element, except that an element waits while the previous
+        emission still has more than its last beat to send (an emission of ``k``
+        positions takes ``ceil(k / width)`` beats); the flush then takes, per
+        set, one cycle to read it, one per way (a valid way waits for the
+        emitter in the same way) and one to write it back. :attr:`flush`: the
+        flush's part, :attr:`flush_stats` = (cycles, positions emitted)."""
         out: list[int] = []
         add = self.add
-        for pos, b in enumerate(np.asarray(blocks, dtype=np.int64).tolist()):
+        keys = np.asarray(blocks, dtype=np.int64).tolist()
+        if width is None:
+            for pos, b in enumerate(keys):
+                add(b, pos, out)
+            self.flush(out)
+            return np.asarray(out, dtype=np.int64)
+        t = free = 0                     # current cycle; first cycle the emitter can load
+        for pos, b in enumerate(keys):
+            k = len(out)
             add(b, pos, out)
+            if t < free:
+                t = free
+            if len(out) > k:
+                free = t + -(-(len(out) - k) // width)
+            t += 1
+        t0, flushed = max(t, free), 0
+        for s in range(self.sets):
+            t += 1                       # read the set
+            for i in range(s * self.ways, (s + 1) * self.ways):
+                if self.valid[i]:
+                    if t < free:
+                        t = free
+                    free = t + -(-len(self.members[i]) // width)
+                    flushed += len(self.members[i])
+                t += 1
+            t += 1                       # write the zero row
+        self.cycles = max(t, free)
+        self.flush_stats = (self.cycles - t0, flushed)
         self.flush(out)
         return np.asarray(out, dtype=np.int64)

@@ -100,6 +100,8 @@ class SCUStatus:
     writes: int = 0                                     # block writes
     read_blocks: dict = field(default_factory=dict)     # stream -> block addresses in order (TLM)
     write_blocks: list = field(default_factory=list)
+    unit_cycles: int | None = None                      # TLM, group: the grouping unit's cycles
+    unit_flush: tuple | None = None                     # TLM, group: (flush cycles, positions it emits)
 
     @property
     def requests(self) -> int:
@@ -336,17 +338,11 @@ class SCUModel:
             ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
             gb = self.config.group_block_bytes.bit_length() - 1
             blocks = ((op.target + ids * 4) % aw) >> gb
-            order = self.group_hash.order(blocks)
+            order = self.group_hash.order(blocks, width=self.config.width)
+            st.unit_cycles, st.unit_flush = self.group_hash.cycles, self.group_hash.flush_stats
             st.elements_out = order.size
             self._store(op.out, order, 4, st)
         return st
-
-    def estimate_cycles(self, st: SCUStatus, latency: int = 100) -> float:
-        """Rough SCU time of an operation (for the golden model's time estimates):
-        one memory request per cycle on the port, ``width`` elements per cycle in
-        and out, plus one memory latency (docs/scu.md, "Time model")."""
-        w = self.config.width
-        return max(st.requests, st.elements_in / w, st.elements_out / w) + latency
 
 
 def ops_with(op: SCUOp, **changes) -> SCUOp:

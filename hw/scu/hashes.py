@@ -5,7 +5,9 @@ in on-chip memory (``amaranth.lib.memory``). The rules are the TLM's,
 Both hashes keep one memory row per set: every way's entry plus the set's
 round-robin pointer. An element's set is read in one cycle and written back in
 the next, when the element's result is taken; the read port is transparent to
-the write port, so the next element may read the same set in that cycle.
+the write port, so the next element may read the same set in that cycle. The
+filter's rows (entries and pointers) persist until a clear; the grouping
+flush leaves every row zero.
 """
 from amaranth import *
 from amaranth.lib import data, memory, stream, wiring
@@ -151,7 +153,8 @@ class GroupUnit(wiring.Component):
         Positions in grouped order, up to ``width`` per beat.
     flush : In(1)
         Pulse, once every element was sent: emit what the hash holds, set by set,
-        way by way; ``busy`` falls when done.
+        way by way, writing an all-zero row after each set (entries invalid,
+        round-robin pointer 0, as ``GroupHash.flush``); ``busy`` falls when done.
     clear : In(1)
         Pulse: invalidate every entry without emitting (after reset).
     busy : Out(1)

@@ -172,7 +172,9 @@ class SCU(wiring.Component):
             st.p.elements_out.eq(out_count),
             st.p.cycles.eq(cycles),
             st.p.writes.eq(writes),
-            st.p.mem_error.eq(mem_err | store.error),
+            # The Data Store's flag belongs to the last operation that started it: a
+            # command error (which never starts it) reports no memory error.
+            st.p.mem_error.eq(~cmd_err & (mem_err | store.error)),
             st.p.cmd_error.eq(cmd_err),
         ]
         for k in range(len(STREAMS)):

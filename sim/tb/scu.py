@@ -2,8 +2,13 @@
 every status and the final memory against the TLM (:class:`golden.scu.SCUModel`).
 
 Case: ``{"config": SCUConfig params, "runs": [{"name", "workload", "timing",
-"cmd_pause", "status_ready", "seed"}]}``. Result: one entry per run with the
-mismatches found (empty when the RTL agrees), cycles and counters.
+"cmd_pause", "status_ready", "seed", "error_regions", "dump"}]}``.
+``error_regions`` (``[[glob, lo, hi], ...]``, sim.scu.resolve_error_regions)
+adds byte ranges of the workload's named regions to the timing's
+``error_ranges``; ``dump`` (``[[region, count], ...]``) returns the first
+``count`` 4-byte elements of those regions as the RTL left them. Result: one
+entry per run with the mismatches found (empty when the RTL agrees), cycles and
+counters.
 """
 import cocotb
 
@@ -12,7 +17,7 @@ from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
 from sim.loop import HangError
 from sim.memory import ProtocolError
-from sim.scu import SCUHarness, make_workload, timing_from_dict
+from sim.scu import SCUHarness, make_workload, resolve_error_regions, timing_from_dict
 
 
 def _pattern(x):
@@ -26,7 +31,11 @@ async def scu_cases(dut):
     results = []
     for run in case["runs"]:
         space, ops = make_workload(cfg, run["workload"])
-        h = SCUHarness(cfg, space, ops, timing=timing_from_dict(run.get("timing", {})),
+        timing = dict(run.get("timing", {}))
+        if run.get("error_regions"):
+            timing["error_ranges"] = [tuple(x) for x in timing.get("error_ranges", [])] + \
+                resolve_error_regions(space, run["error_regions"])
+        h = SCUHarness(cfg, space, ops, timing=timing_from_dict(timing),
                        cmd_pause=_pattern(run.get("cmd_pause")), status_ready=_pattern(run.get("status_ready")),
                        seed=run.get("seed", 0))
         loop = CocotbLoop(dut, h.agents)
@@ -40,6 +49,9 @@ async def scu_cases(dut):
         results.append({
             "name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "ops": len(h.statuses),
             "expected_ops": len(h.expected), "statuses": [s.as_dict() for s in h.statuses],
-            "kinds": [getattr(op, "op", "raw") for op in h.ops], "memory": h.model.stats.as_dict(),
+            "kinds": [getattr(op, "op", "raw") for op in h.ops], "esizes": [getattr(op, "esize", 4) for op in h.ops],
+            "memory": h.model.stats.as_dict(),
+            "dump": {name: space.read_elems(space.region(name).base, count, 4).tolist()
+                     for name, count in run.get("dump", [])},
         })
     save_result({"runs": results})
