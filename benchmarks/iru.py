@@ -4,14 +4,20 @@
 (a) RTL throughput: elements per cycle and partition of whole operations (from
     the command to the last reply) on a graph's edge frontier, kernel-like warp
     requests, 1- and 100-cycle memory, against the 1 element/cycle/partition
-    ideal; the TLM's cycles and reply quality beside the RTL's (model parity);
-    the TLM alone for the paper-sized ``gtx980`` preset.
+    ideal; the TLM's cycles, reply quality and time until all input is in the
+    hashes beside the RTL's (model parity); the TLM alone for the paper-sized
+    ``gtx980`` preset.
 (b) Golden model: baseline vs ``iru`` (gtx980 IRU, gtx980 GPU, L1/L2 cache model)
     for BFS, SSSP and PR on kron:scale=16 and grid:256x256: accesses per warp
     request (all kernels, and the irregular access alone), L1 and L2 accesses
     (the IRU's prefetches count as L2 accesses), share of elements filtered or
     merged, estimated speedup — beside the paper's figures. PR runs a fixed
     number of iterations (``--pr-iters``) in both modes.
+(c) Why the estimated speedup is below the paper's: the IRU's own rate
+    (elements per IRU cycle) against the rate at which the baseline's kernel
+    consumes the same elements, the baseline's atomic and L2 rates, and the
+    GPU-wide atomic (L2) throughput limit at which the IRU mode would break even
+    (the analytic GPU model has none: ``golden/gpu/machine.py``).
 
 Usage: python benchmarks/iru.py [--part a|b|ab] [--sim verilator] [--jobs 2] [--json FILE]
 """
@@ -52,13 +58,13 @@ def part_a(args, t0):
             rtl = None
             if preset != "gtx980":
                 log(t0, f"RTL {preset} (P={cfg.partitions}), {lat}-cycle memory")
-                runs = [{"name": "edge frontier", "workload": wl, "policy": policy,
+                runs = [{"name": "edge frontier", "workload": wl, "policy": policy, "monitor": True,
                          "timing": {"latency": lat, "max_outstanding": 1024}}]
                 res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs},
                                  sim=args.sim)
                 r = res["runs"][0]
                 assert not r["mismatches"], r["mismatches"]
-                rtl = {"cycles": r["statuses"][0]["cycles"], "quality": r["quality"][0][0]}
+                rtl = {"cycles": r["statuses"][0]["cycles"], "quality": r["quality"][0][0], "flush": r["flush"][0]}
             n, P = ops[0].n, cfg.partitions
             tq = reply_quality(cfg, tlm)
             t_c = tlm.status.cycles
@@ -68,14 +74,22 @@ def part_a(args, t0):
             else:
                 row += ["-", "-", "-"]
             row += [t_c, round(n / t_c / P, 3), round(tq, 2),
-                    round(t_c / rtl["cycles"], 3) if rtl else "-"]
+                    round(t_c / rtl["cycles"], 3) if rtl else "-",
+                    f"{rtl['flush']} / {tlm.flush_cycle}" if rtl else f"- / {tlm.flush_cycle}"]
             rows.append(row)
             recs.append({"preset": preset, "partitions": P, "latency": lat, "n": n, "rtl": rtl,
-                         "tlm": {"cycles": t_c, "quality": tq}})
+                         "tlm": {"cycles": t_c, "quality": tq, "flush": tlm.flush_cycle}})
     print(format_table(["preset", "P", "latency", "elements", "RTL cycles", "RTL elem/cycle/P", "RTL blocks/reply",
-                        "TLM cycles", "TLM elem/cycle/P", "TLM blocks/reply", "TLM/RTL cycles"], rows, markdown=True,
+                        "TLM cycles", "TLM elem/cycle/P", "TLM blocks/reply", "TLM/RTL cycles",
+                        "all input in, RTL / TLM"], rows, markdown=True,
                        title=f"(a) IRU throughput on {args.graph_a}'s edge list ({args.sim}); ideal 1 element/cycle/"
                              f"partition; blocks/reply = distinct 128 B blocks per full warp reply"))
+    par = [r for r in recs if r["rtl"]]
+    q = max(abs(r["tlm"]["quality"] - r["rtl"]["quality"]) / r["rtl"]["quality"] for r in par)
+    c = max(abs(r["tlm"]["cycles"] - r["rtl"]["cycles"]) / r["rtl"]["cycles"] for r in par)
+    f = max(abs(r["tlm"]["flush"] - r["rtl"]["flush"]) / r["rtl"]["flush"] for r in par)
+    print(f"\nModel parity over the {len(par)} RTL runs: the TLM's blocks/reply within {q:.1%} of the RTL's, its "
+          f"cycles within {c:.1%}, its time until all input is in the hashes within {f:.1%}.")
     return recs
 
 
@@ -109,6 +123,16 @@ def _one(job):
 
     bt, it = base.gpu["total"], iru.gpu["total"]
     s = iru.extra["iru"]
+
+    def kernels(r, extra_l2):
+        out = []
+        for k in r.gpu["kernels"]:
+            busy = max(k["issue_cycles"], k["memory_cycles"], k["unit_cycles"])
+            out.append({"name": k["name"], "cycles": k["cycles"], "busy": busy, "atomics": k["atomics"]["lanes"],
+                        "l2": k["l2"]["accesses"] + extra_l2.get(k["name"], 0)})
+        return out
+
+    kb = next(k for k in base.gpu["kernels"] if k["name"] == kern)
     return {"graph": spec, "algo": algo, "iterations": iru.iterations,
             "apr_base": bt["accesses_per_request"], "apr_iru": it["accesses_per_request"],
             "target_apr_base": target_apr(base, kern), "target_apr_iru": target_apr(iru, "iru_" + kern),
@@ -116,8 +140,34 @@ def _one(job):
             "l2_base": bt["l2"]["accesses"], "l2_iru": it["l2"]["accesses"] + s["prefetch_sectors"],
             "filtered": s["filtered_share"], "elements": s["elements"], "blocks_per_reply": s["blocks_per_reply"],
             "cycles_base": bt["cycles"], "cycles_iru": iru.extra["time"]["total_cycles"],
-            "iru_cycles": s["cycles"], "speedup": bt["cycles"] / iru.extra["time"]["total_cycles"],
-            "kinds": s["kinds"], "check": check, "wall_s": time.time() - t}
+            "iru_cycles": s["cycles"], "iru_ops": s["ops"], "speedup": bt["cycles"] / iru.extra["time"]["total_cycles"],
+            "kinds": s["kinds"], "check": check, "wall_s": time.time() - t,
+            "base_kernel": {"name": kern, "cycles": kb["cycles"], "atomics": kb["atomics"]["lanes"],
+                            "l2": kb["l2"]["accesses"],
+                            "busy": max(kb["issue_cycles"], kb["memory_cycles"], kb["unit_cycles"])},
+            "kernels_base": kernels(base, {}), "kernels_iru": kernels(iru, {"iru_" + kern: s["prefetch_sectors"]})}
+
+
+def limited_cycles(kernels: list, what: str, rate: float) -> float:
+    """Estimated cycles of a run if the GPU handled at most ``rate`` of ``what``
+    (atomic lanes, L2 accesses) per cycle: each kernel's busy time (the largest of
+    issue, DRAM and unit time, summed over its launches) becomes at least
+    ``count / rate``; launch and latency cycles stay."""
+    return sum(k["cycles"] - k["busy"] + max(k["busy"], k[what] / rate) for k in kernels)
+
+
+def break_even(rec: dict, what: str) -> float | None:
+    """The ``what`` throughput limit (per cycle) below which the IRU mode is faster
+    than the baseline; None if it never is (the IRU mode has at least as many)."""
+    def gain(rate):
+        return limited_cycles(rec["kernels_base"], what, rate) - limited_cycles(rec["kernels_iru"], what, rate)
+    lo, hi = 1e-4, 1e4
+    if gain(lo) <= 0 or gain(hi) >= 0:
+        return None
+    for _ in range(100):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if gain(mid) > 0 else (lo, mid)
+    return (lo * hi) ** 0.5
 
 
 def part_b(args, t0):
@@ -142,6 +192,26 @@ def part_b(args, t0):
           f"{p['l1']:.0%}, L2 {p['l2']:.0%} of the baseline; filtered {p['filtered']['sssp']:.0%} (SSSP), "
           f"{p['filtered']['pr']:.0%} (PR), {p['filtered']['avg']:.1%} average; speedup {p['speedup']['avg']}x "
           f"(BFS {p['speedup']['bfs']}, SSSP {p['speedup']['sssp']}, PR {p['speedup']['pr']}).")
+    rows = []
+    for r in recs:
+        k = r["base_kernel"]
+        be_a, be_l2 = break_even(r, "atomics"), break_even(r, "l2")
+        rows.append([r["graph"].split(",")[0], r["algo"], r["iru_ops"], round(r["elements"] / r["iru_ops"]),
+                     round(r["iru_cycles"] / r["iru_ops"]), round(r["elements"] / r["iru_cycles"], 2),
+                     k["name"], round(r["elements"] / k["cycles"], 1), f"{1 - k['busy'] / k['cycles']:.0%}",
+                     round(k["atomics"] / k["cycles"], 1), round(k["l2"] / k["cycles"], 1),
+                     "-" if be_a is None else round(be_a, 2), "-" if be_l2 is None else round(be_l2, 1)])
+    print()
+    print(format_table(["graph", "algo", "IRU ops", "elements/op", "IRU cycles/op", "IRU elements/cycle",
+                        "baseline kernel", "its elements/cycle", "its launch+latency share", "its atomic lanes/cycle",
+                        "its L2 accesses/cycle", "break-even atomic lanes/cycle", "break-even L2 accesses/cycle"],
+                       rows, markdown=True,
+                       title="(c) The IRU's rate against the baseline's (GTX 980 model, no atomic or L2 throughput "
+                             "limit); break-even: the GPU-wide limit below which the IRU mode would be faster"))
+    P = 4
+    print(f"\nThe gtx980 IRU's ceiling: {P} partitions x 1 element/cycle; the element ring carries P flits a cycle "
+          f"and an element whose set is in a uniformly random partition travels {(P - 1) / 2:g} hops on average, "
+          f"so at most {P} / {(P - 1) / 2:g} = {P / ((P - 1) / 2):.2f} elements/cycle.")
     return recs
 
 

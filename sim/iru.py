@@ -9,9 +9,11 @@ What must hold between the RTL and the TLM (docs/iru.md, "What must hold"):
 positions, filter/merge results, full replies, no early timeout), the same
 per-index minima and float sums (within the documented tolerance) as the TLM,
 the status counters equal to the replies, the memory-error flag equal to the
-TLM's, no reply waiting past the timeout while some partition holds enough data
-(runs with ``check_timeout``), and an average number of distinct key blocks per
-full reply within 10 % of the TLM's on the same input and request policy.
+TLM's, the timeout bound (:func:`golden.iru.checks.timeout_violations`: the
+repliers never sit idle past the timeout while requests wait and a partition
+holds enough data; runs with ``monitor``), and an average number of distinct
+key blocks per full reply within 10 % of the TLM's on the same input and
+request policy.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import numpy as np
 
 from golden.iru import (FILTER_OPS, REPLY_KINDS, IRUConfig, IRUModel, IRUOp, IRUReply, IRUResult, IRUStatus,
                         RequestPolicy, check_result, reply_quality, warp_threads)
-from golden.iru.checks import compare_aggregates
+from golden.iru.checks import compare_aggregates, timeout_slack, timeout_violations
 from golden.iru.ops import f32_bits
 from golden.memory import AddressSpace
 from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
@@ -41,14 +43,6 @@ __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_sl
 QUALITY_TOLERANCE = 0.10
 
 
-def timeout_slack(config: IRUConfig) -> int:
-    """Cycles a request may take, after its timeout expired while some partition held
-    enough data, to get its first reply lane: the request ring (2 per hop), the
-    decision, and in flush the remainders' trip home (docs/iru.md)."""
-    P, E = config.partitions, config.entry_size
-    return 2 * P + 8 + 2 * (P - 1) * (E + 2)
-
-
 @dataclass(frozen=True)
 class Jitter:
     """Random additions to a request policy in the testbench: each warp's request
@@ -59,15 +53,27 @@ class Jitter:
 
 
 class _Sequencer(Agent):
-    """Runs the operations one after another and issues the warp requests (first agent)."""
+    """Runs the operations one after another and issues the warp requests (first agent).
+    With the monitor on, it also notes when each partition's reply ``valid`` rises
+    (before the reply sinks see the edge), the cycle a reply's first lane is offered."""
 
     def __init__(self, h: "IRUHarness"):
         self.h = h
         self.cycle = 0
+        self._valid = [0] * h.P
+        self.rise = [0] * h.P
 
     def drive(self):
         self.h._tick(self.cycle)
         return {}
+
+    def clock(self, get):
+        if self.h.monitor:
+            for p in range(self.h.P):
+                v = get((f"reply{p}", "valid"))
+                if v and not self._valid[p]:
+                    self.rise[p] = self.cycle
+                self._valid[p] = v
 
 
 class _Clock(Agent):
@@ -125,17 +131,20 @@ class IRUHarness:
             self.models.append(MemoryModel(space, config.block_bytes, t))
         self.mems = [MemoryAgent((f"mem{p}",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
                                  self.models[p]) for p in range(P)]
-        self.cmd = StreamSource(("cmd",), Codec(IRUCommand(config)), [], pause=cmd_pause, seed=seed)
+        self.cmd = StreamSource(("cmd",), Codec(IRUCommand(config)), [], pause=cmd_pause, seed=seed,
+                                on_send=self._cmd_sent)
         self.status = StreamSink(("status",), Codec(IRUStatusLayout(config)), ready=status_ready, seed=seed + 1,
                                  on_item=self._status, keep=False)
         self.reqs = [StreamSource((f"req{p}",), Codec(IRURequest(config)), [], pause=req_pause, seed=seed + 10 + p,
                                   on_send=self._sent) for p in range(P)]
         self.replies = [StreamSink((f"reply{p}",), Codec(IRUReplyBeat(config)), ready=reply_ready,
                                    seed=seed + 20 + p, on_item=self._beat(p), keep=False) for p in range(P)]
+        self.monitor = monitor
         self.seq = _Sequencer(self)
         self._clock = _Clock(self)
-        self.monitor = monitor
-        self.trace: list = []
+        self.trace: list = []                # monitor: per cycle (most held, most tokens, flush)
+        self.offers: list[list] = []         # monitor: per operation, the cycle each reply's first lane was offered
+        self.cmd_cycles: list[int] = []      # cycle each operation's command was accepted
         self.expect = expect
         self.ops: list[tuple] = []           # (op, policy)
         self.results: list[IRUResult] = []
@@ -170,8 +179,11 @@ class IRUHarness:
         threads = warp_threads(op.n, self.config.entry_size)
         self._cur = {"k": k, "op": op, "policy": policy, "threads": threads, "issued": 0, "due": deque(),
                      "sent": {}, "replies": [], "beats": [[] for _ in range(self.P)], "cmd_cycle": None,
-                     "started": False, "first": {}}
+                     "started": False, "first": {}, "offer": {}, "offers": []}
         self.cmd.put(op.fields(self.config))
+
+    def _cmd_sent(self, item: dict) -> None:
+        self.cmd_cycles.append(self.seq.cycle)
 
     def _tick(self, cycle: int) -> None:
         """Each cycle: start the next operation, move due requests to their ports."""
@@ -225,6 +237,7 @@ class IRUHarness:
             beats = cur["beats"][p]
             if not beats:
                 cur["first"][p] = self.seq.cycle
+                cur["offer"][p] = self.seq.rise[p] if self.monitor else self.seq.cycle
             if beats and (beats[0]["warp"] != item["warp"] or beats[0]["kind"] != item["kind"]):
                 self.problems.append(f"partition {p}: reply lanes of warps {beats[0]['warp']} and {item['warp']} "
                                      f"interleaved")
@@ -239,6 +252,7 @@ class IRUHarness:
                     w, p, kind, np.array([b["idx"] for b in live], np.int64),
                     np.array([b["sec"] for b in live], np.uint32), np.array([b["pos"] for b in live], np.int64),
                     len(beats) - len(live), cur["sent"].get(w, -1), cur["first"][p], self.seq.cycle))
+                cur["offers"].append(cur["offer"][p])
                 cur["beats"][p] = []
                 pol = cur["policy"]
                 self._due(cur, self.seq.cycle + 1 + pol.think)
@@ -254,6 +268,7 @@ class IRUHarness:
                        kinds=kinds, forwarded=item["forwarded"], ring=item["ring"], cycles=item["cycles"],
                        mem_error=bool(item["mem_error"]))
         self.statuses.append(item)
+        self.offers.append(cur["offers"])
         res = IRUResult(cur["op"], cur["replies"], st, measured=True)
         self.results.append(res)
         self._cur = None
@@ -282,29 +297,22 @@ class IRUHarness:
                 out += [f"{name}: {p}" for p in compare_aggregates(op.op, res, tlm, idx_in, sec_in)]
         return out
 
-    def timeout_violations(self, start_cycle: int = 0) -> list[str]:
-        """With one request at a time and the monitor on: every request gets its first
-        lane within :func:`timeout_slack` cycles of the first cycle, at or after its
-        timeout, at which some partition held enough elements or tokens, or flush."""
+    def timeout_violations(self) -> list[str]:
+        """With the monitor on: the timeout bound (:func:`golden.iru.checks.timeout_violations`)
+        on every operation's replies, the offers of their first lanes and the
+        monitored ``held``/``tokens``/``flush``."""
         out = []
-        slack = timeout_slack(self.config)
-        T = self.config.timeout
-        tr = self.trace
         for k, res in enumerate(self.results):
-            for r in res.replies:
-                t = r.threads
-                c = r.request + T
-                limit = None
-                while c < len(tr) and c <= r.start:
-                    held, tok, fl = tr[c]
-                    if held >= t or tok >= t or fl:
-                        limit = c + slack
-                        break
-                    c += 1
-                if limit is not None and r.start > limit:
-                    out.append(f"op {k} warp {r.warp}: first lane at cycle {r.start}, enough data from cycle "
-                               f"{limit - slack} (request at {r.request}, timeout {T}, slack {slack})")
+            out += [f"op {k}: {p}" for p in timeout_violations(self.config, res.replies, self.trace, self.offers[k])]
         return out[:8]
+
+    def flush_cycles(self) -> list:
+        """With the monitor on: per operation, cycles from the command's acceptance
+        to the first cycle with all input in the hashes (the TLM's ``flush_cycle``)."""
+        out = []
+        for h in self.cmd_cycles[:len(self.results)]:
+            out.append(next((c - h for c in range(h + 1, len(self.trace)) if self.trace[c][2]), None))
+        return out
 
     def quality(self) -> list[tuple]:
         """(RTL, TLM) mean distinct key blocks per full reply, per operation."""
@@ -464,11 +472,11 @@ def iru_demo(sims, quick: bool, step, graph: str = "kron:scale=7,edgefactor=8,se
     step(f"IRU, preset 'small' ({cfg.partitions} partitions of {cfg.sets} sets, warps of {cfg.entry_size}): "
          f"random operations on {', '.join(sims)} against its rules and its TLM")
     build = build_verilog("iru", cfg)
-    runs = [{"name": "none / min / fadd, latency 1-40, back-pressure", "seed": 3,
+    runs = [{"name": "none / min / fadd, latency 1-40, back-pressure", "seed": 3, "monitor": True,
              "workload": {"seed": 3, "ops": 4 if quick else 8, "max_n": 400}, "policy": {"resident": 16, "think": 10},
              "jitter": {"gap": 30, "seed": 3}, "timing": {"latency": [1, 40], "seed": 3, "req_ready": 0.8},
              "reply_ready": 0.7},
-            {"name": "edge frontier, every warp asks at once", "seed": 4,
+            {"name": "edge frontier, every warp asks at once", "seed": 4, "monitor": True,
              "workload": {"kind": "graph", "graph": "kron:scale=10,edgefactor=8,seed=1", "n": 1000 if quick else 3000},
              "policy": {"resident": 1024, "think": 50}, "timing": {"latency": 30}}]
     rows, failures = [], 0

@@ -6,16 +6,23 @@ every warp answered once with as many lanes as threads; conservation (every
 position once without a filter; filtered/merged lanes accounted as disabled);
 positions point back to the input; minima per index equal the input's and the
 TLM's, float sums equal within (k - 1) * 2**-24 * sum|x|; replies all live or all
-disabled except one final reply; no timeout reply before its timeout; the status
-counters equal the replies; the memory-error flag equals the TLM's. Runs cross
-random operations (0, 1, around the warp size, unaligned arrays, 4/8-byte
-targets, all filters) with memory latency, random warp-request timing and
-back-pressure on every port; a serial run checks that no request waits past the
-timeout while a partition holds enough data; kernel-like runs on a graph's edge
-frontier check the reply quality (distinct key blocks per full reply) within 10 %
-of the TLM's. Verilator builds one configuration (``small``, P = 2, shared with
-RTL in the loop: a cold Verilator build of P = 4 takes about twice as long);
-Icarus runs P = 1, 2 (``tiny``: warps of 8) and 4 (``small4``).
+disabled except one final reply; no timeout reply before its timeout; the
+timeout bound (every partition's held/tokens monitored each cycle: the repliers
+never sit idle past timeout + slack while requests wait and a partition holds a
+warp's worth of elements); the status counters equal the replies; the
+memory-error flag equals the TLM's. Runs cross random operations (0, 1, around
+the warp size, unaligned arrays, 4/8-byte targets, all filters) with memory
+latency, random warp-request timing and back-pressure on every port; a serial
+run with slow memory makes requests time out; kernel-like runs on a graph's edge
+frontier check the reply quality (distinct key blocks per full reply) within
+10 % of the TLM's; calibration runs (input that leaves the hash room, warps
+asking once it is all in, fixed latency 1 and 150 cycles) check that the TLM's
+time until all input is in the hashes is within FLUSH_TOLERANCE cycles of the
+RTL's. Both simulators run
+P = 1 (``small`` with one partition), P = 2 (``small``; Verilator with twice
+the operations and larger inputs, the build RTL in the loop uses), P = 4
+(``small4``) and ``tiny`` (P = 2, warps of 8); GRAPHUNITS_TEST_SCALE repeats the
+random runs with other seeds.
 """
 import subprocess
 import sys
@@ -31,9 +38,13 @@ from sim.runner import run_cocotb
 from conftest import SCALE
 
 GRAPH = "kron:scale=10,edgefactor=8,seed=1"
+#: The TLM's time until all input is in the hashes may differ from the RTL's by this
+#: many cycles on the calibration runs (docs/iru.md, "What must hold" 8).
+FLUSH_TOLERANCE = 5
 
 
-def iru_runs(max_n: int, ops: int, serial_n: list, quality_n: int) -> list[dict]:
+def iru_runs(cfg: IRUConfig, *, max_n: int, ops: int, serial_n: list, quality_n: int) -> list[dict]:
+    E = cfg.entry_size
     runs = []
     for rep in range(SCALE):
         s = 10 * rep
@@ -48,7 +59,7 @@ def iru_runs(max_n: int, ops: int, serial_n: list, quality_n: int) -> list[dict]
              "reply_ready": 0.6, "req_pause": 0.7, "cmd_pause": [1, 0], "status_ready": [0, 1]},
         ]
     runs += [
-        {"name": "serial requests, slow memory (timeout)", "seed": 3, "monitor": True,
+        {"name": "serial requests, slow memory (timeout)", "seed": 3,
          "workload": {"seed": 3, "ops": len(serial_n), "sizes": serial_n, "kinds": ["none", "min", "fadd"]},
          "policy": {"resident": 1}, "timing": {"latency": 80, "seed": 3}},
         {"name": "memory errors", "seed": 5, "workload": {"seed": 5, "ops": 4, "max_n": max_n},
@@ -58,6 +69,21 @@ def iru_runs(max_n: int, ops: int, serial_n: list, quality_n: int) -> list[dict]
         runs.append({"name": f"quality, edge frontier, {op}", "seed": 7, "quality": True,
                      "workload": {"kind": "graph", "graph": GRAPH, "n": quality_n, "op": op, "seed": 1},
                      "policy": {"resident": 1024, "think": 50}, "timing": {"latency": 30}})
+    # Calibration: input that leaves the hash room (a quarter and a half of its
+    # slots, spread over many blocks), the warps asking once all of it is in (after
+    # ``start`` cycles, twice the prefetch time): the prefetcher, the classifier and
+    # the ring alone set the time until all input is in the hashes.
+    room = cfg.partitions * cfg.sets * E
+    per_part = room // 2 // cfg.partitions + 8
+    rounds = -(-2 * (per_part // (cfg.block_bytes // 4) + 2) // cfg.prefetch_inflight)
+    for lat in (1, 150):
+        runs.append({"name": f"calibration, {lat}-cycle memory", "seed": 9, "calibration": True,
+                     "workload": {"seed": 9 + lat, "ops": 2, "sizes": [room // 4 + 5, room // 2], "max_n": room,
+                                  "id_range": 20000, "dist": "uniform"},
+                     "policy": {"resident": 64, "start": rounds * (lat + 8) + 2 * per_part + 50},
+                     "timing": {"latency": lat}})
+    for run in runs:
+        run["monitor"] = True           # held/tokens/flush every cycle: the timeout bound, the flush cycles
     return runs
 
 
@@ -75,6 +101,12 @@ def check(res: dict, runs: list[dict], cfg: IRUConfig) -> None:
             rtl, tlm = r["quality"][0]
             assert tlm is not None and 1 <= tlm < 16            # reordered: a random order gives ~26
             assert abs(rtl - tlm) <= QUALITY_TOLERANCE * tlm, f"{run['name']}: RTL {rtl:.3f}, TLM {tlm:.3f}"
+        if run.get("calibration"):
+            assert len(r["flush"]) == len(r["tlm_flush"]) == 2 and min(r["sizes"]) > 0
+            for n, rtl, tlm in zip(r["sizes"], r["flush"], r["tlm_flush"]):
+                assert rtl is not None and rtl < run["policy"]["start"], (run["name"], n, rtl)   # before any request
+                assert abs(rtl - tlm) <= FLUSH_TOLERANCE, \
+                    f"{run['name']}, n={n}: all input in the hashes after {rtl} cycles on the RTL, {tlm} on the TLM"
         if run["name"] == "memory errors":
             assert any(st["mem_error"] for st in r["statuses"]) and r["statuses"][0]["n"] == 0
     # Every way of answering happened somewhere in the run set.
@@ -82,22 +114,33 @@ def check(res: dict, runs: list[dict], cfg: IRUConfig) -> None:
     assert (forwarded > 0) == (cfg.partitions > 1)
 
 
-def test_iru_verilator_p2():
-    cfg = IRUConfig.preset("small")
-    runs = iru_runs(max_n=500, ops=8, serial_n=[400, 300, 399], quality_n=3000)
+CONFIGS = [
+    ("P1", IRUConfig.preset("small", partitions=1)),
+    ("P2", IRUConfig.preset("small")),
+    ("P4", IRUConfig.preset("small4")),
+    ("P2-warp8", IRUConfig.preset("tiny")),
+]
+
+
+def _runs(name: str, cfg: IRUConfig, sim: str) -> list[dict]:
+    E = cfg.entry_size
+    if sim == "verilator" and name == "P2":
+        # The build RTL in the loop uses: longer operations, a larger frontier.
+        return iru_runs(cfg, max_n=500, ops=8, serial_n=[400, 300, 399], quality_n=3000)
+    return iru_runs(cfg, max_n=5 * E, ops=6, serial_n=[9 * E, 5 * E + 3, 4 * E], quality_n=800 if E == 32 else 300)
+
+
+@pytest.mark.parametrize("name, cfg", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_iru_verilator(name, cfg):
+    runs = _runs(name, cfg, "verilator")
     res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs},
                      sim="verilator")
     check(res, runs, cfg)
 
 
-@pytest.mark.parametrize("name, cfg", [
-    ("P1", IRUConfig.preset("small", partitions=1)),
-    ("P2-warp8", IRUConfig.preset("tiny")),
-    ("P4", IRUConfig.preset("small4")),
-])
+@pytest.mark.parametrize("name, cfg", [c for c in CONFIGS if c[0] != "P2"], ids=[c[0] for c in CONFIGS if c[0] != "P2"])
 def test_iru_icarus(name, cfg):
-    E = cfg.entry_size
-    runs = iru_runs(max_n=5 * E, ops=7, serial_n=[9 * E, 5 * E + 3, 4 * E], quality_n=800 if E == 32 else 300)
+    runs = _runs(name, cfg, "icarus")
     res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
     check(res, runs, cfg)
 
@@ -115,9 +158,16 @@ def test_iru_cosim_matches_reference(algo, tmp_path):
         assert r.rtl["disabled"] > 0                         # duplicates merged on the RTL too
 
 
-def test_iru_cosim_cli_prints_matches_reference():
+def test_iru_cosim_on_icarus(tmp_path):
+    r = run_cosim("grid:4x5", "sssp", unit="iru", sim="icarus", out_dir=tmp_path, log=lambda *a: None)
+    assert r.ok, r.problems
+    assert r.rtl["ops"] == r.tlm["ops"] >= 3 and r.rtl["problems"] == 0 and r.rtl["disabled"] > 0
+
+
+@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr"])
+def test_iru_cosim_cli_prints_matches_reference(algo):
     p = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "iru", "--graph", "grid:5x6",
-                        "--algo", "sssp"], capture_output=True, text=True)
+                        "--algo", algo], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "sssp with the IRU RTL in the loop matches reference" in p.stdout and "MISMATCH" not in p.stdout
+    assert f"{algo} with the IRU RTL in the loop matches reference" in p.stdout and "MISMATCH" not in p.stdout
     assert "IRU operations (RTL = TLM)" in p.stdout

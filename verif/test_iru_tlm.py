@@ -2,7 +2,8 @@
 and the prefetcher's interleave against hand-computed values, the cycle-level
 model on hand-made inputs (one block, duplicates under min/fadd, disabled warps,
 the timeout) and on random inputs (every rule of golden.iru.checks), the checker
-against broken results, and BFS/SSSP/PR in ``iru`` mode against scipy/networkx."""
+against broken results, the timeout bound against made-up late replies and on
+the model's own runs, and BFS/SSSP/PR in ``iru`` mode against scipy/networkx."""
 import dataclasses
 
 import numpy as np
@@ -12,9 +13,9 @@ from golden.algorithms import modes_for, run_algorithm
 from golden.algorithms.common import AlgorithmError, default_source
 from golden.config import ConfigError
 from golden.graphs import load_graph
-from golden.iru import (IRUConfig, IRUError, IRUModel, IRUOp, RequestPolicy, check_result, fadd32, fold, placement,
-                        reply_quality)
-from golden.iru.checks import compare_aggregates
+from golden.iru import (IRUConfig, IRUError, IRUModel, IRUOp, IRUReply, RequestPolicy, check_result, fadd32, fold,
+                        placement, reply_quality)
+from golden.iru.checks import compare_aggregates, timeout_slack, timeout_violations
 from golden.iru.ops import f32_bits, key_blocks
 from golden.iru.tlm import partition_positions, prefetch_segments
 from golden.memory import AddressSpace
@@ -161,6 +162,75 @@ def test_timeout_replies_wait_for_the_timeout():
     tos = [r for r in res.replies if r.kind == "timeout"]
     assert tos and all(r.start - r.request >= 300 for r in tos)
     assert check_result(cfg, idx, np.zeros(600, np.uint32), res) == []
+
+
+def _reply(warp, part, threads, request, offer, end=None):
+    """A made-up live reply of ``threads`` lanes offered at ``offer``, sent one lane a cycle."""
+    t = threads
+    return IRUReply(warp, part, "timeout", np.arange(t), np.zeros(t, np.uint32), np.arange(t), 0, request, offer,
+                    end if end is not None else offer + t - 1)
+
+
+def test_timeout_bound_by_hand():
+    cfg = IRUConfig.preset("small")                         # timeout 150, P = 2, warps of 32
+    assert timeout_slack(cfg) == (2 * 2 + 8, 2 * 1 * 34) == (12, 68)
+    held = [(32, 0, False)] * 3000                          # a partition holds a warp's worth throughout
+    # Alone: the first lane may come timeout + slack after the request, not one cycle later.
+    assert timeout_violations(cfg, [_reply(0, 0, 32, 10, 10 + 150 + 12)], held) == []
+    (late,) = timeout_violations(cfg, [_reply(0, 0, 32, 10, 10 + 150 + 13)], held)
+    assert "from cycle 160 no partition was replying" in late and "next reply started at cycle 173" in late
+    # Not a warp's worth (31 elements for 32 threads): no bound.
+    assert timeout_violations(cfg, [_reply(0, 0, 32, 10, 2500)], [(31, 0, False)] * 3000) == []
+    # Tokens: no timeout to wait for, only the slack; all input in: the slack and
+    # the remainders' trip home.
+    for tr, limit in (([(0, 32, False)] * 3000, 12), ([(5, 0, True)] * 3000, 80)):
+        assert timeout_violations(cfg, [_reply(0, 0, 32, 10, 10 + limit)], tr) == []
+        assert len(timeout_violations(cfg, [_reply(0, 0, 32, 10, 11 + limit)], tr)) == 1
+    # The input ends just after the timeout ran out: the trip is allowed too.
+    ending = [(32, 0, c >= 165) for c in range(3000)]
+    assert timeout_violations(cfg, [_reply(0, 0, 32, 10, 160 + 80)], ending) == []
+    assert len(timeout_violations(cfg, [_reply(0, 0, 32, 10, 160 + 81)], ending)) == 1
+    # Several requests: warp 0's reply is offered at 100 and held up by its receiver
+    # until 600; warp 1 (sent at 5) may wait while a partition replies, then at most
+    # the slack (its interval began at 100, so the timeout has run out by 601).
+    a = _reply(0, 1, 32, 0, 100, end=600)
+    assert timeout_violations(cfg, [a, _reply(1, 0, 32, 5, 613)], held) == []
+    (late,) = timeout_violations(cfg, [a, _reply(1, 0, 32, 5, 614)], held)
+    assert "from cycle 601" in late and "warps [1]" in late
+    # Three requests at cycle 0: each reply start anywhere restarts the timeout (the
+    # next oldest request becomes its partition's oldest then): warp 1 may start
+    # 150 + 12 after warp 0 (at 20), warp 2 as long after warp 1.
+    rs = [_reply(0, 0, 32, 0, 20), _reply(1, 1, 32, 0, 182), _reply(2, 0, 32, 0, 344)]
+    assert timeout_violations(cfg, rs, held) == []
+    for k in (1, 2):
+        late = list(rs)
+        late[k] = _reply(k, k % 2, 32, 0, rs[k].start + 1)
+        assert len(timeout_violations(cfg, late, held)) == 1
+    # Malformed input is named, not ignored.
+    assert "out of order" in timeout_violations(cfg, [_reply(0, 0, 32, 50, 40)], held)[0]
+
+
+@pytest.mark.parametrize("preset", ["small", "small4", "tiny", "default"])
+def test_model_keeps_the_timeout_bound(preset):
+    cfg = IRUConfig.preset(preset)
+    stricter = dataclasses.replace(cfg, timeout=cfg.timeout // 4)
+    flagged = 0
+    for seed, (policy, latency) in enumerate([(RequestPolicy(resident=64), 20), (RequestPolicy(resident=1), 150),
+                                               (RequestPolicy(resident=6, think=10, gap=20), 60),
+                                               (RequestPolicy(resident=1024, think=50), 1)]):
+        rng = np.random.default_rng(seed)
+        n = 1200
+        idx = rng.integers(0, [300, 5000, 50000, 1200][seed], n).astype(np.uint32)
+        sec = rng.integers(0, 1 << 20, n).astype(np.uint32)
+        space = AddressSpace()
+        ib, sb = space.alloc("idx", idx, align=64), space.alloc("sec", sec, align=64)
+        res = IRUModel(cfg, space, latency=latency).execute(IRUOp(n, ib, sb, "min", target=0x100000), policy,
+                                                            trace=True)
+        assert len(res.trace) == res.status.cycles and max(r.end for r in res.replies) < len(res.trace)
+        assert timeout_violations(cfg, res.replies, res.trace) == [], (preset, seed)
+        flagged += bool(timeout_violations(stricter, res.replies, res.trace))
+    # The same replies break a bound four times tighter: the check has teeth on multi-request runs.
+    assert flagged >= 1
 
 
 def _random_case(cfg, seed, op):

@@ -19,7 +19,8 @@ they are not compared; these are:
   mixed ``final`` reply; ``entry``/``timeout``/``flush`` replies are all live,
   ``disabled`` replies all disabled;
 * **timeout**: a ``timeout`` reply never starts before its request is
-  ``timeout`` cycles old.
+  ``timeout`` cycles old; and, given a per-cycle trace of the unit, no request
+  waits longer than the timeout bound (:func:`timeout_violations`).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from .config import IRUConfig
 from .ops import key_blocks
 from .tlm import IRUResult, warp_threads
 
-__all__ = ["check_result", "fadd_tolerance", "index_aggregates", "compare_aggregates", "reply_quality"]
+__all__ = ["check_result", "fadd_tolerance", "index_aggregates", "compare_aggregates", "reply_quality",
+           "timeout_slack", "timeout_violations"]
 
 
 def fadd_tolerance(values: np.ndarray, index: np.ndarray) -> dict:
@@ -176,3 +178,102 @@ def reply_quality(config: IRUConfig, result: IRUResult) -> float | None:
     counts = [np.unique(key_blocks(r.idx, op.target, op.esize, config)).size for r in result.replies
               if r.idx.size == config.entry_size]
     return float(np.mean(counts)) if counts else None
+
+
+def timeout_slack(config: IRUConfig) -> tuple[int, int]:
+    """``(slack, trip)``: cycles the unit may take to start a reply once a waiting
+    request has timed out with the repliers idle and a warp's worth of elements
+    in some partition (or enough tokens): the head's age register and the
+    decision (4), the request ring once round (2 per hop, 2P), the first lane's
+    register (4); and, when all input is in the hashes by then, ``trip`` more for
+    the remainders' trip home (2 per element and hop, ``2 (P - 1) (E + 2)``).
+    docs/iru.md, "Timeout"."""
+    P, E = config.partitions, config.entry_size
+    return 2 * P + 8, 2 * (P - 1) * (E + 2)
+
+
+def timeout_violations(config: IRUConfig, replies: list, trace, offers: list | None = None,
+                       limit: int = 8) -> list[str]:
+    """Where the unit broke the timeout bound in one operation (docs/iru.md,
+    "Timeout"); empty: the bound holds.
+
+    The bound: while requests wait (sent, first lane not yet offered), the unit
+    never leaves all its repliers idle for long with data to answer them. Take
+    an interval from the start of a wait, or from a reply's first lane, to the
+    next reply's first lane (anywhere in the unit); let ``t`` be the most threads
+    of a request waiting in it. From the first cycle ``c`` of the interval at
+    which no partition is replying and some partition holds ``t`` tokens, or all
+    input is in the hashes, or (at least ``timeout`` cycles into the interval)
+    some partition holds ``t`` elements, the next reply starts within ``slack``
+    cycles, ``slack + trip`` if all input is in the hashes within ``slack`` cycles
+    of ``c`` (:func:`timeout_slack`). Hence a request waits at most ``(k + 1)
+    (timeout + slack + trip)`` idle cycles with enough data in the unit, ``k``
+    the replies started while it waits; alone, ``timeout + slack + trip``.
+
+    Parameters
+    ----------
+    replies : list of IRUReply
+        Every reply of the operation, with ``partition``, ``request`` (cycle the
+        request was sent), ``start`` (first lane) and ``end`` (last lane) on the
+        trace's clock.
+    trace : sequence of (held, tokens, flush)
+        Per cycle: the most elements and the most tokens any partition held, and
+        whether all input was in the hashes.
+    offers : list of int, optional
+        Cycle each reply's first lane was first offered (``valid``) when the
+        receiver applied back-pressure; default ``start``.
+    """
+    T = config.timeout
+    slack, trip = timeout_slack(config)
+    offers = [r.start for r in replies] if offers is None else list(offers)
+    if len(offers) != len(replies):
+        raise ValueError(f"{len(offers)} offer cycles for {len(replies)} replies")
+    for r, off in zip(replies, offers):
+        if not r.request <= off <= r.start <= r.end:
+            return [f"warp {r.warp}: request at cycle {r.request}, first lane offered at {off}, sent at {r.start}, "
+                    f"last at {r.end}: out of order"]
+    # Cycles at which some partition is replying: from its decision (the cycle
+    # before the first lane is offered) to the last lane.
+    L = len(trace)
+    busy = np.zeros(L + 2, np.int64)
+    for r, off in zip(replies, offers):
+        lo, hi = max(0, min(off - 1, L)), min(r.end + 1, L)
+        busy[lo] += 1
+        busy[hi] -= 1
+    busy = np.cumsum(busy)
+    arrivals: dict = {}
+    for r, off in zip(replies, offers):
+        arrivals.setdefault(r.request, []).append((off, r.threads, r.warp))
+    starts = set(offers)
+    out: list[str] = []
+    b = None                                 # start of the open interval
+    need = 0
+    waiting: list = []                       # (offer, threads, warp)
+    for x in sorted(starts | set(arrivals)):
+        if b is not None and x in starts:
+            # The interval [b, x): the first cycle from which a reply must start within the slack.
+            for c in range(b, min(x, L)):
+                if busy[c]:
+                    continue
+                held, tok, fl = trace[c]
+                if fl or tok >= need or (c >= b + T and held >= need):
+                    ends = any(trace[k][2] for k in range(c, min(c + slack + 1, L)))
+                    if x > c + slack + (trip if ends else 0):
+                        ws = sorted(w for _, _, w in waiting)
+                        out.append(f"requests waited from cycle {b} (warps {ws[:4]}{'...' if len(ws) > 4 else ''})"
+                                   f": from cycle {c} no partition was replying and one held {held} elements, "
+                                   f"{tok} tokens{', all input in' if fl else ''} (a warp of {need} threads), but "
+                                   f"the next reply started at cycle {x} (timeout {T}, slack {slack}"
+                                   f"{f' + {trip}' if ends else ''})")
+                    break
+            b = None
+        waiting = [a for a in waiting if a[0] > x]
+        new = [a for a in arrivals.get(x, ()) if a[0] > x]
+        waiting += new
+        if waiting and b is None:
+            b, need = x, max(t for _, t, _ in waiting)
+        elif new:
+            need = max([need] + [t for _, t, _ in new])
+        if len(out) >= limit:
+            break
+    return out

@@ -176,6 +176,7 @@ class IRUResult:
     status: IRUStatus
     measured: bool = False   # cycles from the RTL
     flush_cycle: int | None = None   # TLM: first cycle with all input in the hashes
+    trace: list | None = None        # TLM with trace=True: per cycle (most held, most tokens, flush)
 
     def layout(self, warp: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The kernel's view: ``(idx, sec, pos, live)`` per thread (thread
@@ -377,8 +378,12 @@ class IRUModel:
         return idx, sec
 
     # ------------------------------------------------------------------ run
-    def execute(self, op: IRUOp, policy: RequestPolicy = RequestPolicy(), *, max_cycles: int = 1 << 40) -> IRUResult:
-        """Run ``op`` with warp requests as ``policy`` says; returns every reply."""
+    def execute(self, op: IRUOp, policy: RequestPolicy = RequestPolicy(), *, max_cycles: int = 1 << 40,
+                trace: bool = False) -> IRUResult:
+        """Run ``op`` with warp requests as ``policy`` says; returns every reply.
+        ``trace``: record, per cycle, the most elements and tokens any partition
+        held and whether all input was in the hashes (``IRUResult.trace``, for
+        :func:`golden.iru.checks.timeout_violations`)."""
         op.check(self.config)
         cfg = self.config
         P, E, B = cfg.partitions, cfg.entry_size, cfg.banks
@@ -483,7 +488,10 @@ class IRUModel:
 
         progress, last_change = None, 0
         flush_at = None
+        tr = [] if trace else None
         while True:
+            if tr is not None:
+                tr.append((max(pt.held for pt in parts), max(pt.tokens for pt in parts), flush))
             if cycle & 1023 == 0:
                 sig = (delivered, sum(pt.k for pt in parts), sum(pt.held + pt.tokens for pt in parts), len(replies))
                 if sig != progress:
@@ -668,5 +676,5 @@ class IRUModel:
         st.replies = len(replies)
         st.live = sum(r.idx.size for r in replies)
         st.disabled = sum(r.disabled for r in replies)
-        return IRUResult(op, replies, st, flush_cycle=flush_at)
+        return IRUResult(op, replies, st, flush_cycle=flush_at, trace=tr)
 
