@@ -15,8 +15,17 @@
     that bound with the latency (Little's law: the 128-edge buffer is reserved at
     issue, and each fetch engine has 15 block reads in flight); the TLM's cycles for
     the same kernel beside.
+(d) Estimated speedup over the golden baseline (``compare_baseline=True``, Kepler
+    model) for BFS, SSSP and BC on a road-like grid and kron graphs, with the
+    paper's engine (2 KB buffer, 400-cycle requests), an 8 KB edge buffer, and
+    200-cycle engine requests; beside it what bounds the time: kernel launches,
+    the engines' cycles and their Little's-law bound (items x latency / (SMs x
+    buffer edges): the buffer's room is reserved at issue, so an SM has at most a
+    buffer of edges in flight per memory latency), the load imbalance, and the
+    speedup ceiling: the baseline's cycles over the GraphPEG run's launch costs
+    plus the Little bound (perfect balance, no index latency).
 
-Usage: python benchmarks/graphpeg.py [--part a|b|c|abc] [--sim verilator] [--json FILE]
+Usage: python benchmarks/graphpeg.py [--part a|b|c|d|abcd] [--sim verilator] [--json FILE]
 """
 import argparse
 import json
@@ -148,14 +157,69 @@ def part_c(args, t0):
     return recs
 
 
+D_VARIANTS = (("2 KB, 400", {}, None), ("8 KB buffer", {"edge_buffer_bytes": 8192}, None),
+              ("latency 200", {}, 200))
+
+
+def part_d(args, t0):
+    from golden.algorithms import run_algorithm
+    from golden.graphpeg import GraphPEGConfig
+    from golden.graphs import load_graph
+    from golden.gpu import GPUConfig
+    from sim.reference import compare, reference
+    gpu = GPUConfig.preset("kepler")
+    per_launch = gpu.launch_cycles + gpu.mem_latency
+    rows, recs = [], []
+    for spec in args.speedup_graphs.split(";"):
+        for algo in ("bfs", "sssp", "bc"):
+            g = load_graph(spec, weighted=algo == "sssp")
+            log(t0, f"(d) {algo} on {spec}, baseline")
+            base = run_algorithm(g, algo, "baseline", gpu="kepler")
+            bt = base.gpu["total"]
+            for name, changes, lat in D_VARIANTS:
+                log(t0, f"(d) {algo} on {spec}, {name}")
+                cfg = GraphPEGConfig(**changes)
+                r = run_algorithm(g, algo, "graphpeg", gpu="kepler", graphpeg=cfg, compare_baseline=True,
+                                  latency=lat)
+                why = compare(algo, r.values, reference(g, algo, source=r.extra.get("source")))
+                assert why is None, why
+                st = r.extra["graphpeg"]
+                tot = r.gpu["total"]
+                # the baseline run inside compare_baseline is the one run here
+                assert abs(st["baseline_cycles"] - bt["cycles"]) <= 1e-6 * bt["cycles"], (st, bt["cycles"])
+                L = lat or gpu.mem_latency
+                little = st["items"] * L / (st["sms"] * cfg.edge_buffer_edges)
+                body = tot["cycles"] - tot["launches"] * per_launch
+                ceiling = bt["cycles"] / (tot["launches"] * per_launch + little)
+                rows.append([spec, algo, name, st["items"], round(tot["cycles"]), tot["launches"],
+                             st["engine_cycles"], round(st["engine_cycles"] / body, 2) if body > 0 else "-",
+                             round(little), round(st["load_imbalance"], 2), round(bt["cycles"]), bt["launches"],
+                             round(st["speedup"], 2), round(ceiling, 2)])
+                recs.append({"graph": spec, "algo": algo, "variant": name, "items": st["items"],
+                             "total_cycles": tot["cycles"], "launches": tot["launches"],
+                             "engine_cycles": st["engine_cycles"], "little_bound": little,
+                             "load_imbalance": st["load_imbalance"], "baseline_cycles": bt["cycles"],
+                             "baseline_launches": bt["launches"], "speedup": st["speedup"], "ceiling": ceiling,
+                             "memory_request_change": st["memory_request_change"]})
+    print(format_table(["graph", "algo", "variant", "items", "GraphPEG cycles", "launches", "engine cycles",
+                        "engines / body", "Little bound", "imbalance", "baseline cycles", "baseline launches",
+                        "speedup", "ceiling"], rows,
+                       markdown=True,
+                       title=f"(d) speedup over the baseline (Kepler model, 15 SMs; body = cycles - launches x "
+                             f"{per_launch})"))
+    return recs
+
+
 def main(argv=None) -> int:
     from golden.perf import tune_allocator
     tune_allocator()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="abc")
+    ap.add_argument("--part", default="abcd")
     ap.add_argument("--graphs", default="grid:128x128;kron:scale=12", help="(a): ';'-separated graph specs")
     ap.add_argument("--kron", default="kron:scale=12;kron:scale=14", help="(b): ';'-separated graph specs")
     ap.add_argument("--rtl-graph", default="kron:scale=9,edgefactor=16,seed=1", help="(c): graph spec")
+    ap.add_argument("--speedup-graphs", default="grid:128x128;kron:scale=12;kron:scale=14;kron:scale=16",
+                    help="(d): ';'-separated graph specs")
     ap.add_argument("--sim", default="verilator", choices=["verilator", "icarus"])
     ap.add_argument("--json", help="write the results as JSON")
     args = ap.parse_args(argv)
@@ -163,7 +227,7 @@ def main(argv=None) -> int:
     print(f"machine: {platform.machine()}, {platform.system()} {platform.release()}, Python "
           f"{platform.python_version()}")
     out = {}
-    for part, fn in (("a", part_a), ("b", part_b), ("c", part_c)):
+    for part, fn in (("a", part_a), ("b", part_b), ("c", part_c), ("d", part_d)):
         if part in args.part:
             out[part] = fn(args, t0)
             print()

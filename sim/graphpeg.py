@@ -7,9 +7,15 @@ What must hold (docs/graphpeg.md, "Verification"): every kernel hands out
 exactly the items of the vertices pushed before it (edges of an edge kernel as a
 multiset with their src, weight and index; vertices of a vertex-list kernel in
 push order per SM), per SM when EF balancing is off; every batch holds at most a
-warp and ends with ``warp_last``; every SM ends each kernel with one ``done``
-beat; statuses (items, errors) equal the TLM's; with EF balancing off the memory
-requests per kind equal the TLM's exactly.
+warp and ends with ``warp_last``; a batch of fewer than a warp's items is an
+SM's last of the kernel (its edges were all gathered) unless the SM received a
+moved entry; every SM ends each kernel with one ``done`` beat; refills read
+exactly the blocks that hold the vertices spilled before the kernel; statuses
+(items, errors) equal the TLM's, and the exchanges and moved edges equal the
+balancer's ``ef_event`` reports; with EF balancing off the memory requests per
+kind equal the TLM's exactly; with ``ef_compare`` (warps held back by
+``pop_hold`` past the first check, so the decisions do not depend on timing) the
+balancer's decisions equal the TLM's.
 """
 from __future__ import annotations
 
@@ -19,14 +25,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from golden.graphpeg import CMD_OPS, GraphPEGConfig, GraphPEGError, GraphPEGKernel, GraphPEGModel, KernelResult
+from golden.graphpeg import (CMD_OPS, EF_OUTCOMES, EFDecision, GraphPEGConfig, GraphPEGError, GraphPEGKernel,
+                             GraphPEGModel, KernelResult)
 from golden.graphpeg.tlm import Batch
 from golden.memory import AddressSpace
 from hw.graphpeg.engine import PopBeat, PushItem
-from hw.graphpeg.top import GraphPEGCommand, GraphPEGStatus
+from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import MemoryAgent, StreamSink, StreamSource
+from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
@@ -109,16 +116,65 @@ def expected_items(graph: dict, lists: list[list[int]], kernel: GraphPEGKernel) 
     return out
 
 
+_OUTCOME_NAMES = {v: k for k, v in EF_OUTCOMES.items()}
+
+
+class _HeldSink(StreamSink):
+    """A pop port whose warps take nothing in the first ``hold`` cycles of a kernel."""
+
+    def __init__(self, harness, hold: int, *args, **kw):
+        super().__init__(*args, **kw)
+        self.h = harness
+        self.hold = hold
+
+    def drive(self) -> dict:
+        out = super().drive()
+        h = self.h
+        if self.hold and isinstance(h.waiting, Run) and h.cycle - h.kernels[-1]["cycle0"] < self.hold:
+            self._ready_now = 0
+            out[self._readyp] = 0
+        return out
+
+
+class _EFMonitor(Agent):
+    """Records the balancer's decisions (``ef_event`` / ``ef_info``) per kernel."""
+
+    def __init__(self, harness):
+        self.h = harness
+        self.codec = Codec(EFEvent())
+
+    def clock(self, get) -> None:
+        if not get(("ef_event",)):
+            return
+        h = self.h
+        ev = self.codec.decode(get(("ef_info",)))
+        if not h.kernels or not isinstance(h.waiting, Run):
+            h.problems.append(f"an EF decision outside a kernel: {ev}")
+            return
+        kr = h.kernels[-1]
+        kr["ef"].append(EFDecision(h.cycle - kr["cycle0"], ev["donor"], ev["recv"], ev["size"],
+                                   _OUTCOME_NAMES.get(ev["outcome"], f"code {ev['outcome']}"), ev["v"], ev["bw0"],
+                                   ev["bw1"]))
+
+
 class GraphPEGHarness:
-    """Agents and bookkeeping for one run of the GraphPEG RTL on a list of steps."""
+    """Agents and bookkeeping for one run of the GraphPEG RTL on a list of steps.
+
+    ``pop_hold``: the warps pop nothing in the first cycles of every kernel (the
+    TLM's ``pop_start``); ``ef_compare``: the balancer's decisions must equal the
+    TLM's (set it only when they cannot depend on timing: the checks fall inside
+    the hold and the kernel ends before the next one)."""
 
     def __init__(self, config: GraphPEGConfig, space: AddressSpace, steps: list, *, graph: dict | None = None,
                  timing: MemoryTiming = MemoryTiming(), cmd_pause=None, push_pause=None, pop_ready=None,
-                 status_ready=None, seed: int = 0, expect: bool = True):
+                 status_ready=None, seed: int = 0, expect: bool = True, pop_hold: int = 0,
+                 ef_compare: bool = False):
         self.config = config
         self.space = space
         self.steps = list(steps)
         self.graph = graph
+        self.pop_hold = int(pop_hold)
+        self.ef_compare = bool(ef_compare)
         self.model = MemoryModel(space, config.block_bytes, timing)
         self.cmd = StreamSource(("cmd",), Codec(GraphPEGCommand(config)), [], pause=cmd_pause, seed=seed)
         self.status = StreamSink(("status",), Codec(GraphPEGStatus(config)), ready=status_ready, seed=seed + 1,
@@ -127,8 +183,8 @@ class GraphPEGHarness:
                                self.model)
         self.pushes = [StreamSource((f"push{k}",), Codec(PushItem()), [], pause=push_pause, seed=seed + 10 + k)
                        for k in range(config.sms)]
-        self.pops = [StreamSink((f"o{k}",), Codec(PopBeat(config)), ready=pop_ready, seed=seed + 20 + k,
-                                on_item=lambda it, k=k: self._beat(k, it), keep=False)
+        self.pops = [_HeldSink(self, self.pop_hold, (f"o{k}",), Codec(PopBeat(config)), ready=pop_ready,
+                               seed=seed + 20 + k, on_item=lambda it, k=k: self._beat(k, it), keep=False)
                      for k in range(config.sms)]
         self.cycle = 0
         self.next = 0
@@ -147,7 +203,7 @@ class GraphPEGHarness:
 
     @property
     def agents(self):
-        return [self.cmd, self.status, self.mem, *self.pushes, *self.pops, _Ticker(self)]
+        return [self.cmd, self.status, self.mem, *self.pushes, *self.pops, _EFMonitor(self), _Ticker(self)]
 
     # ------------------------------------------------------------------ the TLM's answer
     def _tlm(self) -> list:
@@ -170,7 +226,7 @@ class GraphPEGHarness:
                 out.append(None)
             else:
                 try:
-                    r = tlm.run(st.kernel, latency=3)
+                    r = tlm.run(st.kernel, latency=3, pop_start=self.pop_hold)
                 except GraphPEGError:
                     out.append({"cmd_error": True})
                     continue
@@ -197,7 +253,8 @@ class GraphPEGHarness:
                 self.inputs.append(self.pending_lists)
                 self.pending_lists = [[] for _ in range(self.config.sms)]
                 self.kernels.append({"batches": [[] for _ in range(self.config.sms)],
-                                     "done": [0] * self.config.sms, "cycle0": self.cycle})
+                                     "done": [0] * self.config.sms, "cycle0": self.cycle, "ef": [],
+                                     "reads": [len(self.model.stats.read_blocks), None]})
                 self._during = st.during or None
             elif isinstance(st, Setup):
                 self.pending_lists = [[] for _ in range(self.config.sms)]
@@ -248,6 +305,8 @@ class GraphPEGHarness:
             self.problems.append("a status without a command")
             return
         self._start_during()
+        if isinstance(st, Run):
+            self.kernels[-1]["reads"][1] = len(self.model.stats.read_blocks)
         self.statuses.append(dict(it))
         self.waiting = None
         self.next += 1
@@ -270,7 +329,7 @@ class GraphPEGHarness:
         batches.sort(key=lambda b: (b.cycle, b.sm))
         sm_items = [sum(len(b["items"]) for b in bs) for bs in kr["batches"]]
         return KernelResult(batches, st["cycles"], sm_items, sm_items, {}, st["exchanges"], st["moved"],
-                            bool(st["mem_error"]), bool(st["overflow"]))
+                            bool(st["mem_error"]), bool(st["overflow"]), ef_log=list(kr["ef"]))
 
     def mismatches(self) -> list[str]:
         out = list(self.problems)
@@ -282,10 +341,13 @@ class GraphPEGHarness:
             out.append(f"{len(self.statuses)} statuses for {len(cmd_steps)} commands")
         exp_cmd = [e for e in (self.expected or []) if e is not None]
         runs = 0
+        setup, since_setup = None, 0
         for i, (step, st) in enumerate(zip(cmd_steps, self.statuses)):
             exp = exp_cmd[i] if self.expected is not None else None
             if exp is not None and bool(st["cmd_error"]) != exp["cmd_error"]:
                 out.append(f"command {i}: cmd_error {st['cmd_error']}, the TLM says {exp['cmd_error']}")
+            if isinstance(step, Setup) and not st["cmd_error"]:
+                setup, since_setup = step, 0
             if not isinstance(step, Run):
                 continue
             kr = self.kernels[runs]
@@ -293,6 +355,11 @@ class GraphPEGHarness:
             runs += 1
             if st["cmd_error"]:
                 continue
+            out += self._check_batches(runs - 1, kr)
+            out += self._check_ef(runs - 1, kr, st, exp)
+            if setup is not None:
+                out += self._check_refill(runs - 1, kr, lists, setup, since_setup % 2)
+            since_setup += 1
             if any(d != 1 for d in kr["done"]):
                 out.append(f"run {runs - 1}: done beats per SM {kr['done']}, expected one each")
             if any(self._open[s] for s in range(self.config.sms)):
@@ -335,6 +402,62 @@ class GraphPEGHarness:
         return out
 
 
+    def _check_batches(self, run: int, kr: dict) -> list[str]:
+        """A batch smaller than a warp must be its SM's last of the kernel (the SM had
+        gathered everything), unless the SM received a moved entry (it may have been
+        drained before the entry came)."""
+        out = []
+        ws = self.config.warp_size
+        receivers = {d.recv for d in kr["ef"] if d.outcome == "moved"}
+        for sm, bs in enumerate(kr["batches"]):
+            if sm in receivers:
+                continue
+            for j, b in enumerate(bs[:-1]):
+                if len(b["items"]) < ws:
+                    out.append(f"run {run}: SM {sm} handed out batch {j} of {len(bs)} with {len(b['items'])} items, "
+                               f"fewer than a warp ({ws}), while it had edges left to gather")
+                    break
+        return out
+
+    def _check_ef(self, run: int, kr: dict, st: dict, exp) -> list[str]:
+        out = []
+        log = kr["ef"]
+        moved = [d for d in log if d.outcome == "moved"]
+        if st["exchanges"] != len(moved) or st["moved"] != sum(d.end - d.start for d in moved):
+            out.append(f"run {run}: status says {st['exchanges']} exchanges of {st['moved']} edges, the balancer "
+                       f"reported {len(moved)} of {sum(d.end - d.start for d in moved)}")
+        for d in moved:
+            if not 0 < d.end - d.start <= d.size or d.donor == d.recv:
+                out.append(f"run {run}: balancer moved [{d.start}, {d.end}) for a balance of {d.size} from SM "
+                           f"{d.donor} to SM {d.recv}")
+        if self.ef_compare and exp is not None and not exp["cmd_error"]:
+            want = [d.key() for d in exp["result"].ef_log]
+            got = [d.key() for d in log]
+            if got != want:
+                out.append(f"run {run}: balancer decisions {got}, the TLM's {want}")
+        return out
+
+    def _check_refill(self, run: int, kr: dict, lists: list, setup: Setup, parity: int) -> list[str]:
+        """The refill engine reads exactly the blocks of the SM's spill region that
+        hold the vertices spilled before the kernel: a list of n vertices keeps
+        ``vlist_entries`` on chip and spills the rest (up to the region's size)."""
+        c = self.config
+        bb = c.block_bytes
+        lo, hi = setup.spill_base, setup.spill_base + 2 * c.sms * setup.spill_stride
+        want = Counter()
+        for sm, vs in enumerate(lists):
+            spilled = min(max(0, len(vs) - c.vlist_entries), setup.spill_stride // 4)
+            base = setup.spill_base + (2 * sm + parity) * setup.spill_stride
+            want.update(base + b * bb for b in range(-(-spilled // c.words_per_block)))
+        r0, r1 = kr["reads"]
+        got = Counter(a for a in self.model.stats.read_blocks[r0:r1] if lo <= a < hi)
+        if got != want:
+            out = sorted((got - want).items())[:4], sorted((want - got).items())[:4]
+            return [f"run {run}: refill reads of the spill regions differ from the spilled vertices' blocks "
+                    f"(extra {out[0]}, missing {out[1]})"]
+        return []
+
+
 class _Ticker:
     def __init__(self, h):
         self.h = h
@@ -352,12 +475,18 @@ class _Ticker:
 # ---------------------------------------------------------------------- workloads
 def random_graph(rng: np.random.Generator, spec: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A CSR graph: ``vertices`` vertices with degrees 0..``max_deg`` (``zero`` of them
-    0), plus vertices of degree ``big`` (far above the edge buffer)."""
-    V = spec.get("vertices", 48)
-    deg = rng.integers(1, spec.get("max_deg", 10) + 1, V)
-    deg[rng.random(V) < spec.get("zero", 0.15)] = 0
-    for k, d in enumerate(spec.get("big", [])):
-        deg[(k * 7 + 3) % V] = d
+    0), plus vertices of degree ``big`` (far above the edge buffer); or, with
+    ``degrees``, exactly those degrees (vertex ``v`` has ``degrees[v]``)."""
+    if "degrees" in spec:
+        deg = np.asarray(spec["degrees"], np.int64)
+        V = max(int(deg.size), spec.get("vertices", 0))
+        deg = np.concatenate([deg, np.zeros(V - deg.size, np.int64)])
+    else:
+        V = spec.get("vertices", 48)
+        deg = rng.integers(1, spec.get("max_deg", 10) + 1, V)
+        deg[rng.random(V) < spec.get("zero", 0.15)] = 0
+        for k, d in enumerate(spec.get("big", [])):
+            deg[(k * 7 + 3) % V] = d
     row_ptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
     col = rng.integers(0, V, int(row_ptr[-1]))
     w = rng.integers(1, 1 << 20, int(row_ptr[-1]))
@@ -366,9 +495,10 @@ def random_graph(rng: np.random.Generator, spec: dict) -> tuple[np.ndarray, np.n
 
 def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, list, dict]:
     """Steps over a random graph (or ``"graph": SPEC``, a graph spec string): ``{"seed",
-    "graph": {...}, "kernels": [{"mode", "ef", "weights", "csc", "lists": per-SM vertex
-    counts or "all", "during": per-SM counts, "skew": bool}], "cmd_errors": bool}``.
-    Returns ``(space, steps, graph)``."""
+    "graph": {...}, "kernels": [{"mode", "ef", "ef_interval", "ef_shift", "weights", "csc",
+    "lists": per-SM vertex counts or "all", "vertices": per-SM vertex lists (instead of
+    "lists"), "pick": "zero" (only vertices of degree 0), "during": per-SM counts,
+    "skew": bool}], "cmd_errors": bool}``. Returns ``(space, steps, graph)``."""
     rng = np.random.default_rng(spec.get("seed", 0))
     r = random.Random(spec.get("seed", 0))
     gs = spec.get("graph", {})
@@ -404,9 +534,17 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
     deg = np.diff(row_ptr)
     for ks in spec.get("kernels", [{}]):
         lists = ks.get("lists", [20] * config.sms)
+        zero = np.flatnonzero(deg == 0)
+        if ks.get("pick") == "zero" and zero.size == 0:
+            raise ValueError("workload: 'pick': 'zero' needs a graph with vertices of degree 0")
         for sm in range(config.sms):
             n = 0 if lists == "all" else (lists[sm] if sm < len(lists) else 0)
-            if lists == "all":                  # every vertex, round robin over the SMs
+            if "vertices" in ks:                # explicit lists
+                vl = ks["vertices"]
+                vs = list(vl[sm]) if sm < len(vl) else []
+            elif ks.get("pick") == "zero":
+                vs = [int(zero[r.randrange(zero.size)]) for _ in range(n)]
+            elif lists == "all":                # every vertex, round robin over the SMs
                 vs = list(range(sm, V, config.sms))
             elif ks.get("skew") and sm == 0:
                 big = np.argsort(-deg)[:max(1, n // 4)]
@@ -423,7 +561,7 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
         k = GraphPEGKernel(ks.get("mode", "edge"), row_ptr=bases["csc_row_ptr" if csc else "row_ptr"],
                            col=bases["csc_col" if csc else "col"],
                            weight=bases["weight"] if ks.get("weights", True) and not csc else None, csc=csc,
-                           ef=ks.get("ef", False))
+                           ef=ks.get("ef", False), ef_interval=ks.get("ef_interval"), ef_shift=ks.get("ef_shift"))
         steps.append(Run(k, during))
         if during and ks.get("drain", True):
             steps.append(Run(GraphPEGKernel("vertex")))

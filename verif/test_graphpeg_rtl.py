@@ -6,8 +6,12 @@ off), degree-0 vertices, vertices of degree far above the buffer, a full ALWT, a
 full edge buffer (slow warps), spill and refill of the vertex lists (also while a
 kernel runs), EF exchanges moving work between the SMs mid-run, pull (CSC)
 kernels, vertex-list kernels in push order, command and memory errors, random
-memory latency and back-pressure on every stream. Then whole algorithms with the
-RTL in the loop (sim/cosim.py)."""
+memory latency and back-pressure on every stream, kernels with empty lists and
+lists of degree-0 vertices only; partial warp batches only at an SM's end;
+refills reading exactly the spilled blocks; the balancer's threshold, donor
+entry and balance, decision by decision against the TLM, with the warps held
+back so that the state at the check does not depend on timing. Then whole
+algorithms with the RTL in the loop (sim/cosim.py)."""
 import subprocess
 import sys
 
@@ -22,9 +26,41 @@ from conftest import SCALE
 
 CFG = GraphPEGConfig.preset("sim")
 
+# Held EF runs: vertex v has degree HELD[v] (the rest of the 48 vertices 0); the
+# warps pop nothing for HOLD cycles, so at the first check (EF_INTERVAL cycles into
+# the kernel) every vertex is indexed, the buffers are full and R_EFS is the sum of
+# the degrees of each SM's list. The kernel ends before the second check.
+HELD = [60, 100, 90, 61, 60, 7]
+ROW = [sum(HELD[:v]) for v in range(len(HELD) + 1)]
+EF_INTERVAL, HOLD = 1024, 1100
+
+
+def held_run(name: str, lists: list, seed: int) -> dict:
+    return {"name": name, "seed": seed, "pop_hold": HOLD, "ef_compare": True,
+            "workload": {"seed": seed, "graph": {"degrees": HELD, "vertices": 48},
+                         "kernels": [{"vertices": lists, "ef": True, "ef_interval": EF_INTERVAL}]},
+            "timing": {"latency": [1, 20], "seed": seed}}
+
 
 def rtl_runs() -> list[dict]:
     runs = [
+        # R_EFS 160 (SM 0: v0 + v1) against 151 (v2 + v3): 9 < 160 >> 4 = 10
+        held_run("EF threshold, just under", [[0, 1], [2, 3]], 21),
+        # 160 against 150 (v2 + v4): 10 >= 10, balance 5 from v1, the largest entry
+        held_run("EF threshold, just over", [[0, 1], [2, 4]], 22),
+        # 250 against 7: balance 121, more than v1's 100 edges: all of v1 moves
+        held_run("EF balance capped by the largest entry", [[0, 1, 2], [5]], 23),
+        {"name": "empty kernels", "seed": 24,
+         "workload": {"seed": 24, "graph": {"vertices": 40, "big": [120]},
+                      "kernels": [{"lists": [0, 0], "ef": True}, {"lists": [8, 0], "ef": True, "skew": True},
+                                  {"lists": [0, 5], "mode": "vertex"}, {"lists": [0, 0], "mode": "vertex"},
+                                  {"lists": [0, 9], "ef": False}]},
+         "timing": {"latency": [1, 10], "seed": 24}},
+        {"name": "degree-0 vertices only", "seed": 25,
+         "workload": {"seed": 25, "graph": {"vertices": 40, "zero": 0.5},
+                      "kernels": [{"lists": [10, 12], "pick": "zero", "ef": True},
+                                  {"lists": [30, 3], "pick": "zero", "ef": False}]},
+         "timing": {"latency": [1, 10], "seed": 25}},
         {"name": "errors, big vertex, ALWT full", "seed": 1,
          "workload": {"seed": 1, "graph": {"vertices": 48, "big": [100], "zero": 0.2},
                       "kernels": [{"lists": [12, 12], "ef": False}], "cmd_errors": True},
@@ -63,9 +99,31 @@ def test_graphpeg_cocotb(sim):
     res = run_cocotb(build_verilog("graphpeg", CFG), "sim.tb.graphpeg", {"config": CFG.to_dict(), "runs": runs},
                      sim=sim)
     by = {r["name"].split("/")[0]: r for r in res["runs"]}
+    no_items = {"degree-0 vertices only"}
     for r in res["runs"]:
         assert r["mismatches"] == [], f"{r['name']}: {r['mismatches'][:4]}"
-        assert r["items"] > 0
+        assert (r["items"] > 0) != (r["name"] in no_items), r["name"]
+        for k in r["kernels"]:
+            if not k["ef"]:
+                # only each SM's last batch may be partial (sim/graphpeg.py checks it too)
+                assert k["partial_not_last"] == 0 and k["batches"] - k["full_batches"] <= CFG.sms, (r["name"], k)
+    # at least one kernel gets past the 8-item warp in full batches
+    assert sum(k["full_batches"] for r in res["runs"] for k in r["kernels"]) > 50
+    # degree-0 vertices were in the random lists too, not only in the dedicated run
+    assert sum(k["zero_degree"] for r in res["runs"] if r["name"] not in no_items for k in r["kernels"]) > 0
+    zero = by["degree-0 vertices only"]
+    assert [k["zero_degree"] for k in zero["kernels"]] == [22, 33] and zero["exchanges"] == 0
+    ek = by["empty kernels"]["kernels"]       # lists [0, 0], [8, 0] (EF), [0, 5] (vertex), [0, 0] (vertex), [0, 9]
+    assert ek[0]["sm_items"] == [0, 0] and ek[0]["batches"] == 0 and ek[3]["sm_items"] == [0, 0]
+    assert ek[1]["sm_items_own"][1] == 0 and sum(ek[1]["sm_items"]) == ek[1]["sm_items_own"][0] > 0
+    assert ek[2]["sm_items"] == [0, 5] and ek[4]["sm_items"][0] == 0 < ek[4]["sm_items"][1]
+    # the balancer, decision by decision (each also equals the TLM's: ef_compare)
+    under, over = by["EF threshold, just under"], by["EF threshold, just over"]
+    assert under["exchanges"] == 0 and under["kernels"][0]["ef_log"] == []
+    assert over["exchanges"] == 1 and over["kernels"][0]["ef_log"] == [[0, 1, 5, "moved", 1, ROW[1], ROW[1] + 5]]
+    capped = by["EF balance capped by the largest entry"]
+    assert capped["kernels"][0]["ef_log"] == [[0, 1, 121, "moved", 1, ROW[1], ROW[2]]]
+    assert capped["kernels"][0]["sm_items"] == [150, 107]
     first = by["errors, big vertex, ALWT full"]
     assert [s["cmd_error"] for s in first["statuses"]] == [1, 1, 0, 0]     # run before setup, misaligned setup
     assert first["alwt_full"] > 0

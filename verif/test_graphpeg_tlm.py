@@ -9,7 +9,7 @@ import pytest
 
 from golden.algorithms import AlgorithmError, modes_for, run_algorithm
 from golden.config import ConfigError
-from golden.graphpeg import GraphPEGConfig, GraphPEGError, GraphPEGKernel, GraphPEGModel
+from golden.graphpeg import EFDecision, GraphPEGConfig, GraphPEGError, GraphPEGKernel, GraphPEGModel, ef_decision
 from golden.graphs import CSRGraph, load_graph
 from golden.memory import AddressSpace
 from sim.reference import compare, reference
@@ -151,6 +151,109 @@ def test_ef_balancing_moves_work_between_sms():
     assert on.sm_items_no_ef == off.sm_items and on.sm_items[1] > off.sm_items[1] + 50
     assert items(on) == items(off) == edges_of(g, [0, 1, 2, 3])
     assert on.cycles < off.cycles
+
+
+# ---------------------------------------------------------------------- EF balancing, exactly
+# A graph whose degrees are chosen by hand; vertex v's edges go to 0..deg(v)-1, so
+# edge e of v is row_ptr[v] + j -> j. The first vertices' degrees are multiples of
+# the 8-word block, so the FE entry's chunks are whole blocks (col is 256-aligned).
+#   A=0: 64   B=1: 96   C=2: 88   3..8: 8 each   F=9: 8   D=10: 63   E=11: 62   G=12: 7   H=13: 6
+HELD_DEGREES = [64, 96, 88] + [8] * 6 + [8, 63, 62, 7, 6]
+A, B, C, F, D, E, G, H = 0, 1, 2, 9, 10, 11, 12, 13
+ROW = np.concatenate([[0], np.cumsum(HELD_DEGREES)])
+INTERVAL, HOLD = 1000, 1100
+
+
+def held_graph():
+    row_ptr = np.concatenate([ROW, np.full(100 - len(HELD_DEGREES), ROW[-1])])
+    col = np.array([j for d in HELD_DEGREES for j in range(d)], np.int32)
+    return CSRGraph(row_ptr.astype(np.int64), col, None, True, "held")
+
+
+def run_held(lists, shift=4):
+    """One EF kernel (preset sim: 2 SMs, 4 ALWT entries, 16-edge buffer) whose warps
+    pop nothing before cycle HOLD, so at the first check (cycle INTERVAL) every
+    vertex is indexed, the buffer is full and R_EFS = the degrees of each SM's list."""
+    g = held_graph()
+    assert np.array_equal(g.row_ptr[:ROW.size], ROW) and np.array_equal(g.degrees()[:ROW.size - 1], HELD_DEGREES)
+    cfg, m, b = place(g)
+    for sm, vs in enumerate(lists):
+        m.push(sm, vs)
+    k = GraphPEGKernel(row_ptr=b["row_ptr"], col=b["col"], weight=b["weight"], ef=True, ef_interval=INTERVAL,
+                       ef_shift=shift)
+    res = m.run(k, latency=1, pop_start=HOLD)
+    assert res.cycles < 2 * INTERVAL and res.ef_checks == 1       # exactly one check, in the held state
+    assert items(res) == edges_of(g, lists[0] + lists[1])
+    return g, res
+
+
+def edge_range(g, v, lo, hi):
+    """Edges lo..hi-1 (global indices) of v, with the weights of place()."""
+    return Counter((v, int(g.col[e]), int(e * 7 % 1000 + 1), e) for e in range(lo, hi))
+
+
+def test_ef_decision_rule():
+    """Hand-evaluated: Rmax - Rmin >= Rmax >> N and >= 2; donor max, receiver min (lowest
+    number on ties); balance (Rmax - Rmin) // 2."""
+    assert ef_decision([160, 151], 4) is None                 # 9 < 160 >> 4 = 10
+    assert ef_decision([160, 150], 4) == (0, 1, 5)            # 10 >= 10
+    assert ef_decision([150, 160], 4) == (1, 0, 5)
+    assert ef_decision([8, 7], 4) is None                     # 1 >= 8 >> 4 = 0, but less than 2
+    assert ef_decision([8, 6], 4) == (0, 1, 1)
+    assert ef_decision([100, 60], 1) is None                  # 40 < 50
+    assert ef_decision([100, 50], 1) == (0, 1, 25)
+    assert ef_decision([5, 9, 9, 1, 1], 4) == (1, 3, 4)       # ties: the lowest SM numbers
+    assert ef_decision([7, 7, 7], 0) is None
+
+
+@pytest.mark.parametrize("other, moves", [(D, False), (E, True)])
+def test_ef_threshold_just_under_and_over(other, moves):
+    """R_EFS 160 on SM 0 (A + B) against 151 (C + D: 9 below 160 >> 4 = 10, no exchange)
+    or 150 (C + E: exactly 10, an exchange of 10 // 2 = 5 edges)."""
+    g, res = run_held([[A, B], [C, other]])
+    if not moves:
+        assert res.exchanges == 0 and res.ef_log == []
+        assert res.sm_items == res.sm_items_no_ef == [160, 151]
+        return
+    # SM 0's ALWT at the check: A is FE with 16 edges in the buffer (48 left), B has 96
+    # left: B is the largest entry and gives its first 5 edges, [ROW[B], ROW[B] + 5)
+    assert res.ef_log == [EFDecision(INTERVAL, 0, 1, 5, "moved", B, int(ROW[B]), int(ROW[B]) + 5)]
+    assert res.exchanges == 1 and res.moved == 5
+    assert items(res, 1) == edges_of(g, [C, E]) + edge_range(g, B, ROW[B], ROW[B] + 5)
+    assert items(res, 0) == edges_of(g, [A]) + edge_range(g, B, ROW[B] + 5, ROW[B + 1])
+
+
+def test_ef_balance_is_capped_by_the_largest_entry():
+    """SM 0: A (FE, 48 left), B (96), C (88): R_EFS 248; SM 1: G, 7 edges. Balance
+    (248 - 7) // 2 = 120 > 96 left in B, the largest: all of B moves and its entry
+    is freed (the paper's "start index increased" up to EIndex)."""
+    g, res = run_held([[A, B, C], [G]])
+    assert res.ef_log == [EFDecision(INTERVAL, 0, 1, 120, "moved", B, int(ROW[B]), int(ROW[B + 1]))]
+    assert items(res, 1) == edges_of(g, [G, B])
+    assert items(res, 0) == edges_of(g, [A, C])
+
+
+@pytest.mark.parametrize("lists, log", [
+    # 8 vs 7: a difference of 1 is below 2, nothing is decided
+    ([[F], [G]], []),
+    # 8 vs 6: balance 1, but SM 0's 8 edges are all in the buffer: no entry to split
+    ([[F], [H]], [EFDecision(INTERVAL, 0, 1, 1, "nothing")]),
+    # 160 vs 48: SM 1 has indexed 4 of its six 8-edge vertices (the first two are in
+    # its buffer): its 4 ALWT entries are taken, so it cannot receive
+    ([[A, B], [3, 4, 5, 6, 7, 8]], [EFDecision(INTERVAL, 0, 1, 56, "no_entry")]),
+])
+def test_ef_decisions_that_move_nothing(lists, log):
+    g, res = run_held(lists)
+    assert res.ef_log == log and res.exchanges == 0 and res.moved == 0
+    for sm in (0, 1):
+        assert items(res, sm) == edges_of(g, lists[sm])
+
+
+def test_pop_start_is_checked():
+    g = skewed_graph()
+    cfg, m, b = place(g)
+    with pytest.raises(GraphPEGError, match="pop_start must be an integer >= 0, not -1"):
+        m.run(GraphPEGKernel("vertex"), pop_start=-1)
 
 
 def test_kernel_and_command_errors():

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ..config import Config, check, check_int, check_pow2
 from ..fetch import FetchConfig, MemPortConfig
 
-__all__ = ["GraphPEGConfig", "CMD_OPS", "KERNEL_MODES", "EF_BC", "EF_BS", "EDGE_ENTRY_BYTES", "STATUSES"]
+__all__ = ["GraphPEGConfig", "CMD_OPS", "KERNEL_MODES", "EF_BC", "EF_BS", "EF_OUTCOMES", "EDGE_ENTRY_BYTES",
+           "STATUSES"]
 
 #: Command operations of the top: ``setup`` (clear both vertex lists, set the spill
 #: regions), ``run`` (one kernel: the output list becomes the input list).
@@ -25,6 +26,10 @@ EF_BC = {"idle": 0, "ED": 1, "ERS": 2, "ER": 3}
 #: Balancing state register R_BS: nothing to report, done (ready to receive, donated,
 #: inserted), failed (no free ALWT entry, nothing to donate).
 EF_BS = {"idle": 0, "ok": 1, "fail": 2}
+#: Outcome of a balancing decision (the TLM's ``EFDecision.outcome``, the RTL's
+#: ``ef_info.outcome``): the entry moved; the receiver had no IVD entry (R_BS fail
+#: in ERS); the donor had no RD or FE entry with edges left (R_BS fail in ED).
+EF_OUTCOMES = {"moved": 0, "no_entry": 1, "nothing": 2}
 #: ALWT entry status (§3.3.1).
 STATUSES = {"IVD": 0, "FI": 1, "RD": 2, "FE": 3}
 #: Bytes of one gathered edge in the edge buffer: source, destination, weight and
@@ -163,4 +168,5 @@ class GraphPEGConfig(Config):
     def derived(self) -> dict:
         return {"edge_buffer_edges": self.edge_buffer_edges, "vlist_entries": self.vlist_entries,
                 "alwt_bits": self.alwt_entries * self.alwt_entry_bits, "cmd_ops": CMD_OPS,
-                "kernel_modes": KERNEL_MODES, "ef_bc": EF_BC, "ef_bs": EF_BS, "port_tag_width": self.port.tag_width}
+                "kernel_modes": KERNEL_MODES, "ef_bc": EF_BC, "ef_bs": EF_BS, "ef_outcomes": EF_OUTCOMES,
+                "port_tag_width": self.port.tag_width}

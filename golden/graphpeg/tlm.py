@@ -26,21 +26,26 @@ and follows the rules that the RTL implements:
   ``latency`` cycles.
 * **EF exchange** (§3.3.2): every ``ef_interval`` cycles of a kernel the control
   processor reads R_EFS of every SM (edges reserved in the edge buffer plus the
-  edges left in the ALWT). If ``Rmax - Rmin >= Rmax >> N`` (and the difference is
-  at least 2), the minimum SM is put in ERS (it stops allocating entries and
-  reports whether it has an IVD entry); if it has, the maximum SM is put in ED:
-  it takes its ALWT entry with the most edges left, gives away its first
-  ``min((Rmax - Rmin) // 2, left)`` edges (R_BW0, R_BW1 = the old and the new
-  SIndex, R_BV = the vertex) and the receiver inserts them as a new RD entry
-  (ER). One entry moves per interval.
+  edges left in the ALWT) and decides with :func:`ef_decision`: if ``Rmax - Rmin
+  >= Rmax >> N`` (and the difference is at least 2), the minimum SM is put in ERS
+  (it stops allocating entries and reports whether it has an IVD entry); if it
+  has, the maximum SM is put in ED: it takes its ALWT entry with the most edges
+  left, gives away its first ``min((Rmax - Rmin) // 2, left)`` edges (R_BW0,
+  R_BW1 = the old and the new SIndex, R_BV = the vertex) and the receiver
+  inserts them as a new RD entry (ER). One entry moves per interval. Every
+  decision and its outcome is logged (:class:`EFDecision`,
+  ``KernelResult.ef_log``), as the RTL's ``ef_event`` port reports them.
 * The kernel ends when every SM is idle and no exchange is in progress; the SMs
   then answer every further pop with -1 (the RTL's ``done`` beat).
 
 What the RTL and the TLM agree on (checked by ``verif/test_graphpeg_rtl.py``): the
 multiset of delivered items of a kernel (all SMs together; per SM when EF
-balancing is off), every batch's size (at most a warp), the contents of the
-vertex lists after each kernel (as multisets), and the spill/refill memory
-traffic. Timing, the order of edges inside an SM and which SM receives a moved
+balancing is off), every batch's size (at most a warp; only an SM's last batch
+of a kernel may be partial unless it received a moved entry), the contents of
+the vertex lists after each kernel (as multisets), the spill/refill memory
+traffic, and the balancer's decisions when the state at every check does not
+depend on timing (``pop_start`` holds the warps back past the check). Timing,
+the order of edges inside an SM and, in general, which SM receives a moved
 entry depend on the memory's latency and are not compared.
 """
 from __future__ import annotations
@@ -55,7 +60,8 @@ import numpy as np
 from ..memory import AddressSpace
 from .config import GraphPEGConfig
 
-__all__ = ["GraphPEGError", "GraphPEGKernel", "Batch", "KernelResult", "GraphPEGModel", "IVD", "FI", "RD", "FE"]
+__all__ = ["GraphPEGError", "GraphPEGKernel", "Batch", "KernelResult", "GraphPEGModel", "EFDecision", "ef_decision",
+           "IVD", "FI", "RD", "FE"]
 
 IVD, FI, RD, FE = 0, 1, 2, 3
 #: Cycles of the control processor's steps of one exchange (ERS, ED, ER).
@@ -64,6 +70,46 @@ EF_STEP_CYCLES = 2
 
 class GraphPEGError(ValueError):
     """A command the engines cannot take (bad address, missing setup...)."""
+
+
+
+def ef_decision(efs, shift: int):
+    """The control processor's check (§3.3.2) on the R_EFS values ``efs`` of the
+    SMs: ``(donor, receiver, balance)`` or None.
+
+    Donor = the SM with the largest R_EFS, receiver = the one with the smallest
+    (lowest number on ties); an exchange starts when ``Rmax - Rmin >= Rmax >> N``
+    (N = ``shift``) and ``Rmax - Rmin >= 2`` (a smaller difference has nothing to
+    balance: half of it is 0); the balance is ``(Rmax - Rmin) // 2``, which leaves
+    the two SMs equal (the paper: "the EF balance size is determined on the basis
+    of the value difference between the donator's and the receiver's R_EFS")."""
+    efs = [int(x) for x in efs]
+    rmax, rmin = max(efs), min(efs)
+    diff = rmax - rmin
+    if diff >= 2 and diff >= rmax >> shift:
+        return efs.index(rmax), efs.index(rmin), diff // 2
+    return None
+
+
+@dataclass(frozen=True)
+class EFDecision:
+    """One decision of the balancer: at ``cycle`` (from the kernel's start) SM
+    ``donor`` was to give ``size`` edges to SM ``recv``; ``outcome`` (a key of
+    :data:`golden.graphpeg.config.EF_OUTCOMES`); for a moved entry the range ``[start, end)`` of
+    ``vertex``'s edges (R_BW0, R_BW1, R_BV)."""
+
+    cycle: int
+    donor: int
+    recv: int
+    size: int
+    outcome: str
+    vertex: int = 0
+    start: int = 0
+    end: int = 0
+
+    def key(self) -> tuple:
+        """Everything but the cycle (what the RTL must agree on)."""
+        return (self.donor, self.recv, self.size, self.outcome, self.vertex, self.start, self.end)
 
 
 @dataclass(frozen=True)
@@ -136,6 +182,8 @@ class KernelResult:
     finish_cycle: int = 0               # when the engines were done (before the warps' tail)
     peak_alwt: int = 0                  # most ALWT entries in use at once (any SM)
     peak_reserved: int = 0              # most edge-buffer records reserved at once (any SM)
+    ef_checks: int = 0                  # checks of the R_EFS values (one per interval)
+    ef_log: list = field(default_factory=list)     # EFDecision, in order
 
     @property
     def items(self) -> int:
@@ -404,7 +452,8 @@ class _SM:
                 nreq = getattr(self, "_do_" + pick)(t)
                 self.port_free = t + nreq
         # 5. a warp pops
-        if self.buffer and len(self.warps) < m.warps and (len(self.buffer) >= self.ws or self.drained()):
+        if (self.buffer and t >= m.pop_start and len(self.warps) < m.warps
+                and (len(self.buffer) >= self.ws or self.drained())):
             n = min(self.ws, len(self.buffer))
             items = [self.buffer.popleft() for _ in range(n)]
             self.reserved -= n
@@ -499,6 +548,8 @@ class _SM:
                 nxt = min(nxt, q[0][0])
         if self._wants(t):
             nxt = min(nxt, max(self.port_free, t + 1))
+        if self.buffer and t < self.m.pop_start:
+            nxt = min(nxt, self.m.pop_start)
         return nxt
 
 
@@ -534,6 +585,7 @@ class GraphPEGModel:
         self.latency = 1
         self.consume = 0.0
         self.warps = 64
+        self.pop_start = 0
         self.mem_error = False
 
     def _count(self, kind: str, n: int) -> None:
@@ -580,19 +632,24 @@ class GraphPEGModel:
         return [e.list_contents("output") for e in self.engines]
 
     def run(self, kernel: GraphPEGKernel, *, latency: int = 1, consume: float = 0.0,
-            warps: int = 64, max_cycles: int = 1 << 40) -> KernelResult:
+            warps: int = 64, pop_start: int = 0, max_cycles: int = 1 << 40) -> KernelResult:
         """Run one kernel: the output lists become the input lists and are consumed.
 
         ``latency``: cycles of every memory request; ``consume``: LD/ST requests
         the warps make per popped item (their share of the SM's port);
-        ``warps``: warps per SM that may hold a batch."""
+        ``warps``: warps per SM that may hold a batch; ``pop_start``: no warp pops
+        before this cycle of the kernel (warps not yet scheduled; the tests use it
+        to hold the engines in a state that does not depend on timing)."""
         c = self.config
         kernel.check(c)
         if not all(e.setup_done for e in self.engines):
             raise GraphPEGError("run before setup: the spill regions are not set")
         if not (isinstance(latency, int) and latency >= 1):
             raise GraphPEGError(f"latency must be an integer >= 1, not {latency!r}")
+        if not (isinstance(pop_start, int) and pop_start >= 0):
+            raise GraphPEGError(f"pop_start must be an integer >= 0, not {pop_start!r}")
         self.latency, self.consume, self.warps = latency, float(consume), max(1, int(warps))
+        self.pop_start = pop_start
         before = dict(self.requests)
         self.mem_error = False
         t0 = 0
@@ -603,7 +660,8 @@ class GraphPEGModel:
         ef = ef and kernel.mode == "edge" and self.sms > 1
         interval = kernel.ef_interval or c.ef_interval
         shift = c.ef_shift if kernel.ef_shift is None else kernel.ef_shift
-        exchanges = moved = 0
+        exchanges = moved = checks = 0
+        log: list[EFDecision] = []
         cp = None                       # exchange in progress: dict
         next_tick = t0 + interval if ef else float("inf")
         t = t0
@@ -614,18 +672,21 @@ class GraphPEGModel:
             # the control processor
             if cp is not None and t >= cp["at"]:
                 r, d = engines[cp["recv"]], engines[cp["donor"]]
+                dec = (cp["t"], cp["donor"], cp["recv"], cp["size"])
                 if cp["phase"] == "ERS":
                     if r.has_free():
                         d.ed_block = True
                         cp.update(phase="ED", at=t + EF_STEP_CYCLES)
                     else:
                         r.frozen = False
+                        log.append(EFDecision(*dec, "no_entry"))
                         cp = None
                 elif cp["phase"] == "ED":
                     got = d.donate(cp["size"])
                     d.ed_block = False
                     if got is None:
                         r.frozen = False
+                        log.append(EFDecision(*dec, "nothing"))
                         cp = None
                     else:
                         cp.update(phase="ER", at=t + EF_STEP_CYCLES, entry=got)
@@ -635,17 +696,18 @@ class GraphPEGModel:
                     r.frozen = False
                     exchanges += 1
                     moved += e_ - s
+                    log.append(EFDecision(*dec, "moved", v, s, e_))
                     cp = None
                 wake = [min(w, t) for w in wake]
             if cp is None and t >= next_tick:
                 next_tick = t + interval
-                efs = [e.efs() for e in engines]
-                rmax, rmin = max(efs), min(efs)
-                diff = rmax - rmin
-                if diff >= 2 and diff >= rmax >> shift:
-                    donor, recv = efs.index(rmax), efs.index(rmin)
+                checks += 1
+                dec = ef_decision([e.efs() for e in engines], shift)
+                if dec is not None:
+                    donor, recv, size = dec
                     engines[recv].frozen = True
-                    cp = {"phase": "ERS", "at": t + EF_STEP_CYCLES, "recv": recv, "donor": donor, "size": diff // 2}
+                    cp = {"phase": "ERS", "at": t + EF_STEP_CYCLES, "recv": recv, "donor": donor, "size": size,
+                          "t": t - t0}
             # the SMs
             for k, e in enumerate(engines):
                 if wake[k] <= t:
@@ -669,4 +731,4 @@ class GraphPEGModel:
         req = {k: self.requests[k] - before[k] for k in self.requests}
         return KernelResult(batches, end - t0, [e.items for e in engines], [e.no_ef_items for e in engines], req,
                             exchanges, moved, self.mem_error, any(e.overflow for e in engines), finish - t0,
-                            max(e.peak_alwt for e in engines), max(e.peak_reserved for e in engines))
+                            max(e.peak_alwt for e in engines), max(e.peak_reserved for e in engines), checks, log)

@@ -2,7 +2,7 @@
 EF balancer."""
 from .alwt import ALWT
 from .engine import EdgeRecord, GraphPEGSM, KernelParams, PopBeat, PushItem, check_rtl_config
-from .top import GraphPEG, GraphPEGCommand, GraphPEGStatus
+from .top import EFEvent, GraphPEG, GraphPEGCommand, GraphPEGStatus
 
-__all__ = ["ALWT", "GraphPEGSM", "GraphPEG", "GraphPEGCommand", "GraphPEGStatus", "PopBeat", "PushItem",
+__all__ = ["ALWT", "GraphPEGSM", "GraphPEG", "GraphPEGCommand", "GraphPEGStatus", "EFEvent", "PopBeat", "PushItem",
            "EdgeRecord", "KernelParams", "check_rtl_config"]

@@ -11,7 +11,8 @@ reports a free ALWT entry, the maximum SM in ED with the balance ``(Rmax - Rmin)
 // 2``; the donor reports the range it gave (R_BW0, R_BW1 and the vertex), which
 the balancer copies to the receiver in ER. Each step waits one cycle and then
 for the SM's R_BS. The kernel ends when every SM is idle and no exchange is in
-progress.
+progress. Every decision ends with a one-cycle ``ef_event`` and its ``ef_info``
+(donor, receiver, balance, outcome, moved range): the TLM's ``EFDecision`` log.
 
 Commands (``cmd``): ``setup`` (clear the vertex lists, set the spill regions)
 and ``run`` (one kernel); each completes with one ``status``.
@@ -20,12 +21,12 @@ from amaranth import *
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from golden.graphpeg import CMD_OPS, EF_BC, EF_BS, GraphPEGConfig
+from golden.graphpeg import CMD_OPS, EF_BC, EF_BS, EF_OUTCOMES, GraphPEGConfig
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .engine import GraphPEGSM, PopBeat, PushItem, check_rtl_config
 
-__all__ = ["GraphPEGCommand", "GraphPEGStatus", "GraphPEG"]
+__all__ = ["GraphPEGCommand", "GraphPEGStatus", "EFEvent", "GraphPEG"]
 
 
 class GraphPEGCommand(data.StructLayout):
@@ -50,6 +51,16 @@ class GraphPEGStatus(data.StructLayout):
     def __init__(self, config: GraphPEGConfig):
         super().__init__({"op": 1, "cycles": 32, "items": 32, "exchanges": 16, "moved": 32, "alwt_full": 32,
                           "buffer_full": 32, "mem_error": 1, "overflow": 1, "cmd_error": 1})
+
+
+class EFEvent(data.StructLayout):
+    """One decision of the balancer, reported when it ends: SM ``donor`` was to give
+    ``size`` edges (the balance) to SM ``recv``; ``outcome`` (``EF_OUTCOMES``: moved,
+    no_entry, nothing); for a moved entry ``[bw0, bw1)`` of vertex ``v`` (R_BW0,
+    R_BW1, R_BV), else zeros."""
+
+    def __init__(self):
+        super().__init__({"donor": 8, "recv": 8, "size": 32, "outcome": 2, "v": 32, "bw0": 32, "bw1": 32})
 
 
 class _Top(enum.Enum, shape=3):
@@ -80,6 +91,10 @@ class GraphPEG(wiring.Component):
         ``__push_vert`` of each SM's warps.
     o0, o1, ... : Out(stream(PopBeat))
         Each SM's pops (``__pop_edge_*`` / ``__pop_vert``).
+    ef_event : Out(1)
+        One cycle at the end of every balancing decision, with ``ef_info``.
+    ef_info : Out(EFEvent)
+        The decision, valid while ``ef_event`` is high.
     busy : Out(1)
     """
 
@@ -88,7 +103,8 @@ class GraphPEG(wiring.Component):
         self._config = config
         members = {"cmd": In(stream.Signature(GraphPEGCommand(config))),
                    "status": Out(stream.Signature(GraphPEGStatus(config))),
-                   "mem": Out(MemPortSignature(config.port)), "busy": Out(1)}
+                   "mem": Out(MemPortSignature(config.port)), "busy": Out(1),
+                   "ef_event": Out(1), "ef_info": Out(EFEvent())}
         for k in range(config.sms):
             members[f"push{k}"] = In(stream.Signature(PushItem()))
             members[f"o{k}"] = Out(stream.Signature(PopBeat(config)))
@@ -192,6 +208,19 @@ class GraphPEG(wiring.Component):
                 m.d.comb += sm.bc.eq(EF_BC["ED"])
         bs_recv = Array(sm.bs for sm in sms)[recv]
         bs_donor = Array(sm.bs for sm in sms)[donor]
+        # The report reuses the balancer's registers (they hold until the next decision
+        # starts); only the pulse and the outcome are added.
+        ev = self.ef_info
+        outcome = Signal(2)
+        was_moved = outcome == EF_OUTCOMES["moved"]
+        m.d.comb += [ev.donor.eq(donor), ev.recv.eq(recv), ev.size.eq(size), ev.outcome.eq(outcome),
+                     ev.v.eq(Mux(was_moved, bv, 0)), ev.bw0.eq(Mux(was_moved, bw0, 0)),
+                     ev.bw1.eq(Mux(was_moved, bw1, 0))]
+        m.d.sync += self.ef_event.eq(0)
+
+        def report(name):
+            m.d.sync += [self.ef_event.eq(1), outcome.eq(EF_OUTCOMES[name])]
+
         with m.Switch(bal):
             with m.Case(_Bal.IDLE):
                 with m.If(running & pending):
@@ -204,6 +233,7 @@ class GraphPEG(wiring.Component):
                     m.d.sync += [bal.eq(_Bal.ED), armed.eq(0)]
                 with m.Elif(armed & (bs_recv == EF_BS["fail"])):
                     m.d.sync += bal.eq(_Bal.IDLE)
+                    report("no_entry")
             with m.Case(_Bal.ED):
                 with m.If(armed & (bs_donor == EF_BS["ok"])):
                     m.d.sync += [bal.eq(_Bal.ER), armed.eq(0), bw0.eq(Array(sm.bw0_o for sm in sms)[donor]),
@@ -211,9 +241,11 @@ class GraphPEG(wiring.Component):
                                  bv.eq(Array(sm.bv_o for sm in sms)[donor])]
                 with m.Elif(armed & (bs_donor == EF_BS["fail"])):
                     m.d.sync += bal.eq(_Bal.IDLE)
+                    report("nothing")
             with m.Case(_Bal.ER):
                 with m.If(armed & (bs_recv == EF_BS["ok"])):
                     m.d.sync += [bal.eq(_Bal.IDLE), exchanges.eq(exchanges + 1), moved.eq(moved + bw1 - bw0)]
+                    report("moved")
 
         # ---------------------------------------------------------------- the command sequence
         bad_spill = (cur.spill_base[:bb.bit_length() - 1] != 0) | (cur.spill_stride[:bb.bit_length() - 1] != 0) | \

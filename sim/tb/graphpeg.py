@@ -3,9 +3,13 @@ model and checks every kernel's pops, statuses and memory requests against the T
 (:class:`golden.graphpeg.GraphPEGModel`) and the graph itself (sim/graphpeg.py).
 
 Case: ``{"config": GraphPEGConfig params, "runs": [{"name", "workload", "timing",
-"cmd_pause", "push_pause", "pop_ready", "status_ready", "seed"}]}``.
+"cmd_pause", "push_pause", "pop_ready", "status_ready", "pop_hold", "ef_compare",
+"seed"}]}``. Per kernel the result has the items per SM (and those of each SM's
+own list), the batches (all, full, and partial ones that were not their SM's
+last), the input vertices of degree 0 and the balancer's decisions.
 """
 import cocotb
+import numpy as np
 
 from golden.graphpeg import GraphPEGConfig
 from sim.case import load_case, save_result
@@ -35,7 +39,8 @@ async def graphpeg_cases(dut):
                             timing=timing_from_dict(timing),
                             cmd_pause=_pattern(run.get("cmd_pause")), push_pause=_pattern(run.get("push_pause")),
                             pop_ready=_pattern(run.get("pop_ready")), status_ready=_pattern(run.get("status_ready")),
-                            seed=run.get("seed", 0))
+                            seed=run.get("seed", 0), pop_hold=run.get("pop_hold", 0),
+                            ef_compare=run.get("ef_compare", False))
         loop = CocotbLoop(dut, h.agents)
         await loop.start()
         try:
@@ -46,12 +51,20 @@ async def graphpeg_cases(dut):
             cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
         runs = [s for s in h.statuses if s["op"] == 1 and not s["cmd_error"]]
         kernels = []
+        deg = np.diff(graph["row_ptr"])
         for kr, lists, step in zip(h.kernels, h.inputs, [s for s in steps if isinstance(s, Run)]):
             sizes = [len(b["items"]) for bs in kr["batches"] for b in bs]
+            d = np.diff(graph["csc_row_ptr"]) if step.kernel.csc else deg
             kernels.append({"mode": step.kernel.mode, "ef": bool(step.kernel.ef),
                             "sm_items_own": [len(w) for w in expected_items(graph, lists, step.kernel)],
                             "sm_items": [sum(len(b["items"]) for b in bs) for bs in kr["batches"]],
-                            "batches": len(sizes), "full_batches": sum(x == cfg.warp_size for x in sizes)})
+                            "batches": len(sizes), "full_batches": sum(x == cfg.warp_size for x in sizes),
+                            "partial_not_last": sum(len(b["items"]) < cfg.warp_size for bs in kr["batches"]
+                                                    for b in bs[:-1]),
+                            "zero_degree": (sum(int(d[v] == 0) for vs in lists for v in vs)
+                                            if step.kernel.mode == "edge" else 0),
+                            "ef_log": [[e.donor, e.recv, e.size, e.outcome, e.vertex, e.start, e.end]
+                                       for e in kr["ef"]]})
         results.append({"name": run.get("name", ""), "mismatches": problems, "cycles": cycles,
                         "items": sum(s["items"] for s in runs), "exchanges": sum(s["exchanges"] for s in runs),
                         "moved": sum(s["moved"] for s in runs), "statuses": h.statuses, "kernels": kernels,
