@@ -55,7 +55,7 @@ class CosimUnit:
 
 _COSIM: dict[str, CosimUnit] = {}
 #: Modules that register the cosim of further units when imported (if they exist).
-_COSIM_MODULES = ("sim.iru", "sim.graphpeg")
+_COSIM_MODULES = ("sim.iru", "sim.graphpeg", "sim.emogi")
 
 
 def register_cosim(u: CosimUnit) -> None:
@@ -102,20 +102,29 @@ class RTLBackend:
 
 class MFFRTLBackend:
     """MFF commands executed by the RTL (use inside a cocotb test); same interface
-    as :class:`golden.mff.algorithms.MFFTLMBackend`."""
+    as :class:`golden.mff.algorithms.MFFTLMBackend`.
+
+    The structural TLM runs every batch of commands in lock step, on its own copy
+    of the arrays behind a memory with the same timing: its values, block reads,
+    write-backs and cycles must equal the RTL's (``problems`` lists differences)."""
 
     def __init__(self, dut, config, space: AddressSpace | None = None, timing: MemoryTiming = MemoryTiming(),
                  sim: str = "rtl"):
         from cocotb.task import resume
 
         from .cocotb_loop import CocotbLoop
-        from .mff import MFFHarness
+        from .mff import MFFHarness, tlm_for
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
         self.harness = MFFHarness(config, self.space, [], timing=timing, expect=False)
         self.loop = CocotbLoop(dut, self.harness.agents)
         self._arrays: dict = {}
+        self.tlm_space = AddressSpace(addr_bits=config.addr_width)
+        self.tlm = tlm_for(config, self.tlm_space, timing)
+        self._tlm_arrays: dict = {}
+        self.problems: list[str] = []
+        self.cycles = 0
         self.run = resume(self._run)
 
     async def start(self) -> None:
@@ -123,26 +132,47 @@ class MFFRTLBackend:
 
     def place(self, name: str, values: np.ndarray) -> int:
         from golden.mff.algorithms import place_array
-        return place_array(self.space, self._arrays, name, values)
+        base = place_array(self.space, self._arrays, name, values)
+        if place_array(self.tlm_space, self._tlm_arrays, name, values) != base:
+            self.problems.append(f"array {name!r} placed at different addresses for the RTL and the TLM")
+        return base
 
     def gather(self, phase):
         from golden.mff.algorithms import run_commands
         return run_commands(self, phase)
 
+    def scatter(self, phase):
+        from golden.mff.algorithms import run_scatter
+        return run_scatter(self, phase)
+
     async def _run(self, cmds):
         from golden.mff import MFFResult
         h = self.harness
-        reads0 = self.harness.model.stats.reads
+        st = h.model.stats
+        reads0, writes0 = st.reads, st.writes
         first = len(h.items)
         for c in cmds:
             h.submit(c)
-        await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands")
+        cycles = await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands")
+        self.cycles += cycles
         out = []
         for k in range(first, first + len(cmds)):
             r = h.results[k]
             out.append(MFFResult(values=dict(r["values"]), error=bool(r["error"])))
         if out:
-            out[0].reads = h.model.stats.reads - reads0
+            out[0].reads = st.reads - reads0
+            out[0].writes = st.writes - writes0
+        # The structural TLM, in lock step.
+        t = self.tlm
+        treads0, twrites0, tcyc0 = t.reads, t.writes, t.cycle
+        tres = t.run(cmds)
+        where = f"batch of {len(cmds)} commands at RTL cycle {self.cycles - cycles}"
+        if [r.values for r in out] != [r.values for r in tres] or [r.error for r in out] != [r.error for r in tres]:
+            self.problems.append(f"{where}: RTL values or errors differ from the TLM's")
+        if (st.reads - reads0, st.writes - writes0, cycles) != (t.reads - treads0, t.writes - twrites0,
+                                                                t.cycle - tcyc0):
+            self.problems.append(f"{where}: RTL reads/writes/cycles {st.reads - reads0}/{st.writes - writes0}/"
+                                 f"{cycles}, TLM {t.reads - treads0}/{t.writes - twrites0}/{t.cycle - tcyc0}")
         return out
 
 
@@ -244,26 +274,44 @@ def _scu_rows(rtl: dict, tlm: dict) -> list:
     return [["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(rtl["ops"].items()))],
             ["memory requests (RTL = TLM)", f"{rtl['requests']} = {tlm['requests']}"],
             ["SCU cycles, RTL measured", round(rtl["cycles"])],
-            ["SCU cycles, TLM time model", round(tlm["cycles"])]]
+            [f"SCU cycles, TLM time model ({COSIM_SCU_LATENCY}-cycle memory)", round(tlm["cycles"])]]
+
+
+#: Latency the SCU time model assumes in a cosim: the middle of the default memory
+#: timing's uniform 1-20 cycles (run_cosim's ``timing``), so its cycles compare with the RTL's.
+COSIM_SCU_LATENCY = 10
 
 
 def _scu_backend(cfg):
     from golden.scu.algorithms import TLMBackend
-    return TLMBackend(cfg)
+    return TLMBackend(cfg, latency=COSIM_SCU_LATENCY)
 
 
 def _mff_check(rtl: dict, tlm: dict) -> list[str]:
-    if rtl["values"] != tlm["values"] or rtl["commands"] != tlm["commands"]:
-        return [f"RTL gathered {rtl['values']} values in {rtl['commands']} commands, the TLM run "
-                f"{tlm['values']} in {tlm['commands']}"]
-    return []
+    out = list(rtl.get("problems", []))
+    for key in ("values", "commands", "scatter_commands", "bits"):
+        if rtl.get(key, 0) != tlm.get(key, 0):
+            out.append(f"RTL {key} {rtl.get(key, 0)}, the TLM run {tlm.get(key, 0)}")
+    if rtl["memory"]["reads"] != rtl["tlm_reads"] or rtl["cycles"] != rtl["tlm_cycles"]:
+        out.append(f"RTL {rtl['memory']['reads']} block reads in {rtl['cycles']} cycles, the lock-step TLM "
+                   f"{rtl['tlm_reads']} in {rtl['tlm_cycles']}")
+    return out
 
 
 def _mff_rows(rtl: dict, tlm: dict) -> list:
-    return [["PC_gather commands / values", f"{rtl['commands']} / {rtl['values']}"],
-            ["block reads, RTL / TLM", f"{rtl['memory']['reads']} / {tlm['requests']}"],
-            ["RTL cycles (all gathers)", rtl["cycles"]],
-            ["values per cycle (RTL)", round(rtl["values"] / max(rtl["cycles"], 1), 3)]]
+    rows = []
+    if rtl.get("commands"):
+        rows.append(["PC_gather commands / values", f"{rtl['commands']} / {rtl['values']}"])
+    if rtl.get("scatter_commands"):
+        rows.append(["PC_scatter_set commands / bits", f"{rtl['scatter_commands']} / {rtl['bits']}"])
+    mem = rtl["memory"]
+    rows += [["block reads / writes, RTL = lock-step TLM",
+              f"{mem['reads']} / {mem['writes']} = {rtl['tlm_reads']} / {rtl['tlm_writes']}"],
+             ["cycles, RTL = lock-step TLM", f"{rtl['cycles']} = {rtl['tlm_cycles']}"],
+             ["block reads, TLM run (1-cycle memory)", tlm["requests"] - tlm.get("writes", 0)]]
+    if rtl.get("values"):
+        rows.append(["values per cycle (RTL)", round(rtl["values"] / max(rtl["cycles"], 1), 3)])
+    return rows
 
 
 def _mff_backend(cfg):
@@ -273,7 +321,7 @@ def _mff_backend(cfg):
 
 register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1", _scu_backend,
                          "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows))
-register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff",), "default", _mff_backend,
+register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
                          "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg}))
 
 

@@ -1,48 +1,50 @@
 """Testbench harness of the MFF unit: a command sequencer (one command in flight per
 warp, as ``PC_wait`` makes it; barriers for host writes and invalidations), the
 scratchpad and completion monitors, random workloads, and the comparison with
-the TLM (:class:`golden.mff.MFFModel`) and with values read straight from memory.
+the structural TLM (:class:`golden.mff.MFFModel`), the functional model
+(:class:`golden.mff.MFFFunctional`) and values read straight from memory.
 
-What must hold (docs/mff.md): every gathered value lands at its target, a
-command completes only after all of its values, its error flag is the TLM's,
-and the final memory (bitmaps set by scatters) equals the TLM's.
+The structural TLM runs the same items with its own copy of memory, served by
+a second :class:`sim.memory.MemoryModel` with the same timing, and the same
+back-pressure patterns; it is cycle-exact with the RTL, so what must hold
+(docs/mff.md, "Models") is: every scratchpad value equals the TLM's and the
+functional model's; a command completes only after all of its values, in the
+same cycle as in the TLM, with the TLM's error flag; the sequence of block
+reads and write-backs, the cycle count and the final memory equal the TLM's.
 """
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import numpy as np
 
 from golden.memory import AddressSpace
-from golden.mff import MFF_OPS, MFFCommand, MFFConfig, MFFModel, ThreadRequest, gather_values
+from golden.mff import (MFFCommand, MFFConfig, MFFFunctional, MFFModel, Poke, ThreadRequest, command_entries,
+                        gather_values)
 from hw.mem.port import MemRequest, MemResponse
 from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 
 from .agents import MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
-from .memory import MemoryModel, MemoryTiming
+from .memory import MemoryModel, MemoryTiming, Pattern
 
-__all__ = ["Poke", "MFFHarness", "make_workload", "encode_command", "worked_example"]
-
-
-@dataclass(frozen=True)
-class Poke:
-    """The host (GPU) writes memory between commands: a barrier in the sequence."""
-
-    addr: int
-    data: bytes
+__all__ = ["Poke", "MFFHarness", "make_workload", "encode_command", "worked_example", "worked_example_counts",
+           "tlm_for"]
 
 
 def encode_command(cmd: MFFCommand) -> list[dict]:
     """The thread entries of a command (at least one; the last has ``last = 1``)."""
-    base = {"op": MFF_OPS[cmd.op], "warp": cmd.warp, "cbase": cmd.cbase, "vbase": cmd.vbase,
-            "vsize8": int(cmd.vsize == 8)}
-    threads = list(cmd.threads) if cmd.op != "invalidate" else []
-    if not threads:
-        return [dict(base, lane=0, cidx=0, size=0, target=0, last=1)]
-    return [dict(base, lane=t.lane, cidx=t.cidx, size=t.size, target=t.target, last=int(k == len(threads) - 1))
-            for k, t in enumerate(threads)]
+    return command_entries(cmd)
+
+
+def tlm_for(config: MFFConfig, space: AddressSpace, timing: MemoryTiming = MemoryTiming(), *, cmd_pause=None,
+            spad_ready=None, done_ready=None, seed: int = 0) -> MFFModel:
+    """The structural TLM in the environment the harness gives the RTL: the same
+    memory timing (a :class:`MemoryModel` of its own on ``space``) and the same
+    back-pressure patterns with the same seeds."""
+    return MFFModel(config, space, MemoryModel(space, config.block_bytes, timing),
+                    cmd_pause=Pattern(cmd_pause, seed=seed), spad_ready=Pattern(spad_ready, seed=seed + 1),
+                    done_ready=Pattern(done_ready, seed=seed + 2))
 
 
 class MFFHarness:
@@ -56,16 +58,14 @@ class MFFHarness:
         self.items = list(items)
         self.model = MemoryModel(space, config.block_bytes, timing)
         self.expected = None
+        self.tlm = None
         if expect:
             self.ref_space = space.copy()
-            tlm = MFFModel(config, self.ref_space, is_error=self.model.is_error)
-            self.expected = []
-            for it in self.items:
-                if isinstance(it, Poke):
-                    self.ref_space.write(it.addr, np.frombuffer(it.data, np.uint8))
-                    self.expected.append(None)
-                else:
-                    self.expected.append(tlm.execute(it))
+            self.tlm = tlm_for(config, self.ref_space, timing, cmd_pause=cmd_pause, spad_ready=spad_ready,
+                               done_ready=done_ready, seed=seed)
+            self.expected = self.tlm.run(self.items)
+            self.fun_space = space.copy()
+            self.functional = MFFFunctional(config, self.fun_space, is_error=self.model.is_error).run(self.items)
         self.cmd = StreamSource(("cmd",), Codec(MFFCommandLayout(config)), [], pause=cmd_pause, seed=seed)
         self.spad = StreamSink(("spad",), Codec(MFFSpadWrite(config)), ready=spad_ready, seed=seed + 1,
                                on_item=self._spad, keep=False)
@@ -75,14 +75,15 @@ class MFFHarness:
                                self.model)
         self.next = 0                       # next item to start
         self.inflight: dict[int, int] = {}  # warp -> item index
-        self.results: dict[int, dict] = {}  # item index -> {"values", "error", "order"}
+        self.results: dict[int, dict] = {}  # item index -> {"values", "error", "order", "done"}
         self.problems: list[str] = []
         self.events = 0
+        self.cycle = 0                      # cycles run (the TLM's clock)
         self._feed()
 
     @property
     def agents(self):
-        return [self.cmd, self.mem, self.spad, self.done, _Feeder(self)]
+        return [self.cmd, self.mem, self.spad, self.done, _Clock(self)]
 
     # ------------------------------------------------------------------ sequencing
     def _feed(self) -> None:
@@ -133,6 +134,7 @@ class MFFHarness:
         r = self.results[k]
         r["error"] = bool(it["error"])
         r["order"] = self.events
+        r["done"] = self.cycle
         self.events += 1
         # Completion only after every value of the command.
         missing = set(r["expect"]) - set(r["values"])
@@ -157,24 +159,43 @@ class MFFHarness:
                 ref = exp.values if exp is not None else r["expect"]
                 if r["values"] != ref:
                     bad = sorted(a for a in set(ref) | set(r["values"]) if ref.get(a) != r["values"].get(a))
-                    out.append(f"item {k} (warp {it.warp}): {len(bad)} scratchpad values differ, first at "
-                               f"{bad[0]}: {r['values'].get(bad[0])} vs {ref.get(bad[0])}")
+                    out.append(f"item {k} (warp {it.warp}): {len(bad)} scratchpad values differ from the TLM's, "
+                               f"first at {bad[0]}: {r['values'].get(bad[0])} vs {ref.get(bad[0])}")
+                if exp is not None and exp.values != self.functional[k].values:
+                    out.append(f"item {k}: the TLM's values differ from the functional model's")
                 if exp is not None and not exp.error and exp.values != r["expect"]:
                     out.append(f"item {k}: the TLM's values differ from memory's")
-            if exp is not None and r["error"] is not None and r["error"] != exp.error:
-                out.append(f"item {k} ({it.op}): error flag {r['error']}, expected {exp.error}")
+            if exp is not None and r["error"] is not None:
+                if r["error"] != exp.error:
+                    out.append(f"item {k} ({it.op}): error flag {r['error']}, the TLM's {exp.error}")
+                if exp.error != self.functional[k].error:
+                    out.append(f"item {k} ({it.op}): the TLM's error flag differs from the functional model's")
+                if r.get("done") != exp.done:
+                    out.append(f"item {k} ({it.op}): completed at cycle {r.get('done')}, the TLM at {exp.done}")
         if self.expected is not None:
+            t, st = self.tlm, self.model.stats
+            if st.read_blocks != t.read_blocks:
+                i = next((i for i, (a, b) in enumerate(zip(st.read_blocks, t.read_blocks)) if a != b),
+                         min(len(st.read_blocks), len(t.read_blocks)))
+                out.append(f"block reads: RTL {len(st.read_blocks)}, TLM {len(t.read_blocks)}; first difference "
+                           f"at read {i}")
+            if st.write_blocks != t.write_blocks:
+                out.append(f"write-backs: RTL {len(st.write_blocks)}, TLM {len(t.write_blocks)}")
+            if self.done_all() and self.cycle != t.cycle:
+                out.append(f"cycles: RTL {self.cycle}, TLM {t.cycle}")
             for reg in self.space.regions.values():
                 a = self.space.read(reg.base, reg.nbytes)
-                b = self.ref_space.read(reg.base, reg.nbytes)
-                if not np.array_equal(a, b):
-                    bad = int(np.flatnonzero(a != b)[0])
-                    out.append(f"memory region {reg.name!r} differs from the TLM's at byte {bad}")
+                for name, other in (("TLM", self.ref_space), ("functional model", self.fun_space)):
+                    b = other.read(reg.base, reg.nbytes)
+                    if not np.array_equal(a, b):
+                        bad = int(np.flatnonzero(a != b)[0])
+                        out.append(f"memory region {reg.name!r} differs from the {name}'s at byte {bad}")
         return out
 
 
-class _Feeder:
-    # Lets the sequencer start waiting commands each cycle (after completions).
+class _Clock:
+    # Counts cycles (after every other agent has seen the edge) and lets the
+    # sequencer start waiting commands.
     def __init__(self, h):
         self.h = h
 
@@ -182,7 +203,7 @@ class _Feeder:
         return {}
 
     def clock(self, get):
-        pass
+        self.h.cycle += 1
 
 
 # ---------------------------------------------------------------------- workloads
@@ -204,9 +225,31 @@ def worked_example(space: AddressSpace | None = None):
     return space, cmd, {"R": R, "C": C, "V": V, "bases": bases, "sizes": sizes}
 
 
+def worked_example_counts(block_bytes: int, rank_base: int = 0x10000, nout_base: int = 0x20000) -> dict:
+    """The slides' example counted with ``block_bytes`` blocks (docs/mff.md, "The
+    worked example"): ``gpu_requests`` (the original PageRank-pull code, the four
+    threads in lock step, one request per distinct block of each warp instruction:
+    ``R[j]``, ``R[j+1]``, then per edge ``C[e]``, ``Rank[C[e]]``, ``Nout[C[e]]``),
+    ``gpu_blocks`` (distinct blocks of all of them) and ``mff_blocks`` (distinct
+    blocks of the C and V addresses of the MFF's gather)."""
+    _, cmd, a = worked_example()
+    R, C, sizes, bases = a["R"], a["C"], a["sizes"], a["bases"]
+    insts = [[bases["R"] + 4 * j for j in range(4)], [bases["R"] + 4 * (j + 1) for j in range(4)]]
+    for k in range(max(sizes)):
+        e = [int(R[j]) + k for j in range(4) if sizes[j] > k]
+        insts += [[bases["C"] + 4 * x for x in e], [rank_base + 4 * int(C[x]) for x in e],
+                  [nout_base + 4 * int(C[x]) for x in e]]
+    per = [{x // block_bytes for x in inst} for inst in insts]
+    c = {(cmd.cbase + 4 * (t.cidx + i)) // block_bytes for t in cmd.threads for i in range(t.size)}
+    v = {(cmd.vbase + 4 * int(C[t.cidx + i])) // block_bytes for t in cmd.threads for i in range(t.size)}
+    return {"gpu_requests": sum(len(b) for b in per), "gpu_blocks": len(set().union(*per)),
+            "mff_blocks": len(c) + len(v)}
+
+
 def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     """Random commands over a random CSR-like C and a V array: ``{"seed", "commands",
-    "max_size", "warps", "vsize8": probability, "scatter": probability, "pokes": bool}``."""
+    "max_size", "warps", "vsize8": probability, "scatter": probability, "pokes": bool,
+    "bits": bitmap size of the scatters}``."""
     if spec.get("kind") == "example":
         space, cmd, _ = worked_example()
         return space, [cmd]
@@ -223,7 +266,8 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     cb = space.alloc("C", rng.integers(0, hot, ne, dtype=np.uint32), align=256)
     v4 = space.alloc("V4", rng.integers(0, 2**32, nv, dtype=np.uint32), align=256)
     v8 = space.alloc("V8", rng.integers(0, 2**63, nv, dtype=np.uint64), align=256)
-    bm = space.alloc("bitmap", np.zeros(nv // 32 + 1, np.uint32), align=256)
+    nbits = spec.get("bits", 4096)              # scatter bits (16 blocks of 32 B)
+    bm = space.alloc("bitmap", np.zeros(nbits // 32, np.uint32), align=256)
     items: list = []
     max_size = spec.get("max_size", 24)
     spad = 1 << config.target_width
@@ -232,7 +276,7 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
         kind = "scatter" if r.random() < spec.get("scatter", 0.2) else "gather"
         lanes = r.sample(range(32), r.choice([0, 1, 3, 8, 32]))
         if kind == "scatter":
-            th = tuple(ThreadRequest(lane=l, cidx=r.randrange(nv), size=r.choice([1, 1, 1, 0])) for l in lanes)
+            th = tuple(ThreadRequest(lane=l, cidx=r.randrange(nbits), size=r.choice([1, 1, 1, 0])) for l in lanes)
             items.append(MFFCommand("scatter", warp, th, cbase=cb, vbase=bm))
             continue
         vs = 8 if r.random() < spec.get("vsize8", 0.3) else 4

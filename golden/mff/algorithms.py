@@ -1,9 +1,11 @@
 """PageRank, BFS, SSSP and WCC in pull style, on the GPU alone (mode ``pull``) and
 with the MFF unit gathering the neighbours' values (mode ``mff``): the slides'
-"original GPU code" and "modified code" (docs/mff.md, "Algorithms").
+"original GPU code" and "modified code" (docs/mff.md, "Algorithms"); and BFS in
+push style marking the next frontier with ``atomicOr`` (mode ``push``) or with
+``PC_scatter_set`` (mode ``mff-push``), where the unit replaces the atomics.
 
-Every algorithm is a sequence of *gather phases*: each thread (one vertex) needs
-``V[C[e]]`` for its in-edges ``e``.
+Every pull algorithm is a sequence of *gather phases*: each thread (one vertex)
+needs ``V[C[e]]`` for its in-edges ``e``.
 
 * ``pull``: the thread loops over its edges loading ``C[e]`` then ``V[C[e]]``
   (one warp memory instruction per loop iteration, coalesced per warp);
@@ -11,13 +13,21 @@ Every algorithm is a sequence of *gather phases*: each thread (one vertex) needs
   chunks of ``pc_size`` edges (one command per warp and chunk), waits, and reads
   the values from its scratchpad. The unit's memory requests are counted per
   command (``MFFAnalytic``: the distinct blocks of C and V the command touches,
-  what the tag unit reads when the command fits in it) or by the TLM / the RTL
-  (``backend=``).
+  what the tag unit reads when the command fits in it) or by the structural TLM
+  / the RTL (``backend=``).
 
 The time of an ``mff`` gather phase is the GPU kernel's (R loads, the loop over
 the scratchpad) bounded below by the unit: its DRAM traffic, its throughput
 (``mff_rate`` values per cycle per unit, ``mff_units`` units) and one C + V
 memory latency per chunk round.
+
+Push BFS (``push`` / ``mff-push``): one thread per frontier vertex loops over its
+out-edges, loads ``C[e]`` and the visited word of the neighbour; for an
+unvisited neighbour ``push`` does ``atomicOr(next[w / 32], bit)``, while
+``mff-push`` has the warp call ``PC_scatter_set`` once per loop iteration with
+every such lane's bit (one command per warp and iteration); an update kernel
+then turns ``next & ~visited`` into the next frontier. The unit's requests for
+a scatter are one read and one write per bitmap block (docs/mff.md).
 """
 from __future__ import annotations
 
@@ -27,10 +37,13 @@ from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
 from ..algorithms.pagerank import PageRank
 from ..memory import AddressSpace
+from .commands import MFFCommand, ThreadRequest
 from .config import MFFConfig
-from .tlm import MFFCommand, MFFModel, ThreadRequest
+from .functional import MFFFunctional
+from .tlm import MFFModel, PortMemory
 
-__all__ = ["MFFAnalytic", "MFFTLMBackend", "PullPageRank", "PullBFS", "PullSSSP", "PullCC", "MFF_TIME"]
+__all__ = ["MFFAnalytic", "MFFTLMBackend", "PullPageRank", "PullBFS", "PullSSSP", "PullCC", "PushBFS", "MFF_TIME",
+           "GatherPhase", "ScatterPhase"]
 
 #: Time-model defaults (docs/mff.md): values per cycle of one unit (measured on the
 #: RTL, benchmarks/mff.py) and units per GPU (one per memory partition of a GTX 480).
@@ -38,7 +51,8 @@ MFF_TIME = {"mff_rate": 0.23, "mff_units": 6, "pc_size": 16}
 
 
 class MFFAnalytic:
-    """Gathers computed with numpy; requests = distinct blocks per command."""
+    """Gathers computed with numpy; requests = distinct blocks per command (a
+    scatter: one read and one write per distinct bitmap block)."""
 
     name = "analytic"
 
@@ -55,26 +69,43 @@ class MFFAnalytic:
             blocks += int(np.unique(key).size)
         return phase.values, blocks
 
+    def scatter(self, phase) -> tuple[np.ndarray, int, int]:
+        """The bitmap after ``phase``'s scatter commands, and the block reads and writes."""
+        bb = self.config.block_bytes
+        key = phase.cmd_of_bit * (1 << 40) + (phase.bits // 8) // bb
+        blocks = int(np.unique(key).size)
+        return phase.bitmap(), blocks, blocks
+
 
 class MFFTLMBackend:
-    """Every command executed by the TLM on an address space holding C and V."""
+    """Every command executed by the structural TLM (:class:`MFFModel`) on an
+    address space holding C and V, behind a :class:`PortMemory` of ``latency``
+    cycles; ``functional=True`` uses :class:`MFFFunctional` instead (faster; its
+    reads are those of an LRU tag unit with one block in flight)."""
 
     name = "tlm"
 
-    def __init__(self, config: MFFConfig):
+    def __init__(self, config: MFFConfig, *, latency=1, seed: int = 0, functional: bool = False):
         self.config = config
         self.space = AddressSpace(addr_bits=config.addr_width)
-        self.model = MFFModel(config, self.space)
+        if functional:
+            self.model = MFFFunctional(config, self.space)
+            self.name = "functional"
+        else:
+            self.model = MFFModel(config, self.space, PortMemory(self.space, config.block_bytes, latency, seed=seed))
         self._arrays: dict = {}
 
     def place(self, name: str, values: np.ndarray) -> int:
         return place_array(self.space, self._arrays, name, values)
 
     def run(self, cmds: list[MFFCommand]):
-        return [self.model.execute(c) for c in cmds]
+        return self.model.run(cmds)
 
     def gather(self, phase) -> tuple[np.ndarray, int]:
         return run_commands(self, phase)
+
+    def scatter(self, phase) -> tuple[np.ndarray, int, int]:
+        return run_scatter(self, phase)
 
 
 def place_array(space: AddressSpace, arrays: dict, name: str, values: np.ndarray) -> int:
@@ -107,6 +138,64 @@ def run_commands(backend, phase) -> tuple[np.ndarray, int]:
         for target, e in edges:
             out[e] = res.values[target]
     return out.view(phase.values.dtype), reads
+
+
+def run_scatter(backend, phase) -> tuple[np.ndarray, int, int]:
+    """Place a cleared bitmap, run the phase's ``PC_scatter_set`` commands on
+    ``backend`` (TLM or RTL), and read the bitmap back from the backend's memory.
+    Returns ``(bitmap bytes, block reads, block writes)``."""
+    nbytes = phase.nbytes
+    base = backend.place("bitmap", np.zeros(nbytes, np.uint8))
+    backend.run([MFFCommand("invalidate", 0)])          # the GPU cleared the bitmap
+    results = backend.run(phase.commands(base, backend.config))
+    reads = writes = 0
+    for res in results:
+        if res.error:
+            raise AlgorithmError("the MFF reported a memory error")
+        reads += res.reads
+        writes += res.writes
+    return backend.space.read(base, nbytes), reads, writes
+
+
+class ScatterPhase:
+    """The ``PC_scatter_set`` commands of one push kernel: bit ``bits[i]`` set by
+    thread ``owner[i]`` at loop iteration ``slot[i]``; one command per warp and
+    iteration with the lanes that set a bit."""
+
+    def __init__(self, owner: np.ndarray, slot: np.ndarray, bits: np.ndarray, nbits: int, warp_size: int = 32):
+        self.owner = np.asarray(owner, np.int64)
+        self.slot = np.asarray(slot, np.int64)
+        self.bits = np.asarray(bits, np.int64)
+        self.nbytes = 4 * (nbits // 32 + 1)
+        self.warp_size = warp_size
+        warp = self.owner // warp_size
+        nslot = int(self.slot.max()) + 1 if self.slot.size else 1
+        self.cmd_of_bit = warp * nslot + self.slot
+
+    def bitmap(self) -> np.ndarray:
+        """The bitmap the commands must produce (bytes; bit ``b`` = bit ``b % 8`` of byte ``b / 8``)."""
+        out = np.zeros(self.nbytes * 8, np.uint8)
+        out[self.bits] = 1
+        return np.packbits(out, bitorder="little")
+
+    def commands(self, vbase: int, config: MFFConfig) -> list[MFFCommand]:
+        order = np.lexsort((self.owner, self.cmd_of_bit))
+        cmds, cur, th = [], None, []
+        for i in order.tolist():
+            key = int(self.cmd_of_bit[i])
+            if key != cur and th:
+                cmds.append(self._command(th, cur, vbase, config))
+                th = []
+            cur = key
+            th.append(ThreadRequest(lane=int(self.owner[i] % self.warp_size), cidx=int(self.bits[i]), size=1))
+        if th:
+            cmds.append(self._command(th, cur, vbase, config))
+        return cmds
+
+    def _command(self, th, key, vbase, config) -> MFFCommand:
+        nslot = int(self.slot.max()) + 1 if self.slot.size else 1
+        warp = key // nslot
+        return MFFCommand("scatter", warp % (1 << config.warp_bits), tuple(th), vbase=vbase)
 
 
 class GatherPhase:
@@ -167,7 +256,7 @@ class _Pull(Algorithm):
 
     def check_options(self) -> None:
         P = self.options.get("pc_size", MFF_TIME["pc_size"])
-        if not isinstance(P, int) or not 1 <= P <= 256:
+        if not isinstance(P, int) or isinstance(P, bool) or not 1 <= P <= 256:
             raise AlgorithmError(f"pc_size must be an integer in [1, 256], not {P!r}")
 
     def setup(self) -> None:
@@ -242,6 +331,7 @@ class PullPageRank(_Pull):
 
     name = "pr"
     key = "rank"
+    takes_source = False
 
     def run(self) -> np.ndarray:
         g = self.graph
@@ -349,6 +439,7 @@ class PullCC(_Pull):
 
     name = "cc"
     key = "label"
+    takes_source = False
 
     def incoming(self, g):
         if not g.directed:
@@ -377,12 +468,124 @@ class PullCC(_Pull):
         return label
 
 
+class PushBFS(_Pull):
+    """Top-down BFS with a frontier bitmap: ``bfs_push`` (one thread per frontier
+    vertex over its out-edges) marks every unvisited neighbour in ``next`` with an
+    ``atomicOr`` (``push``) or through the warp's ``PC_scatter_set`` commands
+    (``mff-push``: the next frontier comes from the bitmap the unit wrote);
+    ``bfs_update`` (one thread per bitmap word) turns ``next & ~visited`` into the
+    next frontier and its depths.
+
+    ``extra["mff"]``: ``bits`` (bits set = atomics of ``push`` = scatter elements
+    of ``mff-push``), ``atomics`` and ``atomic_requests`` (``push``: atomic lanes
+    and their memory requests in the GPU model), ``scatter_commands``, ``reads``,
+    ``writes`` and ``requests`` (``mff-push``: the unit's block reads + writes)."""
+
+    name = "bfs"
+    key = "depth"
+
+    def incoming(self, g):
+        return g                                        # push: out-edges
+
+    def setup(self) -> None:
+        super().setup()
+        gpu, V = self.gpu, self.graph.num_vertices
+        self.a_front = gpu.queue("frontier")
+        self.a_depth = gpu.array("depth", max(V, 1), np.int32)
+        words = V // 32 + 1
+        self.a_visited = gpu.array("visited", words)
+        self.a_next = gpu.array("next", words)
+        self.extra["mff"].update({"bits": 0, "atomics": 0, "atomic_requests": 0, "scatter_commands": 0,
+                                  "reads": 0, "writes": 0})
+
+    def run(self) -> np.ndarray:
+        g, gpu = self.graph, self.gpu
+        V = g.num_vertices
+        src = self.source()
+        depth = np.full(V, -1, np.int64)
+        depth[src] = 0
+        visited = np.zeros(V, bool)
+        visited[src] = True
+        front = np.array([src], np.int64)
+        st = self.extra["mff"]
+        ws = gpu.config.warp_size
+        words = V // 32 + 1
+        level = 0
+        while front.size:
+            self.progress(level, int(front.size))
+            n = front.size
+            starts = g.row_ptr[front]
+            counts = g.row_ptr[front + 1] - starts
+            pos, owner = segments(starts, counts)
+            slot = pos - starts[owner]
+            w = g.col[pos].astype(np.int64)
+            act = ~visited[w]
+            gpu.count("edges", pos.size)
+            with gpu.kernel("bfs_push", n) as k:
+                k.load(self.a_front, range(n))
+                k.load(self.dg.row_ptr, front)
+                k.load(self.dg.row_ptr, front + 1)
+                k.load(self.dg.col, pos, tid=owner, slot=slot)
+                k.load(self.a_visited, w >> 5, tid=owner, slot=slot)
+                st["bits"] += int(act.sum())
+                if not self.use_mff:
+                    k.atomic(self.a_next, (w >> 5)[act], tid=owner[act], slot=slot[act])
+                    nxt = np.zeros(V, bool)
+                    nxt[w[act]] = True
+                else:
+                    ph = ScatterPhase(owner[act], slot[act], w[act], V, ws)
+                    raw, reads, writes = self.backend.scatter(ph)
+                    nxt = np.unpackbits(raw, bitorder="little")[:V].astype(bool)
+                    ncmd = int(np.unique(ph.cmd_of_bit).size) if act.any() else 0
+                    st["scatter_commands"] += ncmd
+                    st["reads"] += reads
+                    st["writes"] += writes
+                    st["requests"] += reads + writes
+                    k.alu(3 * ncmd)
+                    rate = self.options.get("mff_rate", MFF_TIME["mff_rate"]) * self.options.get(
+                        "mff_units", MFF_TIME["mff_units"])
+                    k.unit((reads + writes) * self.mff_config.block_bytes // gpu.config.sector_bytes,
+                           int(act.sum()) / rate)
+            new = nxt & ~visited
+            found = np.flatnonzero(new)
+            with gpu.kernel("bfs_update", words) as k:
+                k.load(self.a_next, range(words))
+                k.load(self.a_visited, range(words))
+                k.store(self.a_visited, range(words))
+                k.store(self.a_next, range(words))              # cleared for the next level
+                if found.size:
+                    # thread = word, loop over its set bits
+                    k.store(self.a_depth, found, tid=found >> 5, slot=found & 31)
+                    k.store(self.a_front, np.arange(found.size), tid=found >> 5, slot=found & 31)
+            depth[found] = level + 1
+            visited |= new
+            front = found
+            level += 1
+        self.iterations = level
+        self.finish()
+        return depth
+
+    def finish(self) -> None:
+        super().finish()
+        st = self.extra["mff"]
+        ks = self.gpu.kernels.get("bfs_push") if self.gpu.stats_on else None
+        if not self.use_mff:
+            st["atomics"] = st["bits"]
+            if ks is not None:
+                st["atomic_requests"] = (ks.atomics.sectors if self.gpu.config.coalescing == "sector"
+                                         else ks.atomics.lines)
+        e = self.gpu.counters.get("edges", 0)
+        st["requests_per_edge"] = st["requests"] / e if e and self.use_mff else None
+
+
 def _modes():
     for base in (PullPageRank, PullBFS, PullSSSP, PullCC):
         pull = type(base.__name__ + "Baseline", (base,), {"mode": "pull", "use_mff": False})
         mff = type(base.__name__ + "MFF", (base,), {"mode": "mff", "use_mff": True})
         register_mode(base.name, "pull", pull)
         register_mode(base.name, "mff", mff)
+    register_mode("bfs", "push", type("PushBFSAtomic", (PushBFS,), {"mode": "push", "use_mff": False}))
+    register_mode("bfs", "mff-push", type("PushBFSMFF", (PushBFS,), {"mode": "mff-push", "use_mff": True}))
 
 
 _modes()

@@ -29,7 +29,7 @@ class MFFConfig(Config):
         Memory port geometry (a request reads or writes one block).
     work_registers : int
         Work Registers: elements in flight (one register = one read of C and one
-        read of V).
+        read of V); a power of two in [4, 1024].
     tag_entries : int
         Tag Unit entries: blocks outstanding or held (their line data).
     job_entries : int
@@ -66,7 +66,10 @@ class MFFConfig(Config):
         n = type(self).__name__
         check_int(n, "addr_width", self.addr_width, 16, 48)
         check_pow2(n, "block_bytes", self.block_bytes, 16, 256)
-        check_pow2(n, "work_registers", self.work_registers, 2, 1024)
+        # At least 4: the free-register and retry queues are Amaranth SyncFIFOBuffered
+        # of depth work_registers, whose write side looks at depth - 1 inner entries;
+        # with 2 registers two frees in consecutive cycles would lose one.
+        check_pow2(n, "work_registers", self.work_registers, 4, 1024)
         check_pow2(n, "tag_entries", self.tag_entries, 2, 256)
         check_pow2(n, "job_entries", self.job_entries, 1, 64)
         check_int(n, "warp_bits", self.warp_bits, 1, 16)

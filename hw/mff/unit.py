@@ -1,5 +1,7 @@
 """The Memory Fast Forward unit (MFF slides, "Internal Structure of MFF Unit" and
-"How MFF Unit Works"; docs/mff.md). Exact behaviour: :class:`golden.mff.MFFModel`.
+"How MFF Unit Works"; docs/mff.md). Exact behaviour, cycle for cycle:
+:class:`golden.mff.MFFModel` (the structural TLM); what it must produce:
+:class:`golden.mff.MFFFunctional`.
 
 Structure::
 
@@ -21,6 +23,8 @@ block and ORs its bit into the line. When a block's data arrives the entry is
 marked for a walk; the walker processes its list one register per cycle. A
 register that needs a block while no entry can be taken goes to a retry queue
 instead of blocking the walker, so the unit cannot deadlock on its own entries.
+Dirty lines (scatter bits) are written back when a scatter command has finished,
+and whenever no entry can be taken (a dirty entry is never a victim).
 """
 from amaranth import *
 from amaranth.lib import data, enum, fifo, memory, stream, wiring
@@ -114,6 +118,9 @@ class MFF(wiring.Component):
         j_out = [Signal(CW, name=f"j_out{k}") for k in range(J)]
         j_inc = Signal(J)                  # an element of job k issued this cycle
         j_dec = Signal(J)                  # an element of job k finished this cycle
+        j_err_set = Signal(J)              # errors found this cycle
+        j_err_clr = Signal(J)              # a job entry taken by a new command this cycle
+        m.d.sync += j_err.eq((j_err | j_err_set) & ~j_err_clr)
         for k in range(J):
             m.d.sync += j_out[k].eq(j_out[k] + j_inc[k] - j_dec[k])
 
@@ -391,8 +398,8 @@ class MFF(wiring.Component):
                     with m.If(free_job == k):
                         m.d.sync += [j_valid[k].eq(1), j_warp[k].eq(cmd.p.warp), j_cbase[k].eq(cmd.p.cbase),
                                      j_vbase[k].eq(cmd.p.vbase), j_v8[k].eq(cmd.p.vsize8),
-                                     j_scatter[k].eq(cmd.p.op == MFF_OPS["scatter"]), j_issued[k].eq(0),
-                                     j_err[k].eq(0)]
+                                     j_scatter[k].eq(cmd.p.op == MFF_OPS["scatter"]), j_issued[k].eq(0)]
+                        m.d.comb += j_err_clr.eq(1 << k)
         # Invalidate: when idle, forget every line, then report completion.
         inval_warp = Signal(c.warp_bits)
         with m.If(cmd_fire & is_inval):
@@ -481,7 +488,7 @@ class MFF(wiring.Component):
                              reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(vaddr),
                              reg_w.data.next.eq(NIL)]
             with m.If(data_err):
-                m.d.sync += j_err.eq(j_err | (1 << job))
+                m.d.comb += j_err_set.eq(1 << job)
         with m.If(issue):
             st = Mux(cur_scatter, _St.S, _St.C)
             tgt = Mux(cur_scatter, cur_cidx[:3], cur_target)
@@ -510,7 +517,10 @@ class MFF(wiring.Component):
         for k in range(J):
             m.d.comb += finished[k].eq(j_valid[k] & j_issued[k] & (j_out[k] == 0) & ~(cur_v & (cur_job == k)))
         scatter_fin = finished & j_scatter
-        m.d.comb += flushing.eq(scatter_fin.any())
+        # Dirty lines are written back when a scatter command has finished, and also
+        # whenever no entry can be taken: a dirty entry is never a victim, so a
+        # scatter touching more blocks than there are entries would wait forever.
+        m.d.comb += flushing.eq(scatter_fin.any() | ~have_victim)
         flushed = Signal()
         m.d.comb += flushed.eq(~dirty_any.any() & (t_writing == 0) & ~wb_valid)
         ready_jobs = Signal(J)
@@ -538,7 +548,7 @@ class MFF(wiring.Component):
                     with m.If(dsel == k):
                         m.d.sync += j_valid[k].eq(0)
         with m.If(resp_write & resp.p.error):
-            # A failed write-back: every finishing scatter command reports it.
-            m.d.sync += j_err.eq(j_err | j_scatter)
+            # A failed write-back: every scatter command in flight reports it.
+            m.d.comb += j_err_set.eq(Mux(advance & data_err, 1 << job, 0) | j_scatter)
         m.d.comb += self.busy.eq(~idle | inval_done)
         return m

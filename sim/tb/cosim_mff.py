@@ -1,5 +1,6 @@
-"""cocotb module: a golden pull algorithm in ``mff`` mode with every PC_gather run by
-the MFF RTL (sim/cosim.py). Case as for sim.tb.cosim_scu."""
+"""cocotb module: a golden algorithm in ``mff`` mode (every PC_gather) or ``mff-push``
+mode (every PC_scatter_set) run by the MFF RTL, with the structural TLM in lock
+step (sim/cosim.py, :class:`MFFRTLBackend`). Case as for sim.tb.cosim_scu."""
 import cocotb
 import numpy as np
 from cocotb.task import bridge
@@ -30,5 +31,8 @@ async def cosim(dut):
     r = await bridge(job)()
     np.save(case["values"], r.values)
     st = r.extra["mff"]
+    t = backend.tlm
     save_result({"values": st["values"], "commands": st["commands"], "requests": st["requests"],
-                 "cycles": backend.loop.cycle, "memory": backend.harness.model.stats.as_dict()})
+                 "scatter_commands": st.get("scatter_commands", 0), "bits": st.get("bits", 0),
+                 "cycles": backend.cycles, "memory": backend.harness.model.stats.as_dict(),
+                 "tlm_reads": t.reads, "tlm_writes": t.writes, "tlm_cycles": t.cycle, "problems": backend.problems})

@@ -1,6 +1,7 @@
 """cocotb module: runs MFF command lists against the memory model and checks every
-scratchpad value, completion and the final memory against the TLM
-(:class:`golden.mff.MFFModel`) and memory itself.
+scratchpad value, completion cycle, block read and write-back, the cycle count
+and the final memory against the structural TLM (:class:`golden.mff.MFFModel`,
+cycle-exact), the functional model and memory itself (sim/mff.py).
 
 Case: ``{"config": MFFConfig params, "runs": [{"name", "workload", "timing",
 "cmd_pause", "spad_ready", "done_ready", "seed"}]}``.
@@ -43,6 +44,8 @@ async def mff_cases(dut):
                         "items": len(items), "errors": sum(bool(r.get("error")) for r in h.results.values()),
                         "expected_errors": sum(bool(e is not None and e.error) for e in h.expected),
                         "memory": h.model.stats.as_dict(),
-                        "tlm_reads": sum(e.reads for e in h.expected if e is not None),
+                        "tlm_reads": h.tlm.reads, "tlm_writes": h.tlm.writes, "tlm_cycles": h.tlm.cycle,
+                        "tlm_stats": h.tlm.stats,
+                        "functional_reads": sum(e.reads for e in h.functional if e is not None),
                         "distinct_blocks": len(set().union(*[e.blocks for e in h.expected if e is not None]))})
     save_result({"runs": results})
