@@ -2,15 +2,24 @@
 sink, and the comparison with the TLM (:func:`golden.emogi.coalescer_model`).
 Used by the cocotb module (sim/tb/emogi.py) and the Amaranth unit tests.
 
+RTL in the loop (``graphunits cosim --unit coalescer``, docs/emogi.md):
+:class:`CoalescerRTLBackend` is a coalescer backend (golden/emogi/datapath.py)
+whose requests come from the RTL under cocotb; the cocotb module
+sim/tb/cosim_emogi.py runs a whole algorithm with it, so every host-memory warp
+instruction of the traversal goes through the RTL and the lanes take their
+edges (and weights) from the payloads of the RTL's requests.
+
 Workloads (:func:`make_warps`, JSON-able specs):
 
 * ``{"kind": "hand"}``: the hand cases of :data:`HAND_CASES`;
 * ``{"kind": "random", "seed": S, "count": N}``: contiguous warps of 4/8-byte
   elements at random offsets, scattered warps, duplicate addresses, random masks,
   all-masked warps, addresses at the top of the address space;
-* ``{"kind": "graph", "graph": SPEC, "variant": V, "esize": B, "max_warps": N}``:
-  the edge-list warp instructions of a traversal of every vertex (naive, merged
-  or aligned, golden/emogi/access.py) with garbage in the inactive lanes;
+* ``{"kind": "graph", "graph": SPEC, "variant": V, "esize": B, "max_warps": N, "seed": S}``:
+  a random subset, across all loop iterations, of the edge-list warp
+  instructions of a traversal of every vertex (naive, merged or aligned,
+  golden/emogi/access.py) with garbage in the inactive lanes
+  (:func:`graph_instructions`);
 * ``{"kind": "aligned", "count": N}``: one-line warps back to back (throughput).
 """
 from __future__ import annotations
@@ -24,8 +33,10 @@ from hw.emogi import ReadRequest, WarpAccess
 
 from .agents import StreamSink, StreamSource
 from .codec import Codec
+from .cosim import CosimUnit, register_cosim
 
-__all__ = ["HAND_CASES", "hand_warps", "make_warps", "CoalescerHarness", "request_tuples", "golden_histogram"]
+__all__ = ["HAND_CASES", "hand_warps", "make_warps", "graph_instructions", "CoalescerHarness", "request_tuples",
+           "golden_histogram", "CoalescerRTLBackend", "COSIM_MODES", "cosim_check"]
 
 #: Names of the hand cases, in the order :func:`hand_warps` builds them.
 HAND_CASES = ("aligned", "off by one sector", "off by three sectors", "scattered", "inactive lanes",
@@ -57,6 +68,29 @@ def hand_warps(cfg: CoalescerConfig, base: int = 0x10000) -> list[tuple[str, lis
     ]
     assert [n for n, _, _ in out] == list(HAND_CASES)
     return out
+
+
+def graph_instructions(cfg: CoalescerConfig, spec: dict) -> list[tuple[int, list[int], int]]:
+    """``(loop iteration, addrs, mask)`` of a ``{"kind": "graph"}`` workload: the
+    warp instructions that reach memory (the reuse rule applied, unless
+    ``"reuse": false``) of a traversal of every vertex's list, a seeded random
+    subset of ``max_warps`` of them taken across all loop iterations, in execution
+    order; inactive lanes hold random addresses."""
+    from golden.emogi.access import edge_accesses, warp_instructions
+    from golden.graphs import load_graph
+    L, top = cfg.lanes, 1 << cfg.addr_width
+    g = load_graph(spec.get("graph", "kron:scale=9,edgefactor=8,seed=2"), cache=False)
+    es = spec.get("esize", 8)
+    base = spec.get("base", 0x10000)
+    acc = edge_accesses(g.row_ptr[:-1], g.degrees(), spec.get("variant", "merged"), es, base=base, warp=L,
+                        sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, reuse=spec.get("reuse", True))
+    insts = warp_instructions(acc, es, base=base, warp=L, slots=True)
+    r = random.Random(spec.get("seed", 0))
+    n = spec.get("max_warps", 300)
+    if len(insts) > n:
+        insts = [insts[i] for i in sorted(r.sample(range(len(insts)), n))]
+    return [(s, [a if mask >> i & 1 else r.randrange(0, top) for i, a in enumerate(addrs)], mask)
+            for s, addrs, mask in insts]
 
 
 def make_warps(cfg: CoalescerConfig, spec: dict) -> list[tuple[list[int], int]]:
@@ -98,20 +132,7 @@ def make_warps(cfg: CoalescerConfig, spec: dict) -> list[tuple[list[int], int]]:
             warps.append((addrs, mask))
         return warps
     if kind == "graph":
-        from golden.emogi.access import edge_accesses, warp_instructions
-        from golden.graphs import load_graph
-        g = load_graph(spec.get("graph", "kron:scale=9,edgefactor=8,seed=2"), cache=False)
-        es = spec.get("esize", 8)
-        base = spec.get("base", 0x10000)
-        acc = edge_accesses(g.row_ptr[:-1], g.degrees(), spec.get("variant", "merged"), es, base=base, warp=L,
-                            sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, reuse=False)
-        warps = warp_instructions(acc, es, base=base, warp=L)
-        r = random.Random(spec.get("seed", 0))
-        out = []
-        for addrs, mask in warps[: spec.get("max_warps", 300)]:
-            addrs = [a if mask >> i & 1 else r.randrange(0, top) for i, a in enumerate(addrs)]
-            out.append((addrs, mask))
-        return out
+        return [(a, m) for _, a, m in graph_instructions(cfg, spec)]
     raise ValueError(f"unknown coalescer workload kind {kind!r}")
 
 
@@ -192,3 +213,123 @@ def golden_histogram(cfg: CoalescerConfig, warps) -> np.ndarray:
         total += coalesce_warp(np.array(addrs, dtype=np.int64), bits, sector_bytes=cfg.sector_bytes,
                                line_bytes=cfg.line_bytes).requests
     return total
+
+
+# ---------------------------------------------------------------------- RTL in the loop
+class _Encoded:
+    # Codec of payloads that are already integers (encoded once per warp, not per cycle).
+    @staticmethod
+    def encode(value):
+        return value
+
+
+class CoalescerRTLBackend:
+    """A coalescer backend (golden/emogi/datapath.py) run by the RTL under cocotb:
+    :meth:`coalesce` (called from the algorithm's thread, ``cocotb.task.bridge``)
+    feeds a whole batch of warps to the RTL and returns the requests it sent.
+
+    Parameters
+    ----------
+    dut : the cocotb handle of the coalescer
+    config : CoalescerConfig
+    in_pause, out_ready : pattern specs (:class:`sim.memory.Pattern`)
+        Idle cycles on the warp input and back-pressure on the request output.
+    """
+
+    def __init__(self, dut, config: CoalescerConfig, *, in_pause=None, out_ready=None, seed: int = 0,
+                 sim: str = "rtl"):
+        from cocotb.task import resume
+
+        from .cocotb_loop import CocotbLoop
+        self.config = config
+        self.name = f"rtl-{sim}"
+        self._codec = Codec(WarpAccess(config))
+        self.src = StreamSource(("i",), _Encoded(), pause=in_pause, seed=seed)
+        self.sink = StreamSink(("o",), Codec(ReadRequest(config)), ready=out_ready, seed=seed + 7,
+                               on_item=self._request, keep=False)
+        self.loop = CocotbLoop(dut, [self.src, self.sink])
+        self.got: list[PCIeRequest] = []
+        self.closed = 0          # requests with ``last``
+        self.calls = 0
+        self.warps = 0
+        self.cycles = 0
+        self.coalesce = resume(self._coalesce)
+
+    async def start(self) -> None:
+        await self.loop.start()
+
+    def _request(self, item: dict) -> None:
+        self.got.append(PCIeRequest(item["addr"], item["size"], bool(item["last"])))
+        self.closed += item["last"]
+
+    async def _coalesce(self, warps) -> list[PCIeRequest]:
+        first = len(self.got)
+        target = self.closed
+        for addrs, mask in warps:
+            target += mask != 0
+            self.src.put(self._codec.encode(addr=addrs, mask=mask))
+        self.cycles += await self.loop.run(lambda: self.src.idle() and self.closed >= target,
+                                           stall_cycles=1000, what=f"coalescer call {self.calls}: {len(warps)} warps")
+        self.calls += 1
+        self.warps += len(warps)
+        return self.got[first:]
+
+    async def drain(self, cycles: int = 16) -> int:
+        """Run ``cycles`` idle cycles; the number of requests that came out meanwhile
+        (the RTL must send none after a batch's last warp)."""
+        k = len(self.got)
+        await self.loop.idle(cycles)
+        return len(self.got) - k
+
+
+#: The modes ``graphunits cosim --unit coalescer`` runs (the zero-copy ones; default first).
+COSIM_MODES = ("emogi-aligned", "emogi-merged", "emogi-naive")
+#: Back-pressure of the cosim: the input idles one cycle in 8, the output one in 4.
+COSIM_IN_PAUSE = (1, 1, 1, 1, 1, 1, 1, 0)
+COSIM_OUT_READY = (1, 1, 1, 0)
+
+
+def _hist(d: dict) -> dict:
+    return {int(k): int(v) for k, v in d.items()}
+
+
+def cosim_check(rtl: dict, tlm: dict) -> list[str]:
+    """What must hold beyond the result (``rtl``: sim/tb/cosim_emogi.py's result;
+    ``tlm``: ``extra["emogi"]`` of the run with the TLM coalescer)."""
+    if rtl.get("error"):
+        return [f"the run with the RTL coalescer stopped: {rtl['error']}"]
+    out = []
+    got = _hist(rtl["coalescer"]["requests"])
+    if got != _hist(tlm["requests"]):
+        out.append(f"RTL requests by size {got}, the golden model's {_hist(tlm['requests'])}")
+    if got != _hist(rtl["requests"]):
+        out.append(f"RTL requests by size {got}, the golden model's in the same run {_hist(rtl['requests'])}")
+    if rtl["coalescer"]["instructions"] != tlm["coalescer"]["instructions"]:
+        out.append(f"the RTL run sent {rtl['coalescer']['instructions']} warp instructions, the TLM run "
+                   f"{tlm['coalescer']['instructions']}")
+    if rtl.get("extra_requests"):
+        out.append(f"the RTL sent {rtl['extra_requests']} requests after the last warp")
+    return out
+
+
+def _cosim_rows(rtl: dict, tlm: dict) -> list:
+    if rtl.get("error"):
+        return [["RTL run", "stopped (see below)"]]
+    c = rtl["coalescer"]
+    hist = _hist(c["requests"])
+    ref = _hist(tlm["requests"])
+    return [["warp instructions through the RTL", f"{c['instructions']} in {c['calls']} batches"],
+            ["lanes: from requests / from cache", f"{c['lanes'] - c['cache_hits']} / {c['cache_hits']}"],
+            ["requests 32/64/96/128 B, RTL", " / ".join(str(hist[s]) for s in sorted(hist))],
+            ["requests 32/64/96/128 B, golden model", " / ".join(str(ref[s]) for s in sorted(ref))],
+            ["RTL cycles", rtl["cycles"]],
+            ["requests per cycle (RTL)", round(c["request_count"] / max(rtl["cycles"], 1), 3)]]
+
+
+def _cosim_backend(cfg):
+    from golden.emogi.datapath import CoalescerTLM
+    return CoalescerTLM(cfg)
+
+
+register_cosim(CosimUnit("coalescer", ("bfs", "sssp", "cc", "pr"), COSIM_MODES, "default", _cosim_backend,
+                         "sim.tb.cosim_emogi", "emogi", cosim_check, _cosim_rows))

@@ -11,9 +11,13 @@ import pytest
 from golden.algorithms import MODES as MODES_TABLE
 from golden.algorithms import AlgorithmError, run_algorithm
 from golden.config import ConfigError
-from golden.emogi import PCIeConfig, UVMConfig, UVMState, transfer
+from golden.emogi import PCIeConfig, PCIeRequest, UVMConfig, UVMState, transfer
 from golden.emogi.access import edge_accesses, reused
+from golden.emogi.config import parse_capacity
+from golden.emogi.datapath import CoalescerError, CoalescerTLM
 from golden.emogi.host import HostMemory
+from golden.emogi.link import page_touches
+from golden.emogi.config import CoalescerConfig
 from golden.gpu import GPU, GPUConfig
 from golden.graphs import CSRGraph, load_graph
 from sim.reference import compare, reference
@@ -60,6 +64,11 @@ def test_transfer_time_by_hand():
     (UVMConfig, {"page_bytes": 3000}, "UVMConfig.page_bytes must be a power of two, not 3000"),
     (UVMConfig, {"capacity_ratio": 0}, "UVMConfig.capacity_ratio must be above 0, not 0"),
     (UVMConfig, {"fault_overhead_ns": "x"}, "UVMConfig.fault_overhead_ns must be a non-negative number, not 'x'"),
+    (UVMConfig, {"capacity_bytes": 100}, ("UVMConfig.capacity_bytes must be 0 (use capacity_ratio) or at least "
+                                          "one page (4096 B), not 100")),
+    (UVMConfig, {"capacity_bytes": -1}, "UVMConfig.capacity_bytes must be in the range [0, 1152921504606846976], "
+                                        "not -1"),
+    (UVMConfig, {"capacity_bytes": 1.5e9}, "UVMConfig.capacity_bytes must be an integer, not 1500000000.0"),
 ])
 def test_config_errors(cls, changes, message):
     with pytest.raises(ConfigError) as e:
@@ -77,6 +86,87 @@ def test_uvm_lru_by_hand():
     assert u.touch([2, 1]) == (0, 0)
     assert (u.faults, u.evictions, u.touched, u.resident) == (4, 2, 7, 2)
     assert UVMState(UVMConfig(capacity_ratio=2.0), PCIeConfig(), 3 * 4096).capacity == 3
+
+
+def test_uvm_capacity_in_bytes_or_as_a_ratio():
+    data = 10 * 4096 + 1                       # 11 pages
+    assert UVMState(UVMConfig(capacity_ratio=0.5), PCIeConfig(), data).capacity == 5
+    assert UVMState(UVMConfig(capacity_bytes=3 * 4096 + 4095), PCIeConfig(), data).capacity == 3
+    assert UVMState(UVMConfig(capacity_bytes=1 << 30), PCIeConfig(), data).capacity == 1 << 18
+    assert parse_capacity(0.25) == {"capacity_ratio": 0.25, "capacity_bytes": 0}
+    assert parse_capacity("0.5") == {"capacity_ratio": 0.5, "capacity_bytes": 0}
+    assert parse_capacity("16GiB") == {"capacity_bytes": 16 << 30}
+    assert parse_capacity("1.5 KB") == {"capacity_bytes": 1500}
+    assert parse_capacity("512MiB") == {"capacity_bytes": 512 << 20}
+    assert parse_capacity("8192b") == {"capacity_bytes": 8192}
+
+
+@pytest.mark.parametrize("value, message", [
+    ("lots", "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit (e.g. 16GiB, 512MiB, "
+             "4096B), not 'lots'"),
+    ("16 GX", "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit (e.g. 16GiB, 512MiB, "
+              "4096B), not '16 GX'"),
+    (True, "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit (e.g. 16GiB, 512MiB, "
+           "4096B), not True"),
+    (0, "a UVM capacity ratio must be above 0, not 0"),
+    ("-2", "a UVM capacity ratio must be above 0, not '-2'"),
+    ("0.5B", "a UVM capacity in bytes must be a whole number of bytes from 1 B, not '0.5B'"),
+])
+def test_uvm_capacity_errors(value, message):
+    with pytest.raises(ConfigError) as e:
+        parse_capacity(value)
+    assert str(e.value) == message
+
+
+def test_uvm_pages_in_waves_of_resident_warps_by_hand():
+    # Two resident warps; 512 B pages of 64 eight-byte edges; room for two pages.
+    # Warp per vertex: v0 reads [0, 96), v1 [96, 160), v2 [160, 192).
+    # Wave 0 (v0, v1): iteration 0: v0 page 0, v1 page 1; iteration 1: v0 page 0,
+    # v1 page 2; iteration 2: v0 page 1. Wave 1: v2 page 2.
+    # Touches 0 1 0 2 1 2 with LRU of two pages: 0 F, 1 F, 0 hit, 2 F (evicts 1),
+    # 1 F (evicts 0), 2 hit: page 1 is migrated twice within the kernel.
+    gpu = GPU(GPUConfig(sms=1, threads_per_sm=64))
+    arr = gpu.array("uvm:col", 192, np.uint64)
+    assert gpu.config.resident_warps == 2 and arr.base % 512 == 0
+    h = HostMemory(gpu, "uvm", PCIeConfig(), UVMConfig(page_bytes=512, capacity_bytes=1024), [arr])
+    with gpu.kernel("k", h.threads(3)) as k:
+        h.read(k, [arr], np.array([0, 96, 160]), np.array([96, 64, 32]))
+    h.account(k)
+    s = h.summary()
+    assert (s["page_touches"], s["page_faults"], s["evictions"]) == (6, 4, 2)
+    assert (s["capacity_pages"], s["capacity_bytes"], s["data_pages"]) == (2, 1024, 3)
+    assert s["migrated_bytes"] == 4 * 512
+
+
+def test_uvm_edge_list_and_weight_pages_interleave_by_hand():
+    # One vertex, 64 edges: its list fills one 512 B page of the edge list and half a
+    # page of the weights. Iteration 0 reads the list's page then the weights', and
+    # so does iteration 1: touches A B A B. With room for one page every touch
+    # faults (4); reading one array after the other (A A B B) would fault twice.
+    gpu = GPU(GPUConfig(sms=1, threads_per_sm=64))
+    col = gpu.array("uvm:col", 64, np.uint64)
+    w = gpu.array("uvm:weight", 64, np.float32)
+    assert col.base // 512 != w.base // 512 == (w.base + 255) // 512
+    h = HostMemory(gpu, "uvm", PCIeConfig(), UVMConfig(page_bytes=512, capacity_bytes=512), [col, w])
+    with gpu.kernel("k", h.threads(1)) as k:
+        h.read(k, [col, w], np.array([0]), np.array([64]))
+    h.account(k)
+    s = h.summary()
+    assert (s["page_touches"], s["page_faults"], s["evictions"]) == (4, 4, 3)
+
+
+def test_page_touches_order_by_hand():
+    # Two warps, two iterations, edge list (array 0) and weights (array 1) of each
+    # instruction one after the other.
+    warp = np.array([1, 0, 1, 0, 0, 0, 1, 1])
+    slot = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    array = np.array([0, 0, 1, 1, 0, 1, 1, 0])
+    page = np.array([11, 10, 21, 20, 12, 22, 23, 13])
+    assert page_touches(warp, slot, array, page, resident_warps=2) == [10, 20, 11, 21, 12, 22, 13, 23]
+    # One warp at a time: warp 0's two iterations, then warp 1's.
+    assert page_touches(warp, slot, array, page, resident_warps=1) == [10, 20, 12, 22, 11, 21, 13, 23]
+    # Consecutive touches of one page are one touch.
+    assert page_touches(np.array([0, 1, 2]), np.zeros(3, int), np.zeros(3, int), np.array([5, 5, 6]), 4) == [5, 6]
 
 
 def test_uvm_migration_rate_is_calibrated_to_the_paper():
@@ -274,10 +364,16 @@ def test_uvm_migrates_exactly_the_touched_pages_when_everything_fits():
 
 
 def test_paper_trends_on_kron_and_urand():
+    # The paper's regime: a wave of resident warps touches a small part of the UVM
+    # capacity (5120 warps against 16 GB). At scale 12 the V100's 5120 resident warps
+    # would cover the whole graph (4096 vertices) and thrash a capacity of half of
+    # it within each kernel (test_uvm_thrashes_when_a_wave_outgrows_the_capacity),
+    # so the GPU here keeps 256 threads per SM resident (640 warps).
     out = {}
+    gpu = GPUConfig.preset("v100", threads_per_sm=256)
     for spec in ("kron:scale=12,edgefactor=16,seed=1", "urand:scale=12,edgefactor=16,seed=1"):
         g = load_graph(spec, cache=False)
-        out[spec[:4]] = {m: run_algorithm(g, "bfs", m, gpu="v100").extra["emogi"] for m in MODES}
+        out[spec[:4]] = {m: run_algorithm(g, "bfs", m, gpu=gpu).extra["emogi"] for m in MODES}
     def share(e, size):
         return e["request_share"][size]
 
@@ -294,6 +390,19 @@ def test_paper_trends_on_kron_and_urand():
     gain = {k: r["emogi-aligned"]["request_share"][128] / r["emogi-merged"]["request_share"][128]
             for k, r in out.items()}
     assert gain["kron"] > gain["uran"] > 1.0                                 # aligned helps kron more
+
+
+def test_uvm_thrashes_when_a_wave_outgrows_the_capacity():
+    # Pages are touched wave by wave, iteration by iteration: when the resident
+    # warps' lists span more pages than the capacity, a kernel evicts pages it comes
+    # back to at its next iteration (LRU under a scan), and faults exceed the pages.
+    g = load_graph("kron:scale=12,edgefactor=16,seed=1", cache=False)
+    def pr_pass(threads_per_sm):
+        gpu = GPUConfig.preset("v100", threads_per_sm=threads_per_sm)
+        return run_algorithm(g, "pr", "uvm", gpu=gpu, max_iter=1).extra["emogi"]
+    few, all_ = pr_pass(128), pr_pass(2048)       # 320 or 5120 resident warps (4096 vertices)
+    assert few["page_faults"] == few["data_pages"] == 190 and few["evictions"] == 190 - 95
+    assert all_["page_faults"] > 2 * all_["data_pages"]
 
 
 def test_pcie4_speeds_up_emogi_more_than_uvm():
@@ -324,6 +433,43 @@ def test_option_errors():
         run_algorithm(g, "bfs", "uvm", uvm=3)
     with pytest.raises(AlgorithmError, match="^bc has no mode 'emogi-merged'; modes: baseline, graphpeg$"):
         run_algorithm(g, "bc", "emogi-merged")
+    with pytest.raises(AlgorithmError, match="^option uvm_capacity applies to mode uvm, not emogi-aligned$"):
+        run_algorithm(g, "bfs", "emogi-aligned", uvm_capacity=0.5)
+    with pytest.raises(AlgorithmError, match="^option uvm applies to mode uvm, not emogi-naive$"):
+        run_algorithm(g, "pr", "emogi-naive", uvm="fits")
+    with pytest.raises(ConfigError, match="^a UVM capacity ratio must be above 0, not -1$"):
+        run_algorithm(g, "cc", "uvm", uvm_capacity=-1)
+    with pytest.raises(ConfigError, match=r"^UVMConfig.capacity_bytes must be 0 \(use capacity_ratio\) or at least "
+                                          r"one page \(4096 B\), not 1000$"):
+        run_algorithm(g, "cc", "uvm", uvm_capacity="1kB")
+    with pytest.raises(AlgorithmError, match="^option backend must be a coalescer backend"):
+        run_algorithm(g, "bfs", "emogi-merged", backend="rtl")
+    with pytest.raises(AlgorithmError, match="^option backend \\(a warp coalescer in the loop\\) needs a zero-copy "
+                                             "mode \\(emogi-naive, emogi-merged, emogi-aligned\\), not uvm$"):
+        run_algorithm(g, "bfs", "uvm", backend=CoalescerTLM())
+    with pytest.raises(AlgorithmError, match="^the coalescer has 8 lanes, the GPU model's warps 32$"):
+        run_algorithm(g, "bfs", "emogi-merged", backend=CoalescerTLM(CoalescerConfig.preset("small")))
+    with pytest.raises(AlgorithmError, match="^the host arrays reach address 0x[0-9a-f]+, beyond the coalescer's "
+                                             "16-bit addresses$"):
+        run_algorithm(g, "bfs", "emogi-merged", backend=CoalescerTLM(CoalescerConfig(addr_width=16)))
+    gw = g.with_weights(seed=1)
+    gw.weight[3] = 0.1
+    with pytest.raises(AlgorithmError, match="^the host array of weights holds 4-byte floats; weight 0.1 "
+                                             "\\(edge 3\\) is not one$"):
+        run_algorithm(gw, "sssp", "emogi-aligned", backend=CoalescerTLM())
+
+
+def test_uvm_capacity_option():
+    g = load_graph("kron:scale=9,edgefactor=8,seed=3", cache=False)
+    src = int(np.argmax(g.degrees()))
+    half = run_algorithm(g, "bfs", "uvm", source=src).extra["emogi"]
+    assert half["capacity_pages"] == half["data_pages"] // 2
+    same = run_algorithm(g, "bfs", "uvm", source=src, uvm_capacity="0.5").extra["emogi"]
+    assert same["page_faults"] == half["page_faults"]
+    b = run_algorithm(g, "bfs", "uvm", source=src, uvm_capacity="8KiB").extra["emogi"]
+    assert (b["capacity_pages"], b["capacity_bytes"]) == (2, 8192)
+    big = run_algorithm(g, "bfs", "uvm", source=src, uvm_capacity="1GB").extra["emogi"]
+    assert big["evictions"] == 0 and b["page_faults"] > half["page_faults"] > big["page_faults"]
 
 
 @pytest.mark.parametrize("algo", ALGOS)
@@ -336,3 +482,112 @@ def test_cli_run_emogi_aligned(tmp_path, capsys, algo):
     e = doc["extra"]["emogi"]
     assert e["variant"] == "aligned" and e["request_count"] > 0 and e["time"]["total_s"] > 0
     assert "algorithm / mode" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- coalescer in the loop
+class FaultyCoalescer(CoalescerTLM):
+    """The TLM with one defect, to show that the data path notices it."""
+
+    def __init__(self, fault: str):
+        super().__init__()
+        self.fault = fault
+
+    def coalesce(self, warps):
+        reqs = super().coalesce(warps)
+        R = PCIeRequest
+        if self.fault == "drop":            # a warp's last request is lost
+            out = []
+            for r in reqs:
+                if r.last and out and not out[-1].last:
+                    out[-1] = R(out[-1].addr, out[-1].size, True)
+                else:
+                    out.append(r)
+            return out
+        if self.fault == "short":           # every request one sector
+            return [R(r.addr, 32, r.last) for r in reqs]
+        if self.fault == "no last":
+            return [R(r.addr, r.size, False) for r in reqs]
+        if self.fault == "far":             # addresses off by 1 GiB
+            return [R(r.addr + (1 << 30), r.size, r.last) for r in reqs]
+        if self.fault == "odd size":
+            return [R(r.addr, 48 if r.size == 64 else r.size, r.last) for r in reqs]
+        if self.fault == "whole lines":     # over-fetch: right data, wrong requests
+            return [R(r.addr // 128 * 128, 128, r.last) for r in reqs]
+        raise AssertionError(self.fault)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_lanes_read_through_the_coalescer_give_the_reference(graphs, algo):
+    gs = [load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False), graphs["directed"], graphs["no_edges"]]
+    if algo != "pr":                    # PageRank takes 90 iterations on the star
+        gs.append(graphs["hub"])
+    for g in gs:
+        if algo == "sssp":
+            g = g.with_weights(seed=1)
+        opts = {"source": int(np.argmax(g.degrees()))} if algo in ("bfs", "sssp") else {}
+        ref = reference(g, algo, **opts)
+        for mode in MODES[:3]:
+            r = run_algorithm(g, algo, mode, backend=CoalescerTLM(), **opts)
+            assert compare(algo, r.values, ref) is None, (g.name, mode, compare(algo, r.values, ref))
+            e = r.extra["emogi"]
+            c = e["coalescer"]
+            # The requests that delivered the data are the ones the statistics count.
+            assert c["requests"] == e["requests"] and c["request_count"] == e["request_count"]
+            assert c["lanes"] == e["lanes"] == (r.counters["edges"] * (2 if algo == "sssp" else 1))
+            if g.num_edges:
+                assert c["instructions"] > 0 and c["backend"] == "tlm"
+                if mode == "emogi-naive" or mode == "emogi-merged" and g.name.startswith("kron"):
+                    assert c["cache_hits"] > 0           # lanes served by sectors fetched before
+                elif mode == "emogi-aligned":
+                    assert c["cache_hits"] == 0          # aligned iterations never share a sector
+            f = run_algorithm(g, algo, mode, backend=CoalescerTLM(), stats=False, **opts)
+            assert compare(algo, f.values, ref) is None
+            assert f.extra["emogi"]["coalescer"]["requests"] == c["requests"]
+
+
+def test_the_lanes_data_comes_from_the_host_image():
+    g = load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False)
+    src = int(np.argmax(g.degrees()))
+    alg = MODES_TABLE[("bfs", "emogi-merged")](g, GPU(GPUConfig()), backend=CoalescerTLM(), source=src)
+    img, col = alg.host.reader.image, alg.h_col
+    # Every edge in host memory now points back at the source: BFS reaches nothing else.
+    lo = col.base - img.lo
+    img.mem[lo: lo + 8 * g.num_edges] = np.full(g.num_edges, src, np.uint64).view(np.uint8)
+    depth = alg.execute().values
+    assert depth[src] == 0 and (np.delete(depth, src) == -1).all()
+
+
+@pytest.mark.parametrize("fault, message", [
+    ("drop", r"^host:col, \d+ warp instructions: lane \d+ of warp instruction \d+ reads host:col\[\d+\] at "
+             r"0x[0-9a-f]+, which none of the instruction's requests holds \("),
+    ("short", r"which none of the instruction's requests holds"),
+    ("no last", r"^host:col, \d+ warp instructions: the coalescer closed 0 warps with `last` in \d+ requests, and its "
+                r"last request does not close one$"),
+    ("far", r"^read request 0 \(\d+ B at 0x[0-9a-f]+\) is outside the host arrays \[0x[0-9a-f]+, 0x[0-9a-f]+\)$"),
+    ("odd size", r"request \d+ reads 48 B at 0x[0-9a-f]+, not whole 32 B sectors up to a 128 B line$"),
+])
+@pytest.mark.parametrize("mode", ["emogi-naive", "emogi-merged"])
+def test_a_wrong_coalescer_stops_the_run(fault, message, mode):
+    g = load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False)
+    with pytest.raises(CoalescerError, match=message):
+        run_algorithm(g, "bfs", mode, backend=FaultyCoalescer(fault))
+
+
+def test_an_over_fetching_coalescer_changes_the_histogram_not_the_result():
+    # Right data from wrong requests: the result holds, the request counts do not
+    # (graphunits cosim compares them, verif/test_emogi_cosim.py).
+    g = load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False)
+    r = run_algorithm(g, "cc", "emogi-merged", backend=FaultyCoalescer("whole lines"))
+    assert compare("cc", r.values, reference(g, "cc")) is None
+    e = r.extra["emogi"]
+    assert e["coalescer"]["requests"][128] == e["coalescer"]["request_count"] > e["requests"][128]
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_edges_are_counted_in_the_kernels_that_read_host_memory(graphs, algo):
+    g = graphs["kron10"].with_weights(seed=1) if algo == "sssp" else graphs["kron10"]
+    for mode in ("emogi-merged", "uvm"):
+        r = run_algorithm(g, algo, mode, **({"max_iter": 5} if algo == "pr" else {}))
+        host = [k for k in r.gpu["kernels"] if k["name"].startswith("emogi_")]
+        assert len(host) == 1 and host[0]["edges"] == r.counters["edges"] > 0, (mode, host)
+        assert r.gpu["unattributed"] == {"edges": 0, "vertices": 0}

@@ -13,7 +13,7 @@ from hw.emogi import WarpCoalescer
 from hw.registry import unit
 from sim.amaranth_loop import run_amaranth
 from sim.build import build_verilog
-from sim.emogi import HAND_CASES, CoalescerHarness, golden_histogram, hand_warps, make_warps
+from sim.emogi import HAND_CASES, CoalescerHarness, golden_histogram, graph_instructions, hand_warps, make_warps
 from sim.runner import run_cocotb
 
 from conftest import SCALE
@@ -79,6 +79,29 @@ def test_tlm_agrees_with_the_golden_coalescer(spec):
     assert len(per_warp) == sum(1 for _, m in warps if m)
     for w in per_warp:
         assert all(a.addr + a.size <= b.addr for a, b in zip(w, w[1:]))
+
+
+@pytest.mark.parametrize("variant", ["naive", "merged", "aligned"])
+def test_graph_warps_are_sampled_across_loop_iterations(variant):
+    cfg = CoalescerConfig()
+    spec = {"kind": "graph", "variant": variant, "esize": 8, "max_warps": 120, "seed": 4}
+    every = graph_instructions(cfg, dict(spec, max_warps=10**9))
+    sample = graph_instructions(cfg, spec)
+
+    def active(insts):
+        return [(s, m, tuple(a for i, a in enumerate(addrs) if m >> i & 1)) for s, addrs, m in insts]
+    assert len(sample) == 120 < len(every)
+    assert set(active(sample)) <= set(active(every))
+    slots = [s for s, _, _ in sample]
+    assert slots == sorted(slots)                              # in execution order
+    later = sum(s > 0 for s in slots)
+    share = sum(s > 0 for s, _, _ in every) / len(every)
+    # A random subset has about the population's share of later iterations
+    # (binomial, 120 draws); with a warp per vertex the first 120 would all be iteration 0.
+    if variant != "naive":
+        assert all(s == 0 for s, _, _ in every[:120])
+    assert abs(later / 120 - share) < 0.15 and later >= 5
+    assert graph_instructions(cfg, spec) == sample               # seeded
 
 
 def test_tlm_rejects_bad_warps():

@@ -147,10 +147,12 @@ def reused(warp_id: np.ndarray, slot: np.ndarray, sector: np.ndarray) -> np.ndar
     return hit
 
 
-def warp_instructions(acc: EdgeAccesses, esize: int, *, base: int = 0, warp: int = 32):
+def warp_instructions(acc: EdgeAccesses, esize: int, *, base: int = 0, warp: int = 32, slots: bool = False):
     """The warp memory instructions of ``acc`` as (lane byte addresses, active mask)
-    pairs, one per (iteration, warp) with an active lane (inactive lanes get
-    address 0). For the RTL coalescer's graph-derived tests."""
+    pairs, one per (iteration, warp) with an active lane, in execution order
+    (iteration, then warp; inactive lanes get address 0). With ``slots``,
+    ``(iteration, addresses, mask)`` triples. For the RTL coalescer's
+    graph-derived tests."""
     if acc.pos.size == 0:
         return []
     w = acc.tid // warp
@@ -164,5 +166,5 @@ def warp_instructions(acc: EdgeAccesses, esize: int, *, base: int = 0, warp: int
             lane = t % warp
             addrs[lane] = base + p * esize
             mask |= 1 << lane
-        out.append((addrs, mask))
+        out.append((int(acc.slot[b]), addrs, mask) if slots else (addrs, mask))
     return out

@@ -8,9 +8,13 @@ Numbers from the paper (Min et al., PVLDB 14(2) 2021, shared/papers/emogi-vldb20
 * TLP overhead: "at least 18 bytes of header", 36 % of a 32 B read, 12.3 % of a
   128 B read (§3.3): both are ``18 / (size + 18)``.
 * Round trip 1.0–1.6 µs, 256 outstanding reads (8-bit tags); 32 B requests at
-  1.6 µs give 256 x 32 B / 1.6 µs = 4.77 GiB/s, what Naive reaches (4.7 GB/s, §5.3.2).
+  1.6 µs give 256 x 32 B / 1.6 µs = 5.12 GB/s = 4.77 GiB/s, the paper's "4.77GB/s"
+  (its computed figures are in GiB/s: 32 B / (1.0 µs / 256) is its "7.63GB/s");
+  Naive reaches 4.7 (§5.3.2, unit not stated).
 * UVM reaches 9 GB/s on PCIe 3.0 (page-fault handling) and scales 1.53x with
   PCIe 4.0 (§5.6).
+
+Units: every ``*_gbps`` here is 10^9 bytes per second.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 from ..config import Config, check, check_choice, check_int, check_pow2
 
-__all__ = ["PCIeConfig", "UVMConfig", "CoalescerConfig", "RAW_GTS"]
+__all__ = ["PCIeConfig", "UVMConfig", "CoalescerConfig", "RAW_GTS", "parse_capacity"]
 
 #: Transfer rate per lane (GT/s) and line-code efficiency of each PCIe generation.
 RAW_GTS = {3: (8.0, 128 / 130), 4: (16.0, 128 / 130), 5: (32.0, 128 / 130)}
@@ -116,7 +120,7 @@ class PCIeConfig(Config):
 @dataclass(frozen=True)
 class UVMConfig(Config):
     """The UVM baseline (docs/emogi.md, "UVM"): the edge list migrates in pages on
-    first touch into the part of GPU memory it may use, least recently used pages
+    demand into the part of GPU memory it may use, least recently used pages
     are dropped (read-only copies: no write-back).
 
     Parameters
@@ -126,7 +130,11 @@ class UVMConfig(Config):
     capacity_ratio : float
         GPU memory left for migrated pages, as a fraction of the host-resident
         data (edge list and weights): about 0.5 for the paper's GK and GU
-        (31.5-32 GB edge lists, 16 GB V100); >= 1 means everything fits.
+        (31.5-32 GB edge lists, 16 GB V100); >= 1 means everything fits. Used
+        when ``capacity_bytes`` is 0.
+    capacity_bytes : int
+        GPU memory left for migrated pages, in bytes (a whole number of pages is
+        used: ``capacity_bytes // page_bytes``); 0: use ``capacity_ratio``.
     fault_overhead_ns : float
         CPU time of the fault handler per page, not overlapped with the page's
         DMA. Default: 4096 B / 9 GB/s - 4096 B / 12.3 GB/s = 122 ns, so that UVM
@@ -139,6 +147,7 @@ class UVMConfig(Config):
 
     page_bytes: int = 4096
     capacity_ratio: float = 0.5
+    capacity_bytes: int = 0
     fault_overhead_ns: float = 122.1
     fault_latency_us: float = 20.0
 
@@ -149,9 +158,68 @@ class UVMConfig(Config):
         check_pow2(n, "page_bytes", self.page_bytes, 512, 1 << 21)
         for name in ("capacity_ratio", "fault_overhead_ns", "fault_latency_us"):
             v = getattr(self, name)
-            check(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+            check(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 and v < float("inf"),
                   f"{n}.{name} must be a non-negative number, not {v!r}")
         check(self.capacity_ratio > 0, f"{n}.capacity_ratio must be above 0, not {self.capacity_ratio!r}")
+        check_int(n, "capacity_bytes", self.capacity_bytes, 0, 1 << 60)
+        check(self.capacity_bytes == 0 or self.capacity_bytes >= self.page_bytes,
+              f"{n}.capacity_bytes must be 0 (use capacity_ratio) or at least one page ({self.page_bytes} B), "
+              f"not {self.capacity_bytes}")
+
+    def capacity_pages(self, data_bytes: int) -> int:
+        """Pages of GPU memory for ``data_bytes`` of host data (at least one)."""
+        pages = max(1, -(-int(data_bytes) // self.page_bytes))
+        if self.capacity_bytes:
+            return self.capacity_bytes // self.page_bytes
+        if self.capacity_ratio >= 1:
+            return pages
+        return max(1, int(self.capacity_ratio * pages))
+
+
+#: Byte units accepted by :func:`parse_capacity`.
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+
+
+def parse_capacity(value) -> dict:
+    """A UVM capacity as :class:`UVMConfig` fields: a number (or a string without
+    unit) is a ratio of the host data (``capacity_ratio``), a string with a byte
+    unit (``B``, ``KB``, ``MB``, ``GB``, ``KiB``, ``MiB``, ``GiB``, ...) an absolute
+    size (``capacity_bytes``). E.g. ``0.5``, ``"0.25"``, ``"16GiB"``, ``"4096 B"``.
+
+    Raises
+    ------
+    ConfigError
+        Neither form, a ratio not above 0, or a size below one byte.
+    """
+    from ..config import ConfigError
+    what = ("a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit "
+            f"(e.g. 16GiB, 512MiB, 4096B), not {value!r}")
+    if isinstance(value, bool):
+        raise ConfigError(what)
+    if isinstance(value, (int, float)):
+        ratio = float(value)
+    elif isinstance(value, str):
+        text = value.strip().replace(" ", "")
+        num = text.rstrip("BbKkMmGgTtIi")
+        unit = text[len(num):].upper()
+        try:
+            x = float(num)
+        except ValueError:
+            raise ConfigError(what) from None
+        if unit:
+            if unit not in _UNITS:
+                raise ConfigError(what)
+            size = x * _UNITS[unit]
+            if not (size >= 1 and size < 2**60) or size != int(size):
+                raise ConfigError(f"a UVM capacity in bytes must be a whole number of bytes from 1 B, not {value!r}")
+            return {"capacity_bytes": int(size)}
+        ratio = x
+    else:
+        raise ConfigError(what)
+    if not (ratio > 0 and ratio < float("inf")):
+        raise ConfigError(f"a UVM capacity ratio must be above 0, not {value!r}")
+    return {"capacity_ratio": ratio, "capacity_bytes": 0}
 
 
 @dataclass(frozen=True)

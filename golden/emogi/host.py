@@ -13,6 +13,11 @@ GPU DRAM term leaves out the zero-copy sectors (they travel over PCIe), UVM's
 are in it (migrated pages are read from GPU memory). Warps waiting for PCIe are
 hidden behind the others (thousands are resident), so the three terms overlap.
 Kernels that touch no host memory keep the GPU model's time.
+
+UVM pages are touched in the order the kernel's warp instructions run
+(:func:`.link.page_touches`: waves of resident warps, iteration by iteration,
+the edge list before the weights of one iteration), so a page evicted in a
+kernel faults again if the kernel comes back to it.
 """
 from __future__ import annotations
 
@@ -22,7 +27,8 @@ from ..gpu import GPU, ArrayRef
 from ..gpu.machine import ALU_PER_MEM
 from .access import edge_accesses
 from .config import PCIeConfig, UVMConfig
-from .link import UVMState, ordered_pages, transfer
+from .datapath import ZeroCopyReader
+from .link import UVMState, page_touches, transfer
 
 __all__ = ["HostMemory", "PLACEMENTS"]
 
@@ -43,9 +49,16 @@ class HostMemory:
         Used by ``variant="uvm"`` only.
     arrays : list of ArrayRef
         The host-resident arrays (edge list, weights), placed by the caller.
+    backend : coalescer backend or None
+        Zero-copy variants: read the arrays through this warp coalescer
+        (golden/emogi/datapath.py); :meth:`read` then returns the elements the
+        lanes got from the requests' payloads.
+    values : list of arrays or None
+        The contents of ``arrays`` (with ``backend``).
     """
 
-    def __init__(self, gpu: GPU, variant: str, pcie: PCIeConfig, uvm: UVMConfig, arrays: list[ArrayRef]):
+    def __init__(self, gpu: GPU, variant: str, pcie: PCIeConfig, uvm: UVMConfig, arrays: list[ArrayRef],
+                 *, backend=None, values=None):
         if variant not in PLACEMENTS:
             raise ValueError(f"variant must be one of {', '.join(PLACEMENTS)}, not {variant!r}")
         self.gpu = gpu
@@ -68,7 +81,15 @@ class HostMemory:
         self.transfer_s = 0.0       # PCIe transfer (zero-copy) or migration (UVM) time
         self.compute_s = 0.0        # the GPU's own part (max of issue and GPU DRAM) of those launches
         self.bound = {"pcie": 0, "compute": 0}
-        self._pages: list = []
+        self._touches: list = []
+        self.reader = None
+        if backend is not None:
+            if self.placement != "zero-copy":
+                raise ValueError(f"a coalescer backend reads zero-copy memory, not the {variant} placement")
+            if values is None or len(values) != len(self.arrays):
+                raise ValueError("a coalescer backend needs the values of every host array")
+            self.reader = ZeroCopyReader(backend, list(zip(self.arrays, values)), warp=self.warp,
+                                         sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
 
     # ------------------------------------------------------------------ workers
     @property
@@ -96,13 +117,20 @@ class HostMemory:
             k.load(arr, ids + offset, tid=self._tid(ids))
 
     # ------------------------------------------------------------------ edge reads
-    def read(self, k, arrays: list[ArrayRef], starts: np.ndarray, counts: np.ndarray) -> None:
+    def read(self, k, arrays: list[ArrayRef], starts: np.ndarray, counts: np.ndarray):
         """The worker of vertex ``v`` reads ``arrays[j][starts[v] : starts[v] + counts[v]]``
-        (host arrays, the run's lane pattern; ``counts[v] = 0`` for inactive vertices)."""
+        (host arrays, the run's lane pattern; ``counts[v] = 0`` for inactive vertices).
+
+        Returns, with a coalescer backend, one ``(values, filled)`` per array
+        (:meth:`ZeroCopyReader.read`: the elements as the lanes got them from the
+        requests' payloads), else ``None``."""
+        got = None
+        if self.reader is not None:
+            got = [self.reader.read(arr, starts, counts, self.pattern) for arr in arrays]
         if not self.gpu.stats_on:
-            return
+            return got
         c = self.gpu.config
-        for arr in arrays:
+        for j, arr in enumerate(arrays):
             acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
                                 sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
             if acc.lanes == 0:
@@ -115,8 +143,14 @@ class HostMemory:
             k.alu((1 + ALU_PER_MEM) * (acc.instructions - missing))
             self.lanes += acc.lanes
             self.useful_bytes += acc.lanes * arr.esize
-            if self.uvm is not None:
-                self._pages.extend(ordered_pages(arr.base + acc.pos * arr.esize, self.uvm_config.page_bytes))
+            if self.uvm is not None and acc.pos.size:
+                # Lanes of one instruction on one page are one touch: keep the first
+                # (accesses are sorted by iteration, warp, element).
+                page = (arr.base + acc.pos * arr.esize) // self.uvm_config.page_bytes
+                first = np.ones(page.size, bool)
+                first[1:] = (page[1:] != page[:-1]) | (key[1:] != key[:-1])
+                self._touches.append((w[first], acc.slot[first], np.full(int(first.sum()), j), page[first]))
+        return got
 
     def account(self, k) -> None:
         """After kernel ``k`` (a launch that called :meth:`read`) has finished."""
@@ -143,10 +177,10 @@ class HostMemory:
             latency = max(gpu_lat_s, self.pcie.rtt_ns * 1e-9) if tr.requests else gpu_lat_s
             self.requests += req
         else:
-            pages, self._pages = self._pages, []
-            # A page touched by two arrays' reads of one kernel is one touch.
-            seen = dict.fromkeys(pages)
-            faults, _ = self.uvm.touch(list(seen))
+            t, self._touches = self._touches, []
+            pages = page_touches(*(np.concatenate([x[i] for x in t]) for i in range(4)),
+                                 resident_warps=c.resident_warps) if t else []
+            faults, _ = self.uvm.touch(pages)
             dram_s = st.dram_sectors * c.sector_bytes / dram_bps
             move_s = self.uvm.migration_s(faults)
             latency = self.uvm_config.fault_latency_us * 1e-6 if faults else gpu_lat_s
@@ -166,6 +200,8 @@ class HostMemory:
         d = {"variant": self.variant, "pattern": self.pattern, "placement": self.placement,
              "pcie": self.pcie.name, "arrays": {a.name: a.esize for a in self.arrays},
              "dataset_bytes": self.dataset_bytes, "stats": self.gpu.stats_on}
+        if self.reader is not None:
+            d["coalescer"] = self.reader.summary()
         if not self.gpu.stats_on:
             return d
         hz = c.clock_mhz * 1e6
@@ -187,7 +223,9 @@ class HostMemory:
             u = self.uvm
             moved = u.faults * self.uvm_config.page_bytes
             d.update({"page_touches": u.touched, "page_faults": u.faults, "evictions": u.evictions,
-                      "capacity_pages": u.capacity, "migrated_bytes": moved})
+                      "capacity_pages": u.capacity, "capacity_bytes": u.capacity * self.uvm_config.page_bytes,
+                      "data_pages": u.data_pages, "migrated_bytes": moved})
+
         d.update({"bytes_moved": moved,
                   "io_amplification": moved / self.dataset_bytes if self.dataset_bytes else 0.0,
                   "transfer_s": self.transfer_s,

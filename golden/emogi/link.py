@@ -9,10 +9,13 @@ Zero-copy: a batch of read requests (a histogram by size) takes
 
 and a kernel waits one round trip more for its last reads (added by the caller).
 
-UVM: a kernel's first touches of pages not resident in GPU memory fault; each
-such page is migrated (``page_bytes / peak_gbps``) and its fault handled
+UVM: a kernel touches pages in the order its warp instructions run
+(:func:`page_touches`: waves of resident warps, each wave iteration by
+iteration); a touch of a page not resident in GPU memory faults, and the page is
+migrated (``page_bytes / peak_gbps``) and its fault handled
 (``fault_overhead_ns``), one after the other; resident pages are kept in LRU
-order within ``capacity_pages``.
+order within the capacity, so a page evicted by a kernel may fault again in the
+same kernel.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import numpy as np
 
 from .config import PCIeConfig, UVMConfig
 
-__all__ = ["Transfer", "transfer", "UVMState", "ordered_pages"]
+__all__ = ["Transfer", "transfer", "UVMState", "page_touches"]
 
 
 @dataclass
@@ -67,22 +70,23 @@ class UVMState:
     pcie : PCIeConfig
         The link the pages travel over (at its peak bandwidth: migrations are large DMAs).
     data_bytes : int
-        Bytes of the host-resident data; the capacity is ``capacity_ratio`` of its pages.
+        Bytes of the host-resident data; the capacity is ``config.capacity_pages(data_bytes)``
+        (``capacity_bytes``, or ``capacity_ratio`` of the data's pages).
     """
 
     def __init__(self, config: UVMConfig, pcie: PCIeConfig, data_bytes: int):
         self.config = config
         self.pcie = pcie
-        pages = -(-int(data_bytes) // config.page_bytes)
-        self.capacity = max(1, int(config.capacity_ratio * pages)) if config.capacity_ratio < 1 else max(pages, 1)
+        self.data_pages = max(1, -(-int(data_bytes) // config.page_bytes))
+        self.capacity = config.capacity_pages(data_bytes)
         self._lru: OrderedDict = OrderedDict()
-        self.touched = 0          # page touches (first touch of a page by a kernel)
+        self.touched = 0          # page touches (consecutive touches of one page count once)
         self.faults = 0           # touches of non-resident pages (= migrations)
         self.evictions = 0
 
     def touch(self, pages) -> tuple[int, int]:
-        """A kernel touches the distinct ``pages``, in this order: returns its
-        (faults, evictions)."""
+        """A kernel touches ``pages`` in this order (a page may come back after
+        others): returns its (faults, evictions)."""
         lru = self._lru
         faults = evictions = 0
         cap = self.capacity
@@ -111,10 +115,30 @@ class UVMState:
         return len(self._lru)
 
 
-def ordered_pages(addr: np.ndarray, page_bytes: int) -> list:
-    """Distinct pages of byte addresses ``addr`` in the order of their first access."""
-    if addr.size == 0:
+def page_touches(warp: np.ndarray, slot: np.ndarray, array: np.ndarray, page: np.ndarray,
+                 resident_warps: int) -> list:
+    """The page touches of one kernel in the order its warp instructions run.
+
+    Every access ``i`` is lane data of warp ``warp[i]`` at loop iteration
+    ``slot[i]``, reading array number ``array[i]`` (the instruction order inside
+    one loop iteration: the edge list, then the weights), on page ``page[i]``. The
+    warps that read anything are resident ``resident_warps`` at a time, in id
+    order (warps with nothing to read leave at once): wave ``k`` holds the ``k``-th
+    ``resident_warps`` of them, and runs iteration by iteration, the warps of an
+    iteration in id order, each instruction's pages ascending. Consecutive touches
+    of one page are one touch (they cannot change the LRU order).
+    """
+    page = np.asarray(page, dtype=np.int64)
+    if page.size == 0:
         return []
-    pages = np.asarray(addr, dtype=np.int64) // page_bytes
-    uniq, first = np.unique(pages, return_index=True)
-    return uniq[np.argsort(first, kind="stable")].tolist()
+    warp = np.asarray(warp, dtype=np.int64)
+    slot = np.asarray(slot, dtype=np.int64)
+    array = np.asarray(array, dtype=np.int64)
+    if resident_warps < 1:
+        raise ValueError(f"resident_warps must be at least 1, not {resident_warps}")
+    rank = np.unique(warp, return_inverse=True)[1].reshape(-1)
+    order = np.lexsort((page, array, rank, slot, rank // resident_warps))
+    p = page[order]
+    keep = np.ones(p.size, bool)
+    keep[1:] = p[1:] != p[:-1]
+    return p[keep].tolist()
