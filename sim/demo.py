@@ -4,19 +4,23 @@
    testbench memory model, and every operation is compared with its TLM.
 2. The SCU: random operation lists on the simulators against its TLM.
 3. RTL in the loop: BFS and SSSP with the SCU RTL executing every SCU operation,
-   checked against scipy and the TLM run.
+   PageRank with the MFF RTL executing every PC_gather, checked against scipy and
+   the TLM run; and every other unit that ``sim.cosim.cosim_units()`` registers
+   without a demo step of its own (:data:`OWN_STEPS`), on a tiny graph.
 4. The IRU: random operations and an edge frontier on the simulators against its
-   TLM, then BFS with its RTL in the loop.
+   TLM, then BFS with its RTL in the loop (``sim.iru.iru_demo``).
 5. GraphPEG: random kernels on the simulators against its TLM, then BFS with its
-   RTL in the loop.
+   RTL in the loop (``sim.graphpeg.graphpeg_demo``).
 6. A small built-in graph, the baseline against every unit mode available
-   (discovered from the registered modes: SCU, EMOGI, MFF, ... as they land), and
-   the area of every unit's default preset (Yosys; skipped with a note when the
-   area flow is unavailable, and in ``--quick``): a report in ``build/demo/``
-   (``report.html``, ``report.md``, JSON, CSV, figures).
+   (discovered from the registered modes), and the area of every unit's default
+   preset (Yosys; skipped with a note when the area flow is unavailable, and in
+   ``--quick``): a report in ``build/demo/`` (``report.html``, ``report.md``, JSON,
+   CSV, figures) whose "RTL in the loop" table lists every RTL-in-the-loop run of
+   steps 3-5 (:class:`CosimLog` records them).
 
-About 3-4 minutes on a 2-core machine after ``make setup`` (the area and the
-Verilator builds are cached under ``build/``, so a second run is faster).
+About 2-3 minutes on a 2-core machine after ``make setup`` (139 s for ``make run``
+on an idle machine; the area and the Verilator builds are cached under
+``build/``, so a second run is faster); ``--quick --sim icarus`` about a minute.
 """
 from __future__ import annotations
 
@@ -28,13 +32,55 @@ from golden.report import format_table
 from .build import build_verilog
 from .runner import SIMULATORS, run_cocotb
 
-__all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "DEMO_GRAPHS", "DEMO_OUT"]
+__all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "cosim_demo", "report_demo", "CosimLog", "DEMO_GRAPHS",
+           "DEMO_OUT", "OWN_STEPS", "TINY_GRAPH"]
 
 #: The built-in graph of the demo (quick, full).
 DEMO_GRAPHS = ("kron:scale=7,edgefactor=8,seed=1", "kron:scale=9,edgefactor=16,seed=1")
 #: Where the demo's report goes (relative to the project folder).
 DEMO_OUT = "build/demo"
 STEPS = 6
+#: Units with RTL in the loop whose demo step runs it (3: SCU, MFF; 4: IRU; 5: GraphPEG);
+#: step 3 runs every other unit of ``sim.cosim.cosim_units()`` on :data:`TINY_GRAPH`.
+OWN_STEPS = ("scu", "mff", "iru", "graphpeg")
+TINY_GRAPH = "kron:scale=5,edgefactor=4,seed=1"
+
+
+class CosimLog:
+    """Records every RTL-in-the-loop run made while it is active, as the report's
+    records (:func:`sim.report.collect.cosim_record`).
+
+    The units' demo steps (here, ``sim.iru.iru_demo``, ``sim.graphpeg.graphpeg_demo``,
+    and those of units still to come) call ``sim.cosim.run_cosim`` and print their
+    own tables; inside ``with CosimLog() as log`` that function records each
+    result in ``log.records`` too, so the report lists them all without each step
+    having to hand its results back. (Steps look ``run_cosim`` up when they run,
+    ``from .cosim import run_cosim`` inside the function, as they all do.)"""
+
+    def __init__(self):
+        self.records: list[dict] = []
+        self._orig = None
+
+    def __enter__(self) -> "CosimLog":
+        from . import cosim
+        from .report.collect import cosim_record
+        orig = self._orig = cosim.run_cosim
+
+        def run_cosim(graph, algo, *, unit="scu", preset=None, sim="verilator", **kw):
+            r = orig(graph, algo, unit=unit, preset=preset, sim=sim, **kw)
+            used = preset or cosim.cosim_units()[unit].default_preset
+            self.records.append(cosim_record(r, unit=unit, preset=used, sim=sim, graph=graph))
+            return r
+        run_cosim.__doc__ = orig.__doc__
+        cosim.run_cosim = run_cosim
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from . import cosim
+        cosim.run_cosim = self._orig
+
+    def units(self) -> list[str]:
+        return list(dict.fromkeys(r["unit"] for r in self.records))
 
 
 def fetch_demo_runs(quick: bool = False) -> list[dict]:
@@ -65,15 +111,15 @@ class _Steps:
 def run_demo(sims=None, quick: bool = False) -> int:
     sims = list(sims or SIMULATORS)
     step = _Steps()
-    failures = fetch_demo(sims, quick, step)
-    failures += scu_demo(sims, quick, step)
-    cosim, f = cosim_demo(sims[-1], quick, step)
-    failures += f
     from .graphpeg import graphpeg_demo
     from .iru import iru_demo
-    failures += iru_demo(sims, quick, step)
-    failures += graphpeg_demo(sims, quick, step)
-    failures += report_demo(cosim, quick, step)
+    with CosimLog() as log:
+        failures = fetch_demo(sims, quick, step)
+        failures += scu_demo(sims, quick, step)
+        failures += cosim_demo(sims[-1], quick, step)
+        failures += iru_demo(sims, quick, step)
+        failures += graphpeg_demo(sims, quick, step)
+    failures += report_demo(log.records, quick, step)
     step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
     return 1 if failures else 0
 
@@ -124,19 +170,18 @@ def scu_demo(sims, quick: bool, step) -> int:
     return failures
 
 
-def cosim_demo(sim: str, quick: bool, step) -> tuple[list[dict], int]:
+def cosim_demo(sim: str, quick: bool, step) -> int:
     """BFS and SSSP with the SCU RTL in the loop, PageRank with the MFF RTL in the
-    loop; the records go into the report."""
-    from .cosim import run_cosim
-    from .report.collect import cosim_record
+    loop, then every other registered unit without a step of its own (:data:`OWN_STEPS`);
+    returns the number of failures (an active :class:`CosimLog` records the runs)."""
+    from . import cosim
     graph = DEMO_GRAPHS[0 if quick else 1]
     step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1) RTL on {sim}")
-    rows, records, failures = [], [], 0
+    rows, failures = [], 0
     for algo in ("bfs", "sssp"):
         step(f"{algo}: {sim} runs every SCU operation of the golden algorithm", new=False)
-        r = run_cosim(graph, algo, preset="tx1", sim=sim, log=lambda *a: None)
+        r = cosim.run_cosim(graph, algo, preset="tx1", sim=sim, log=lambda *a: None)
         failures += not r.ok
-        records.append(cosim_record(r, unit="scu", preset="tx1", sim=sim, graph=graph))
         rows.append([algo, sum(r.rtl["ops"].values()), r.rtl["requests"], round(r.rtl["cycles"]),
                      round(r.tlm["cycles"]), "matches reference" if r.ok else "MISMATCH: " + r.problems[0]])
     print(format_table(["algorithm", "SCU operations", "memory requests", "SCU cycles (RTL)", "SCU cycles (model)",
@@ -145,19 +190,36 @@ def cosim_demo(sim: str, quick: bool, step) -> tuple[list[dict], int]:
     # The MFF: pull PageRank whose every PC_gather runs on the RTL.
     mgraph = "kron:scale=6,edgefactor=4,seed=1" if quick else "kron:scale=7,edgefactor=8,seed=1"
     step(f"pr: {sim} runs every PC_gather of pull PageRank on {mgraph} (MFF, preset default)", new=False)
-    r = run_cosim(mgraph, "pr", unit="mff", preset="default", sim=sim, log=lambda *a: None, options={"tol": 1e-10})
+    r = cosim.run_cosim(mgraph, "pr", unit="mff", preset="default", sim=sim, log=lambda *a: None,
+                        options={"tol": 1e-10})
     failures += not r.ok
-    records.append(cosim_record(r, unit="mff", preset="default", sim=sim, graph=mgraph))
     print(format_table(["algorithm", "PC_gather commands", "values", "block reads", "RTL cycles", "check"],
                        [["pr", r.rtl["commands"], r.rtl["values"], r.rtl["memory"]["reads"], r.rtl["cycles"],
                          "matches reference" if r.ok else "MISMATCH: " + r.problems[0]]],
                        title="RTL in the loop (MFF)"))
     print()
-    return records, failures
+    # Every other unit with RTL in the loop (registered in sim/cosim.py, no step of its own).
+    from .report.collect import cosim_record
+    units = cosim.cosim_units()
+    rows = []
+    for u in [u for u in units if u not in OWN_STEPS]:
+        cu = units[u]
+        algo = cu.algos[0]
+        step(f"{algo}: {sim} runs every {u} operation on {TINY_GRAPH} (preset {cu.default_preset})", new=False)
+        r = cosim.run_cosim(TINY_GRAPH, algo, unit=u, sim=sim, log=lambda *a: None)
+        failures += not r.ok
+        c = cosim_record(r, unit=u, preset=cu.default_preset, sim=sim, graph=TINY_GRAPH)
+        rows.append([u, algo, c["preset"], c["ops"], c["requests"], c["rtl_cycles"], c["check"]])
+    if rows:
+        print(format_table(["unit", "algorithm", "preset", "operations", "memory requests", "RTL cycles", "check"],
+                           rows, title=f"RTL in the loop, other units ({TINY_GRAPH})"))
+        print()
+    return failures
 
 
 def report_demo(cosim: list[dict], quick: bool, step) -> int:
-    """Baseline vs every available unit mode, area of the default presets, the report."""
+    """Baseline vs every available unit mode, area of the default presets, the report
+    (with ``cosim``, the records of the RTL-in-the-loop runs of the earlier steps)."""
     from .report import ReportSpec, build_report
     from .report.area import area_unavailable
     from .report.render import mm2
@@ -195,6 +257,9 @@ def report_demo(cosim: list[dict], quick: bool, step) -> int:
     if area_why or res["area_skipped"]:
         print(f"area skipped: {area_why or res['area_skipped']}")
     print()
+    if res["cosim"]:
+        print("RTL in the loop in the report: " + ", ".join(f"{c['unit']} {c['algo']} ({c['check']})"
+                                                             for c in res["cosim"]))
     print(f"report: {out / 'report.html'} (and report.md, results.json, CSV tables, {len(res['figures'])} figures)")
     print()
     return sum(r.get("ok") is False for r in runs)

@@ -1,6 +1,7 @@
-"""graphunits report: a report rendered from a tiny run holds, in every figure and
-table, the numbers of its JSON; units are discovered; the HTML opens in a
-headless browser with its images."""
+"""graphunits report: a report rendered from a tiny run (two graphs) holds, in every
+figure and table, the numbers of its JSON; the paper-vs-ours rows are computed from
+the runs; RTL-in-the-loop records of every registered unit; units are discovered;
+the HTML opens in a headless browser with its images."""
 import csv
 import json
 import math
@@ -16,6 +17,7 @@ from sim.report.figures import read_png_data
 from sim.report.render import cell, mm2
 
 GRAPH = "kron:scale=6"
+GRAPH2 = "grid:6x6"
 
 
 def _fake_area(unit: str, preset: str, **_) -> dict:
@@ -37,7 +39,8 @@ def _fake_area(unit: str, preset: str, **_) -> dict:
 
 
 COSIM = {"graph": GRAPH, "algo": "bfs", "unit": "scu", "mode": "scu", "preset": "tx1", "sim": "icarus", "ok": True,
-         "check": "matches reference", "ops": 6, "requests": 369, "rtl_cycles": 1891.0, "model_cycles": 2983.5,
+         "check": "matches reference", "ops": 6, "ops_key": "ops", "requests": 369, "rtl_cycles": 1891.0,
+         "model_cycles": 2983.5,
          "model_over_rtl": 2983.5 / 1891.0, "wall_s": 9.6}
 
 
@@ -49,8 +52,8 @@ def report(tmp_path_factory):
         import sim.report.area as area
         mp.setattr(area, "cached_area", _fake_area)
         mp.setattr(area, "area_unavailable", lambda: None)
-        res = build_report(ReportSpec(graphs=[GRAPH], algos=["bfs", "sssp"], area=True, cosim_records=[COSIM]),
-                           out, log=None)
+        res = build_report(ReportSpec(graphs=[GRAPH, GRAPH2], algos=["bfs", "sssp", "pr"], area=True,
+                                      cosim_records=[COSIM]), out, log=None)
     return out, res
 
 
@@ -76,6 +79,32 @@ def _html_rows(text: str) -> set[tuple]:
     import html
     return {tuple(html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr))
             for tr in re.findall(r"<tr>(.*?)</tr>", text)}
+
+
+def _md_tables(text: str) -> dict[str, tuple[list, list]]:
+    """{caption: (headers, rows)} of the Markdown tables that have a caption."""
+    out, lines = {}, text.splitlines()
+    for i, ln in enumerate(lines):
+        m = re.fullmatch(r"\*(.+)\*", ln.strip())
+        if m and i + 2 < len(lines) and lines[i + 2].startswith("| "):
+            cells = lambda s: [c.strip().replace("\\|", "|") for c in s.strip().strip("|").split(" | ")]  # noqa: E731
+            headers, rows, j = cells(lines[i + 2]), [], i + 4
+            while j < len(lines) and lines[j].startswith("| "):
+                rows.append(cells(lines[j]))
+                j += 1
+            out[m.group(1)] = (headers, rows)
+    return out
+
+
+def _html_tables(text: str) -> dict[str, tuple[list, list]]:
+    import html
+    out = {}
+    for cap, head, body in re.findall(r"<table><caption>(.*?)</caption><thead>(.*?)</thead><tbody>(.*?)</tbody>",
+                                      text):
+        out[html.unescape(cap)] = ([html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", head)],
+                                   [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+                                    for tr in re.findall(r"<tr>(.*?)</tr>", body)])
+    return out
 
 
 def test_report_files_and_units(report):
@@ -165,9 +194,190 @@ def test_every_table_holds_the_json_numbers(report):
                                       mm2(a["area_mm2"]), a["memory_kb"], a["flip_flops"], a["cells"]))
         assert want in md_rows and want in html_rows
     c = res["cosim"][0]
-    assert tuple(cell(x) for x in (c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], c["sim"], c["ops"],
-                                   c["requests"], c["rtl_cycles"], c["model_cycles"], c["model_over_rtl"],
-                                   c["check"])) in md_rows
+    row = tuple(cell(x) for x in (c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], c["sim"], c["ops"],
+                                  "operations", c["requests"], c["rtl_cycles"], c["model_cycles"],
+                                  c["model_over_rtl"], c["check"]))
+    assert row in md_rows and row in html_rows
+
+
+#: Column header -> record key of every unit's run table (besides the unit's own
+#: columns, which results.json lists as [header, key] in units[u]["columns"]).
+RUN_COLUMNS = {"graph": "graph", "algo": "algo", "GPU": "gpu", "mode": "mode", "preset": "preset",
+               "time (us)": "time_us", "speedup": "speedup", "sectors/req": "sectors_per_request",
+               "workload left": "workload_left", "check": "check"}
+
+
+def test_unit_run_tables_hold_the_json_numbers(report):
+    out, res = report
+    md, page = _md_tables((out / "report.md").read_text()), _html_tables((out / "report.html").read_text())
+    checked = set()
+    for u, info in res["units"].items():
+        recs = [r for r in res["runs"] if r["unit"] == u]
+        if not recs:
+            continue
+        cap = f"{u}: runs (baseline rows for context)"
+        headers, rows = md[cap]
+        assert page[cap] == (headers, rows)                      # the HTML table is the same
+        cols = dict(RUN_COLUMNS, **{f"vs {info['reference']}": "time_norm"}, **dict(info["columns"]))
+        assert set(headers) <= set(cols), set(headers) - set(cols)
+        assert ("workload left" in headers) == (u == "scu")     # only the SCU filters the GPU's frontier
+        context = {(r["graph"], r["algo"], r["gpu"]) for r in recs}
+        want = recs + [r for r in res["runs"]
+                       if r["unit"] == "baseline" and (r["graph"], r["algo"], r["gpu"]) in context]
+        assert len(rows) == len(want)
+        for row in rows:
+            d = dict(zip(headers, row))
+            (rec,) = [r for r in want if (r["graph"], r["algo"], r["gpu"], r["mode"]) ==
+                      (d["graph"], d["algo"], d["GPU"], d["mode"])]
+            for h, c in d.items():
+                assert c == cell(rec.get(cols[h])), (u, h, c, rec.get(cols[h]))
+        checked.add(u)
+    assert {"scu", "iru", "graphpeg", "mff"} <= checked
+    # The units' own columns hold their statistics.
+    iru_h = md["iru: runs (baseline rows for context)"][0]
+    assert {"IRU filtered share", "IRU ops", "IRU cycles"} <= set(iru_h)
+    peg_h = md["graphpeg: runs (baseline rows for context)"][0]
+    assert {"engine requests", "load imbalance", "ALWT entries"} <= set(peg_h)
+    for r in res["runs"]:
+        if r["unit"] == "iru":           # filtered share = elements disabled (filtered or merged) / elements
+            assert r["iru_elements"] > 0 and _same(r["iru_filtered_share"], r["iru_disabled"] / r["iru_elements"])
+        if r["unit"] == "graphpeg":      # the paper's engine: 24 ALWT entries (preset default on the Kepler model)
+            assert r["preset"] == "default" and r["graphpeg_alwt_entries"] == 24 and r["graphpeg_engine_requests"] > 0
+            assert _same(r["graphpeg_memory_request_change"],
+                         r["graphpeg_memory_requests"] / r["graphpeg_baseline_memory_requests"] - 1)
+        if r["unit"] in ("iru", "graphpeg"):
+            assert r["workload_left"] is None      # their modes do not shrink the GPU's frontier: not shown
+
+
+def test_iru_and_graphpeg_paper_rows_are_computed_from_the_runs(report):
+    import statistics
+    _, res = report
+    paper = {(p["unit"], p["figure"]): p for p in res["paper"]}
+    runs = res["runs"]
+
+    def iru(algo=None):
+        return [r for r in runs if r["mode"] == "iru" and (algo is None or r["algo"] == algo)]
+
+    # (unit, figure): (the paper's value, ours computed here from the run records)
+    want = {
+        ("iru", "speedup, all algorithms"): (1.33, statistics.geometric_mean([r["speedup"] for r in iru()])),
+        ("iru", "speedup, BFS"): (1.16, statistics.geometric_mean([r["speedup"] for r in iru("bfs")])),
+        ("iru", "speedup, SSSP"): (1.14, statistics.geometric_mean([r["speedup"] for r in iru("sssp")])),
+        ("iru", "speedup, PR"): (1.40, statistics.geometric_mean([r["speedup"] for r in iru("pr")])),
+        ("iru", "elements filtered out or merged, SSSP"):
+            (0.23, statistics.mean(r["iru_filtered_share"] for r in iru("sssp"))),
+        ("iru", "elements filtered out or merged, PR"):
+            (0.79, statistics.mean(r["iru_filtered_share"] for r in iru("pr"))),
+        ("iru", "elements filtered out or merged, average of SSSP and PR"):
+            (0.485, statistics.mean(r["iru_filtered_share"] for r in iru("sssp") + iru("pr"))),
+        ("graphpeg", "memory requests (GPU sectors + engine requests) vs the baseline's, push mode"):
+            (-0.2739, statistics.mean(r["graphpeg_memory_request_change"] for r in runs if r["mode"] == "graphpeg")),
+    }
+    for key, (pv, ours) in want.items():
+        p = paper[key]
+        assert p["paper_value"] == pv and _same(p["ours"], ours), (key, p["ours"], ours)
+        assert p["ours_text"] not in ("-", "not available") and "not measured" not in p["how"]
+    # PR merges most of its pushes; BFS has no filter operation (the paper filters SSSP and PR only).
+    assert paper[("iru", "elements filtered out or merged, PR")]["ours"] > 0.3
+    assert all(r["iru_filtered_share"] == 0 for r in iru("bfs"))
+    # Every IRU and GraphPEG row that the runs measure has a value (the area rows come from synth.compare:
+    # the stub area documents of this report lack what some of them read).
+    from synth.compare import PAPER_FIGURES
+    area_rows = {f"{f.label} ({f.units})" for f in PAPER_FIGURES}
+    assert not [p for p in res["paper"] if p["unit"] in ("iru", "graphpeg") and p["ours"] is None
+                and p["figure"] not in area_rows]
+
+
+def test_area_by_submodule_table_holds_the_json_numbers(report):
+    out, res = report
+    md, page = _md_tables((out / "report.md").read_text()), _html_tables((out / "report.html").read_text())
+    headers, rows = md["Area by submodule"]
+    assert page["Area by submodule"] == (headers, rows)
+    assert headers == ["unit", "preset", "part", "logic (mm2)", "SRAM (mm2)", "total (mm2)"]
+    with open(out / "area_parts.csv") as f:
+        csv_rows = list(csv.DictReader(f))
+    assert len(rows) == len(csv_rows) == sum(len(a["parts"]) for a in res["area"]) > 0
+    for row, c in zip(rows, csv_rows):
+        assert row[:3] == [c["unit"], c["preset"], c["part"]]
+        assert row[3:] == [mm2(float(c[k])) for k in ("logic_mm2", "memory_mm2", "area_mm2")]
+    # _fake_area: the top module's own logic 2000 um2; its child "buf" 1000 um2 of logic + 1500 um2 of SRAM.
+    for a in res["area"]:
+        mine = {r[2]: r[3:] for r in rows if r[0] == a["unit"] and r[1] == a["preset"]}
+        assert mine == {"(top level)": ["0.002", "0", "0.002"], f"{a['unit']}.buf": ["0.001", "0.0015", "0.0025"]}
+
+
+def test_figure_series_styles_are_distinct():
+    # the area chart has 15+ parts: every legend entry must look different
+    from sim.report.figures import series_style
+    styles = [series_style(j) for j in range(60)]
+    assert len(set(styles)) == 60
+
+
+def test_short_graph_labels():
+    from sim.report.render import short_graph
+    assert short_graph("kron:scale=9,edgefactor=16,seed=1") == "kron9 ef16 seed1"
+    assert short_graph("grid:64x64") == "grid64x64"
+    assert short_graph("/data/graphs/road-usa.mtx") == "road-usa.mtx"
+
+
+def test_cosim_plan_covers_every_registered_unit():
+    """`report --cosim` plans one RTL-in-the-loop run per registered cosim unit and each
+    of its modes that the report runs (the coalescer's modes belong to the EMOGI unit)."""
+    from golden.algorithms import MODES
+    from sim.cosim import cosim_units
+    from sim.report import unit_modes
+    from sim.report.collect import _cosim_plan, _validate
+    spec = ReportSpec(graphs=["grid:4x4"], algos=["bfs", "pr"], cosim=True, sim="icarus")
+    units, found = _validate(spec)
+    plan = _cosim_plan(spec, units, found)
+    want = {(name, algo, m) for name, cu in cosim_units().items() for algo in ("bfs", "pr") if algo in cu.algos
+            for m in cu.modes if (algo, m) in MODES}
+    assert {(p[0], p[2], p[3]) for p in plan} == want and len(plan) == len(want)
+    assert {"scu", "mff", "iru", "graphpeg"} <= {p[0] for p in plan}
+    assert all(p[4] == cosim_units()[p[0]].default_preset for p in plan)     # simulation-size presets
+    assert {m for u in unit_modes().values() for ms in u.values() for m in ms} >= {p[3] for p in plan}
+    spec = ReportSpec(graphs=["grid:4x4"], algos=["bfs"], cosim=True, presets={"scu": "tiny"}, units=["scu"])
+    units, found = _validate(spec)
+    assert {(p[0], p[4]) for p in _cosim_plan(spec, units, found)} == {("scu", "tiny")}
+
+
+def test_cosim_records_of_every_registered_unit(tmp_path):
+    """Each registered unit's real RTL-in-the-loop result on a tiny graph becomes a record
+    whose fields come from that unit's own statistics, and the report's table shows it."""
+    from sim.cosim import cosim_units, run_cosim
+    from sim.report.collect import cosim_record
+    # Hand-written: where each unit keeps its operations, memory requests and cycles.
+    fields = {
+        "scu": lambda r: (sum(r.rtl["ops"].values()), r.rtl["memory"]["requests"], r.rtl["cycles"], r.tlm["cycles"]),
+        "mff": lambda r: (r.rtl["commands"] + r.rtl.get("scatter_commands", 0), r.rtl["memory"]["requests"],
+                          r.rtl["cycles"], None),
+        "iru": lambda r: (r.rtl["ops"], None, r.rtl["cycles"], r.tlm["cycles"]),
+        "graphpeg": lambda r: (r.rtl["items"], r.rtl["engine_requests"], r.rtl["engine_cycles"],
+                               r.tlm["engine_cycles"]),
+        "coalescer": lambda r: (r.rtl["coalescer"]["instructions"], r.rtl["coalescer"]["request_count"],
+                                r.rtl["cycles"], None),
+    }
+    units = cosim_units()
+    assert {"scu", "mff", "iru", "graphpeg"} <= set(units)
+    records = []
+    for u, cu in units.items():
+        r = run_cosim("grid:4x4", cu.algos[0], unit=u, sim="icarus", out_dir=tmp_path / "cosim", log=lambda *a: None)
+        c = cosim_record(r, unit=u, preset=cu.default_preset, sim="icarus", graph="grid:4x4")
+        assert c["unit"] == u and c["ok"] and c["check"] == "matches reference"
+        assert isinstance(c["ops"], int) and c["ops"] > 0 and c["rtl_cycles"] > 0, c
+        if u in fields:
+            assert (c["ops"], c["requests"], c["rtl_cycles"], c["model_cycles"]) == fields[u](r), u
+        if c["model_cycles"] is not None:
+            assert _same(c["model_over_rtl"], c["model_cycles"] / c["rtl_cycles"])
+        records.append(c)
+    res = build_report(ReportSpec(graphs=["grid:4x4"], algos=["bfs"], units=["scu"], cosim_records=records),
+                       tmp_path / "report", log=None)
+    md = _md_rows((tmp_path / "report" / "report.md").read_text())
+    for c in res["cosim"]:
+        assert tuple(cell(x) for x in (c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], "icarus", c["ops"])) \
+            in {row[:7] for row in md}, c
+    with open(tmp_path / "report" / "cosim.csv") as f:
+        assert [r["unit"] for r in csv.DictReader(f)] == list(units)
 
 
 def _browser() -> str | None:
@@ -237,3 +447,20 @@ def test_report_command(tmp_path, capsys):
     assert "scu-enhanced" in out
     assert any(line.split()[3:4] == ["iru"] and line.rstrip().endswith("ok") for line in out.splitlines())
     assert (tmp_path / "report.html").exists() and (tmp_path / "figures" / "time_scu.png").exists()
+
+
+def test_report_help_lists_the_registries(capsys):
+    # the --algo, --units and --cosim help texts come from the registries, not a list kept by hand
+    from golden.algorithms import ALGORITHMS
+    from sim.cosim import cosim_units
+    from sim.report import available_units
+    import pytest as _pytest
+    with _pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    algo_help = text.split("algorithms, comma-separated:", 1)[1].split("(default", 1)[0]
+    assert [a.strip() for a in algo_help.split(",")] == list(ALGORITHMS) and "kcore" in ALGORITHMS
+    units_help = text.split("units, comma-separated:", 1)[1].split("(default", 1)[0]
+    assert set(available_units()) <= {u.strip() for u in units_help.split(",")}
+    cos_help = text.split("RTL in the loop of the units that have it (", 1)[1].split(")", 1)[0]
+    assert [u.strip() for u in cos_help.split(",")] == list(cosim_units()) and "SCU; slow" not in text

@@ -2,6 +2,7 @@
 and the key), stable point keys, and a sweep on a local Dask cluster that is
 interrupted and resumes without redoing finished points."""
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,8 @@ algos = ["bfs"]
 modes = ["scu-enhanced"]
 gpu = "gtx980"
 output = "{out}"
-plot_metrics = ["speedup", "workload_left"]
+plot_metrics = ["speedup", "workload_left", "time_rel"]
+relative_to = {{ width = 4 }}
 
 [params]
 width = [1, 2, 4]
@@ -36,9 +38,13 @@ def _write(tmp_path, text, name="s.toml"):
 
 
 def test_examples_validate():
+    # SCU paper Table 2: width 1 on the Tegra X1, 4 on the GTX 980; each GPU with its own SCU preset
     w = load_sweep(EXAMPLES / "scu-width.toml")
-    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8]} and w.swept == ["param.width"]
-    assert len(w.points()) == 2 * (3 * 2 * 4 + 3)
+    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8]} and w.swept == ["param.width", "gpu"]
+    assert w.gpus == ["tx1", "gtx980"] and w.relative_to == {"width": 8}
+    pts = w.points()
+    assert len(pts) == 2 * 2 * (3 * 2 * 4 + 3)
+    assert {(p["gpu"], p["preset"]) for p in pts if p["mode"] != "baseline"} == {("tx1", "tx1"), ("gtx980", "gtx980")}
     h = load_sweep(EXAMPLES / "scu-hash.toml")
     assert h.swept == ["param.filter_sets", "param.group_sets"] and len(h.points()) == 2 * 2 * (4 * 3 + 1)
     for s in (w, h):
@@ -51,7 +57,9 @@ def test_graphpeg_alwt_sweep_points_run():
     # run through run_point (as a Dask worker would) and match the reference.
     from sim.report.sweep import run_point
     s = load_sweep(EXAMPLES / "graphpeg-alwt.toml")
-    assert s.unit == "graphpeg" and s.params == {"alwt_entries": [8, 12, 16, 20, 24]}
+    # the paper's Tables 4-5: N entries relative to an unlimited ALWT (65536, the largest allowed)
+    assert s.unit == "graphpeg" and s.params == {"alwt_entries": [8, 12, 16, 20, 24, 65536]}
+    assert s.relative_to == {"alwt_entries": 65536} and "time_rel" in s.plot_metrics
     pts = s.points()
     assert len({point_key(p) for p in pts}) == len(pts)
     small = [dict(p, graph="grid:16x16") for p in pts if p["graph"].startswith("grid") and p["algo"] == "bfs"
@@ -96,6 +104,14 @@ def test_graphpeg_alwt_sweep_points_run():
      "sweep.output: must be a path ending in .csv"),
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nplot_metrics = ['speed']\n",
      "sweep.plot_metrics: unknown metric 'speed'; allowed: speedup"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nplot_metrics = ['time_rel']\n"
+     "[params]\nwidth = [1, 4]\n", "sweep.plot_metrics: time_rel needs sweep.relative_to"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nrelative_to = { widht = 4 }\n"
+     "[params]\nwidth = [1, 4]\n", "sweep.relative_to.widht: not a field of [params]; [params] fields: width"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nrelative_to = { width = 8 }\n"
+     "[params]\nwidth = [1, 4]\n", "sweep.relative_to.width: 8 is not one of the swept values 1, 4"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nrelative_to = 8\n"
+     "[params]\nwidth = [1, 4]\n", "sweep.relative_to: must be a table of [params] values"),
 ])
 def test_sweep_file_errors(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -169,7 +185,32 @@ def test_sweep_on_dask_is_interrupted_and_resumes(tmp_path, monkeypatch):
         assert y == pytest.approx(float(base["time_us"]) / float(scu[w]["time_us"]))
     left = next(p for p in data["panels"] if p["metric"] == "workload_left")["series"]["kron:scale=6 bfs scu-enhanced"]
     assert left == pytest.approx([float(scu[w]["gpu_workload"]) / float(base["gpu_workload"]) for w in (1, 2, 4)])
-    assert s3.summary_csv.exists()
+    # relative_to = { width = 4 }: time_rel = time / time at width 4, in the plot and the summary table
+    rel = next(p for p in data["panels"] if p["metric"] == "time_rel")["series"]["kron:scale=6 bfs scu-enhanced"]
+    assert rel == pytest.approx([float(scu[w]["time_us"]) / float(scu[4]["time_us"]) for w in (1, 2, 4)])
+    assert rel[2] == 1.0 and rel[0] > 1.0                          # width 1 is slower than width 4
+    with open(s3.summary_csv) as f:
+        summ = {r["key"]: r for r in csv.DictReader(f)}
+    assert summ[base["key"]]["time_rel"] == ""                     # the baseline has no width
+    for w, r in scu.items():
+        assert float(summ[r["key"]]["time_rel"]) == pytest.approx(float(r["time_us"]) / float(scu[4]["time_us"]))
+
+
+def test_per_gpu_presets(tmp_path):
+    """Without sweep.preset every GPU's points use that GPU's preset of the unit (SCU: tx1 / gtx980),
+    and [params] change it."""
+    from golden.scu import SCUConfig
+    from sim.report.sweep import run_point
+    text = ("[sweep]\nunit = 'scu'\ngraphs = ['grid:5x5']\nalgos = ['bfs']\nmodes = ['scu-enhanced']\n"
+            "gpu = ['tx1', 'gtx980']\n[params]\nwidth = [2]\n")
+    s = load_sweep(_write(tmp_path, text))
+    assert s.presets == {"tx1": "tx1", "gtx980": "gtx980"}
+    rows = {p["gpu"]: run_point(p) for p in s.points() if p["mode"] == "scu-enhanced"}
+    for gpu, row in rows.items():
+        assert row["status"] == "ok" and row["preset"] == gpu
+        cfg = json.loads(row["config"])
+        assert cfg["width"] == 2 and cfg["filter_sets"] == SCUConfig.preset(gpu).filter_sets
+    assert json.loads(rows["tx1"]["config"])["filter_sets"] != json.loads(rows["gtx980"]["config"])["filter_sets"]
 
 
 def test_sweep_command_dry_run(tmp_path):

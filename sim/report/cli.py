@@ -60,6 +60,7 @@ def cmd_sweep(args) -> int:
         for p in points:
             mark = "done" if point_key(p) in done else "todo"
             print(f"  {point_key(p)} {mark} {p['graph']} {p['algo']} {p['mode']} {p['gpu']} "
+                  + (f"preset={p['preset']} " if p["preset"] else "")
                   + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()))
         return 0
     if args.plot_only:
@@ -83,8 +84,37 @@ def cmd_sweep(args) -> int:
     return 1 if s.errors or s.mismatches else 0
 
 
+def _registries() -> tuple[str, str, str, str]:
+    """(algorithms, units, each unit's GPU, units with RTL in the loop) for the help
+    texts, from the registries (golden.algorithms, the registered modes, the unit
+    profiles, sim.cosim)."""
+    try:
+        from golden.algorithms import ALGORITHMS
+        algos = ", ".join(ALGORITHMS)
+    except Exception:                   # help must print even when a package is half installed
+        algos = "bfs, sssp, pr, cc, bc, kcore"
+    try:
+        from .units import KNOWN_UNITS, unit_modes
+        found = unit_modes()
+        units = ", ".join(list(KNOWN_UNITS) + sorted(u for u in found if u not in KNOWN_UNITS))
+    except Exception:
+        units = "scu, iru, graphpeg, mff, emogi"
+    try:
+        from .units import profile
+        gpus = ", ".join(f"{u} {profile(u).gpu}" for u in units.split(", "))
+    except Exception:
+        gpus = "SCU gtx980, EMOGI v100, ..."
+    try:
+        from ..cosim import cosim_units
+        cos = ", ".join(cosim_units())
+    except Exception:
+        cos = "the units registered in sim/cosim.py"
+    return algos, units, gpus, cos
+
+
 def add_report_parsers(sub) -> None:
     """Add ``report`` and ``sweep`` to the ``graphunits`` subparsers ``sub``."""
+    algos, units, gpus, cos = _registries()
     sp = sub.add_parser(
         "report", help="run baseline and every unit mode; write a report (Markdown, HTML, JSON, CSV, figures)",
         description="Run the baseline and every available unit mode on the golden model (results checked against "
@@ -94,14 +124,14 @@ def add_report_parsers(sub) -> None:
     sp.add_argument("--graph", action="append", required=True, metavar="SPEC",
                     help="graph spec or file (repeatable): kron:scale=10 | urand:scale=10 | grid:64x64 | FILE")
     sp.add_argument("--algo", default="bfs,sssp,pr", metavar="LIST",
-                    help="algorithms, comma-separated: bfs, sssp, pr, cc, bc (default: %(default)s)")
-    sp.add_argument("--units", metavar="LIST",
-                    help="units, comma-separated: scu, iru, graphpeg, mff, emogi, ... (default: all)")
-    sp.add_argument("--gpu", help="GPU preset for every run (default: each unit's paper GPU: SCU gtx980, "
-                                  "EMOGI v100, ...)")
+                    help=f"algorithms, comma-separated: {algos} (default: %(default)s)")
+    sp.add_argument("--units", metavar="LIST", help=f"units, comma-separated: {units} (default: all)")
+    sp.add_argument("--gpu", help=f"GPU preset for every run (default: each unit's paper GPU: {gpus})")
     sp.add_argument("--preset", action="append", metavar="UNIT=PRESET",
                     help="configuration preset of a unit's runs, e.g. scu=tx1 (repeatable)")
-    sp.add_argument("--cosim", action="store_true", help="also run the units' RTL in the loop (SCU; slow)")
+    sp.add_argument("--cosim", action="store_true",
+                    help=f"also run the RTL in the loop of the units that have it ({cos}), each with its "
+                         f"simulation-size preset unless --preset names one; slow (seconds to minutes per run)")
     sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],
                     help="simulator for --cosim (default: %(default)s)")
     sp.add_argument("--area", action="store_true",

@@ -17,7 +17,7 @@ from .metrics import normalise, record, request_histogram
 from .progress import Progress
 from .units import KNOWN_UNITS, RunSet, available_units, profile, unit_modes
 
-__all__ = ["ReportSpec", "ReportError", "collect", "SCHEMA"]
+__all__ = ["ReportSpec", "ReportError", "collect", "cosim_record", "COSIM_FIELDS", "SCHEMA"]
 
 SCHEMA = "graphunits.report/1"
 
@@ -43,7 +43,9 @@ class ReportSpec:
     presets : dict
         Unit -> configuration preset for its runs (default: the preset of its GPU).
     cosim : bool
-        Also run the units' RTL in the loop (SCU) on ``sim``.
+        Also run the RTL in the loop on ``sim`` for every requested unit that
+        :func:`sim.cosim.cosim_units` registers (SCU, MFF, IRU, GraphPEG, ...), for
+        the algorithms and modes it supports.
     area : bool
         Also run the area flow (liberty, 32 nm) on the units' RTL.
     area_preset : str or None
@@ -188,70 +190,105 @@ def _planned_golden(spec: ReportSpec, units: list[str], found: dict) -> int:
     return n
 
 
-def _cosim_registry() -> dict | None:
-    """``{unit: CosimUnit}`` when sim.cosim has a registry of units with RTL in the loop."""
-    try:
-        from ..cosim import cosim_units
-    except ImportError:
-        return None
-    return cosim_units()
-
-
 def _cosim_plan(spec: ReportSpec, units: list[str], found: dict) -> list[tuple]:
-    """(unit, graph, algo, mode, preset, gpu) of every RTL-in-the-loop run."""
-    from ..cosim import COSIM_ALGOS
-    reg = _cosim_registry()
+    """(cosim unit, graph, algo, mode, preset, gpu) of every RTL-in-the-loop run:
+    each unit that :func:`sim.cosim.cosim_units` registers whose modes belong to a
+    requested unit (the SCU's to ``scu``; the EMOGI ``coalescer``'s to ``emogi``),
+    for the report's algorithms and the modes its cosim supports, with its
+    simulation-size preset (``CosimUnit.default_preset``) unless ``--preset``
+    names one for a unit of the same name (``scu=tiny``)."""
+    from golden.algorithms import MODES
+
+    from ..cosim import cosim_units
+    from .units import unit_of_mode
+    reg = cosim_units()
     plan = []
     for u in units:
         if u not in found:
             continue
-        prof = profile(u)
-        gpu = spec.gpu or prof.gpu
-        if reg is not None:
-            if u not in reg:
-                continue
-            cu = reg[u]
-            algos, modes = cu.algos, cu.modes
-            preset = spec.presets.get(u) or prof.presets.get(gpu) or cu.default_preset
-        elif prof.cosim:
-            algos, modes = COSIM_ALGOS, tuple(m for ms in found[u].values() for m in ms)
-            preset = spec.presets.get(u) or prof.presets.get(gpu, "default")
-        else:
-            continue
-        for gspec in spec.graphs:
-            for algo in spec.algos:
-                if algo in algos:
-                    plan += [(u, gspec, algo, m, preset, gpu) for m in found[u].get(algo, []) if m in modes]
+        gpu = spec.gpu or profile(u).gpu
+        for name, cu in reg.items():
+            preset = spec.presets.get(name) or cu.default_preset
+            for gspec in spec.graphs:
+                for algo in spec.algos:
+                    if algo not in cu.algos:
+                        continue
+                    plan += [(name, gspec, algo, m, preset, gpu) for m in found[u].get(algo, [])
+                             if m in cu.modes and (algo, m) in MODES and unit_of_mode(algo, m) == u]
     return plan
 
 
 def _run_cosim(plan, spec: ReportSpec, prog: Progress) -> list[dict]:
     from ..cosim import run_cosim
-    generic = _cosim_registry() is not None
     out = []
     for u, gspec, algo, mode, preset, gpu in plan:
-        prog.start(f"RTL in the loop: {algo} {mode} on {gspec} ({spec.sim})")
-        kw = {"unit": u} if generic else {}
-        r = run_cosim(gspec, algo, mode=mode, preset=preset, sim=spec.sim, gpu=gpu, log=lambda *a: None, **kw)
+        prog.start(f"RTL in the loop: {u} {algo} {mode} on {gspec} ({spec.sim})")
+        r = run_cosim(gspec, algo, unit=u, mode=mode, preset=preset, sim=spec.sim, gpu=gpu, log=lambda *a: None)
         out.append(cosim_record(r, unit=u, preset=preset, sim=spec.sim, graph=gspec))
         prog.step(f"RTL in the loop: {u} {algo} {mode} on {gspec}: {'matches reference' if r.ok else 'MISMATCH'}",
                   important=True)
     return out
 
 
+#: Where each column of a cosim record is found in a unit's RTL (``CosimResult.rtl``)
+#: and TLM (``CosimResult.tlm``) statistics: the first key present wins (``a.b``: key
+#: ``b`` of the dict ``a``; ``a+b``: the sum of those present). ``ops``: the unit's
+#: operations (SCU and IRU operations, MFF PC_gather + PC_scatter_set commands, GraphPEG
+#: items handed to warps, EMOGI coalescer warp instructions); ``requests``: its
+#: memory (or PCIe) requests; cycles: measured on
+#: the RTL, and the TLM time model's.
+COSIM_FIELDS = {
+    "ops": ("ops", "commands+scatter_commands", "items", "coalescer.instructions"),
+    "requests": ("request_count", "requests", "engine_requests", "memory.requests", "memory.reads"),
+    "cycles": ("cycles", "engine_cycles"),
+}
+
+
+def _get(d: dict, key: str):
+    v = d
+    for part in key.split("."):
+        v = v.get(part) if isinstance(v, dict) else None
+    return v
+
+
+def _lookup(d: dict, keys) -> tuple[str | None, object]:
+    """The first of ``keys`` that ``d`` has, and its value (``a.b`` looks into a nested
+    dict; ``a+b`` sums the counts of those of ``a``, ``b`` present)."""
+    for k in keys:
+        if "+" in k:
+            parts = [_count(_get(d, p)) for p in k.split("+")]
+            v = sum(x for x in parts if x is not None) if any(x is not None for x in parts) else None
+        else:
+            v = _get(d, k)
+        if v is not None:
+            return k, v
+    return None, None
+
+
+def _count(v) -> int | float | None:
+    """A count: a number as it is, a dict of counts (e.g. the SCU's operations by kind) summed."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()):
+        return sum(v.values())
+    return None
+
+
 def cosim_record(r, *, unit: str, preset: str, sim: str, graph: str) -> dict:
-    """The report's record of one :class:`sim.cosim.CosimResult` (operations: the
-    unit's commands; requests: its memory requests; cycles: the RTL's measured
-    cycles and the TLM time model's, where the unit reports them)."""
+    """The report's record of one :class:`sim.cosim.CosimResult` of any registered
+    unit (the keys are looked up as :data:`COSIM_FIELDS` says; ``ops_key`` says
+    which one a unit's ``ops`` came from)."""
     rtl, tlm = r.rtl, r.tlm
-    ops = sum(rtl["ops"].values()) if isinstance(rtl.get("ops"), dict) else rtl.get("commands")
-    req = rtl.get("requests")
-    if req is None and isinstance(rtl.get("memory"), dict):
-        req = rtl["memory"].get("reads")
-    rc, mc = rtl.get("cycles"), tlm.get("cycles")
+    ops_key, ops = _lookup(rtl, COSIM_FIELDS["ops"])
+    _, req = _lookup(rtl, COSIM_FIELDS["requests"])
+    _, rc = _lookup(rtl, COSIM_FIELDS["cycles"])
+    _, mc = _lookup(tlm, COSIM_FIELDS["cycles"])
+    ops, req, rc, mc = _count(ops), _count(req), _count(rc), _count(mc)
     return {"graph": graph, "algo": r.algo, "unit": unit, "mode": r.mode, "preset": preset, "sim": sim,
             "ok": r.ok, "check": "matches reference" if r.ok else "MISMATCH: " + "; ".join(r.problems),
-            "ops": ops, "requests": req, "rtl_cycles": rc, "model_cycles": mc,
+            "ops": ops, "ops_key": ops_key, "requests": req, "rtl_cycles": rc, "model_cycles": mc,
             "model_over_rtl": mc / rc if isinstance(mc, (int, float)) and rc else None, "wall_s": round(r.wall_s, 2)}
 
 
@@ -265,7 +302,8 @@ def _area_plan(spec: ReportSpec, units: list[str]) -> list[tuple[str, str]]:
         gpu = spec.gpu or prof.gpu
         for hw in prof.hw:
             if hw in UNITS:
-                preset = spec.area_preset or spec.presets.get(u) or prof.presets.get(gpu, "default")
+                preset = (spec.area_preset or spec.presets.get(u) or prof.area_preset
+                          or prof.presets.get(gpu, "default"))
                 if preset in UNITS[hw].config_class.PRESETS:
                     plan.append((hw, preset))
     return list(dict.fromkeys(plan))
@@ -380,7 +418,7 @@ def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
         unit_info[u] = {"available": u in found, "title": prof.title, "source": prof.source,
                         "gpu": spec.gpu or prof.gpu, "reference": prof.reference,
                         "modes": {a: m for a, m in found.get(u, {}).items() if a in spec.algos},
-                        "all_modes": found.get(u, {}), "figures": list(prof.figures),
+                        "all_modes": found.get(u, {}), "figures": prof.figure_specs(),
                         "columns": [list(c) for c in prof.columns]}
     return {
         "schema": SCHEMA,

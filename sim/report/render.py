@@ -181,9 +181,43 @@ window.addEventListener("load", function () {{
 
 
 # ---------------------------------------------------------------------- figures
-def _cat(r: dict, multi_gpu: bool) -> str:
-    s = f"{r['graph']}\n{r['algo']}"
-    return s + f" ({r['gpu']})" if multi_gpu else s
+_SHORT_KEYS = {"scale": "", "edgefactor": "ef", "seed": "seed"}
+
+
+def short_graph(spec: str) -> str:
+    """A short axis label for a graph spec: ``kron:scale=9,edgefactor=16,seed=1`` ->
+    ``kron9 ef16 seed1``, ``grid:64x64`` -> ``grid64x64``, a file -> its name."""
+    from pathlib import PurePath
+    fam, sep, rest = spec.partition(":")
+    if not sep or fam not in ("kron", "urand", "grid"):
+        name = PurePath(spec).name
+        return name if len(name) <= 24 else name[:23] + "~"
+    head, parts = fam, []
+    for item in rest.split(","):
+        k, eq, v = item.partition("=")
+        if not eq:                                   # grid:RxC
+            head += k
+        elif k == "scale":
+            head += v
+        else:
+            parts.append(f"{_SHORT_KEYS.get(k, k + '=')}{v}")
+    return " ".join([head] + parts)
+
+
+def _labels(keys: list[tuple]) -> tuple[list[str], str]:
+    """Category labels of (graph, algo, gpu) keys and a suffix for the title: one
+    graph is named in the title and left out of the labels; several get short names
+    (the full specs when two short names collide)."""
+    graphs = list(dict.fromkeys(k[0] for k in keys))
+    multi_gpu = len({k[2] for k in keys}) > 1
+    short = {g: short_graph(g) for g in graphs}
+    if len(set(short.values())) < len(graphs):
+        short = {g: g for g in graphs}
+    cats = []
+    for g, a, gp in keys:
+        c = a if len(graphs) == 1 else f"{short[g]}\n{a}"
+        cats.append(c + f" ({gp})" if multi_gpu else c)
+    return cats, (f" ({graphs[0]})" if len(graphs) == 1 else "")
 
 
 def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
@@ -191,12 +225,12 @@ def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
     if not recs:
         return []
     keys = list(dict.fromkeys((r["graph"], r["algo"], r["gpu"]) for r in recs))
-    multi_gpu = len({k[2] for k in keys}) > 1
-    cats = [_cat({"graph": g, "algo": a, "gpu": gp}, multi_gpu) for g, a, gp in keys]
+    cats, on = _labels(keys)
     kd = [{"graph": g, "algo": a, "gpu": gp} for g, a, gp in keys]
     modes = list(dict.fromkeys(r["mode"] for r in recs))
     ref = info["reference"]
     figs = []
+    U = u.upper()
 
     def series(metric, labels):
         s = {}
@@ -209,27 +243,34 @@ def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
         return s
 
     for kind in info["figures"]:
-        if kind == "time":
+        if isinstance(kind, dict) and kind.get("kind") == "metric":
+            s = series(kind["metric"], modes)
+            if any(v is not None for vs in s.values() for v in vs):
+                figs.append(bar_figure(out / f"{kind['name']}_{u}.png", name=f"{kind['name']}_{u}",
+                                       metric=kind["metric"], title=kind["title"] + on, ylabel=kind["ylabel"],
+                                       categories=cats, keys=kd, series=s, series_keys={m: {"mode": m} for m in s},
+                                       hline=kind.get("hline"), first_style=1))
+        elif kind == "time":
             labels = [ref] + [m for m in modes if m != ref]      # the reference first (1.0)
             s = series("time_norm", labels)
             figs.append(bar_figure(out / f"time_{u}.png", name=f"time_{u}", metric="time_norm",
-                                   title=f"{u.upper()}: estimated time normalised to {ref}",
+                                   title=f"{U}: estimated time normalised to {ref}{on}",
                                    ylabel=f"time / {ref} time", categories=cats, keys=kd, series=s,
                                    series_keys={m: {"mode": m} for m in s}, hline=1.0))
         elif kind == "coalescing":
             labels = ["baseline"] + modes
             s = series("sectors_per_request", labels)
             figs.append(bar_figure(out / f"coalescing_{u}.png", name=f"coalescing_{u}", metric="sectors_per_request",
-                                   title=f"{u.upper()}: memory accesses (sectors or lines) per warp memory request",
-                                   ylabel="sectors per warp request", categories=cats, keys=kd, series=s,
+                                   title=f"{U}: memory accesses (sectors or lines) per warp memory request{on}",
+                                   ylabel="sectors / warp request", categories=cats, keys=kd, series=s,
                                    series_keys={m: {"mode": m} for m in s}))
         elif kind == "workload":
             labels = ["baseline"] + modes
             s = series("workload_left", labels)
             if any(v is not None for vs in s.values() for v in vs):
                 figs.append(bar_figure(out / f"workload_{u}.png", name=f"workload_{u}", metric="workload_left",
-                                       title=f"{u.upper()}: GPU workload left (node + edge frontier elements)",
-                                       ylabel="workload / baseline workload", categories=cats, keys=kd, series=s,
+                                       title=f"{U}: GPU workload left (node + edge frontier elements){on}",
+                                       ylabel="workload / baseline's", categories=cats, keys=kd, series=s,
                                        series_keys={m: {"mode": m} for m in s}, hline=1.0))
         elif kind == "requests":
             sizes = sorted({int(k[len(u) + 5:-1]) for r in recs for k in r if k.startswith(f"{u}_req_")
@@ -237,10 +278,11 @@ def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
             hrecs = [r for r in recs if any(f"{u}_req_{s}B" in r for s in sizes)]
             if sizes and hrecs:
                 hk = [{"graph": r["graph"], "algo": r["algo"], "gpu": r["gpu"], "mode": r["mode"]} for r in hrecs]
-                hc = [f"{r['graph']} {r['algo']} {r['mode']}" for r in hrecs]
+                hcats, hon = _labels([(r["graph"], r["algo"], r["gpu"]) for r in hrecs])
+                hc = [f"{c} {r['mode']}" for c, r in zip(hcats, hrecs)]
                 s = {f"{sz} B": [r.get(f"{u}_req_{sz}B") for r in hrecs] for sz in sizes}
                 figs.append(stacked_figure(out / f"requests_{u}.png", name=f"requests_{u}", metric="share",
-                                           title=f"{u.upper()}: request sizes (share of requests)",
+                                           title=f"{U}: request sizes (share of requests){hon}",
                                            ylabel="share of requests", categories=hc, keys=hk, series=s,
                                            series_keys={f"{sz} B": {"metric": f"{u}_req_{sz}B"} for sz in sizes}))
     return figs
@@ -265,6 +307,11 @@ def _area_figure(out: Path, area: list[dict]) -> dict | None:
                           title="Area breakdown by submodule (32 nm estimate, logic + SRAM macros)",
                           ylabel="mm2 at 32 nm", categories=cats, keys=keys, series=series,
                           series_keys={k: {"part": k} for k in series}, total_label="mm2")
+
+
+#: How the cosim table names the key a unit's operations came from (collect.COSIM_FIELDS).
+_OPS_KIND = {"ops": "operations", "commands+scatter_commands": "commands", "items": "items",
+             "coalescer.instructions": "warp instructions"}
 
 
 # ---------------------------------------------------------------------- the report
@@ -326,15 +373,16 @@ def write_report(res: dict, out: Path) -> dict:
             for fd in _unit_figures(figdir, u, info, rs):
                 figures.append(fd)
                 doc.figure(fd)
-            extra = [tuple(c) for c in info["columns"]]
             recs = [r for r in res["runs"] if r["unit"] in (u, "baseline") and
                     (r["unit"] == u or any(x["gpu"] == r["gpu"] and x["graph"] == r["graph"] and x["algo"] == r["algo"]
                                            for x in rs.select(unit=u)))]
-            doc.table(["graph", "algo", "GPU", "mode", "preset", "time (us)", f"vs {info['reference']}", "speedup",
-                       "sectors/req", "workload left"] + [h for h, _ in extra] + ["check"],
-                      [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("preset"), r.get("time_us"),
-                        r.get("time_norm"), r.get("speedup"), r.get("sectors_per_request"), r.get("workload_left")]
-                       + [r.get(k) for _, k in extra] + [r.get("check")] for r in recs],
+            cols = [("graph", "graph"), ("algo", "algo"), ("GPU", "gpu"), ("mode", "mode"), ("preset", "preset"),
+                    ("time (us)", "time_us"), (f"vs {info['reference']}", "time_norm"), ("speedup", "speedup"),
+                    ("sectors/req", "sectors_per_request")]
+            if "workload" in info["figures"]:
+                cols.append(("workload left", "workload_left"))
+            cols += [tuple(c) for c in info["columns"]] + [("check", "check")]
+            doc.table([h for h, _ in cols], [[r.get(k) for _, k in cols] for r in recs],
                       f"{u}: runs (baseline rows for context)")
         prow = [p for p in paper if p["unit"] == u]
         if prow:
@@ -345,13 +393,18 @@ def write_report(res: dict, out: Path) -> dict:
         doc.h(2, "RTL in the loop", "cosim")
         doc.p("The golden algorithm runs unchanged while every unit operation is executed by the RTL under cocotb; "
               "the result is compared with the TLM run and with scipy/networkx (docs/architecture.md, \"RTL in the "
-              "loop\"). Cycles (model) is the unit's TLM time model with the GPU's memory latency; the RTL runs "
-              "against the testbench memory (1-20 cycles), so the ratio is not an accuracy figure "
-              "(docs/benchmarks.md has the calibrated comparison).")
-        doc.table(["graph", "algo", "unit", "mode", "preset", "simulator", "operations", "memory requests",
-                   "cycles (RTL)", "cycles (model)", "model / RTL", "check"],
-                  [[c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], c["sim"], c["ops"], c["requests"],
-                    c["rtl_cycles"], c["model_cycles"], c["model_over_rtl"], c["check"]] for c in res["cosim"]])
+              "loop\"). The RTL runs against the testbench memory (1-20 cycles). Cycles (model) is the unit's TLM "
+              "time model, the SCU's at a 10-cycle memory; where a unit's model assumes the GPU's memory latency "
+              "instead, the ratio is not an accuracy figure "
+              "(docs/benchmarks.md has the calibrated comparisons).")
+        doc.p("Operations are what the unit counts as its work (`ops_key` in `cosim.csv`): SCU and IRU "
+              "operations, MFF PC_gather and PC_scatter_set commands, GraphPEG items (edges or vertices) handed "
+              "to warps, warp instructions through the EMOGI coalescer.")
+        doc.table(["graph", "algo", "unit", "mode", "preset", "simulator", "operations", "counted as",
+                   "memory requests", "cycles (RTL)", "cycles (model)", "model / RTL", "check"],
+                  [[c["graph"], c["algo"], c["unit"], c["mode"], c["preset"], c["sim"], c["ops"],
+                    _OPS_KIND.get(c.get("ops_key"), c.get("ops_key")), c["requests"], c["rtl_cycles"],
+                    c["model_cycles"], c["model_over_rtl"], c["check"]] for c in res["cosim"]])
     if spec["area"]:
         doc.h(2, "Area", "area")
         if res["area_skipped"]:

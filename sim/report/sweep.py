@@ -6,7 +6,7 @@ The sweep file (docs/usage.md, "Sweeps")::
 
     [sweep]
     unit = "scu"                       # required: a unit whose golden model registers modes
-    preset = "gtx980"                  # preset the [params] change (default: the unit's for the GPU)
+    preset = "gtx980"                  # preset the [params] change (default: each GPU's preset of the unit)
     graphs = ["kron:scale=10"]         # required
     algos = ["bfs", "sssp"]            # required
     modes = ["scu", "scu-enhanced"]    # default: every mode of the unit
@@ -15,6 +15,7 @@ The sweep file (docs/usage.md, "Sweeps")::
     reference = true                   # also run the reference mode (speedups), default true
     check = true                       # compare each result with scipy/networkx, default true
     plot_metrics = ["speedup"]         # what the per-parameter plots show
+    relative_to = { width = 8 }        # time_rel = time / time of the point with these [params]
 
     [params]                           # fields of the unit's configuration; a list is swept
     width = [1, 2, 4, 8]
@@ -52,14 +53,14 @@ from .progress import Progress
 from .units import KNOWN_UNITS, profile, unit_modes, unit_of_mode
 
 __all__ = ["SweepError", "Sweep", "load_sweep", "point_key", "run_point", "run_sweep", "ResultTable",
-           "plot_sweep", "SweepSummary", "SWEEP_KEYS", "PLOT_METRICS"]
+           "plot_sweep", "relative_times", "SweepSummary", "SWEEP_KEYS", "PLOT_METRICS"]
 
 #: Keys of the [sweep] table.
 SWEEP_KEYS = ("name", "description", "unit", "preset", "graphs", "algos", "modes", "gpu", "output", "reference",
-              "check", "plot_metrics")
+              "check", "plot_metrics", "relative_to")
 TABLES = ("sweep", "params", "options")
 #: Metrics a plot can show (plus any ``<unit>_...`` column of the unit).
-PLOT_METRICS = ("speedup", "time_norm", "time_us", "workload_left", "gpu_workload", "sectors_per_request",
+PLOT_METRICS = ("speedup", "time_norm", "time_rel", "time_us", "workload_left", "gpu_workload", "sectors_per_request",
                 "contract_sectors_per_request", "sectors", "mem_instructions", "iterations")
 #: Statuses of a finished point (skipped on resume); ``error`` points run again.
 FINISHED = ("ok", "mismatch")
@@ -89,6 +90,10 @@ class Sweep:
     plot_metrics: list = field(default_factory=lambda: ["speedup", "sectors_per_request"])
     description: str = ""
     skipped_pairs: list = field(default_factory=list)
+    #: GPU -> the configuration preset its points use (``preset``, or each GPU's preset of the unit).
+    presets: dict = field(default_factory=dict)
+    #: [params] values of the point that ``time_rel`` divides by (empty: no time_rel).
+    relative_to: dict = field(default_factory=dict)
 
     @property
     def reference_mode(self) -> str:
@@ -122,7 +127,8 @@ class Sweep:
                         for pc in ([{}] if base else pcombos):
                             for oc in ocombos:
                                 out.append({"v": POINT_VERSION, "unit": "baseline" if base else self.unit,
-                                            "preset": None if base else self.preset, "params": pc, "options": oc,
+                                            "preset": None if base else self.presets.get(gpu, self.preset),
+                                            "params": pc, "options": oc,
                                             "graph": graph, "algo": algo, "mode": mode, "gpu": gpu})
         return out
 
@@ -231,17 +237,26 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     cls = prof.config_class()
     params = doc.get("params", {})
     preset = sw.get("preset")
+    presets = {}
     if cls is None or prof.option is None:
         if params:
             raise _err(path, "params", f"unit {unit!r} has no configuration the algorithms take; use [options]")
         if preset is not None:
             raise _err(path, "sweep.preset", f"unit {unit!r} has no configuration presets")
     else:
-        if preset is None:
-            preset = prof.preset_for(gpus[0])
-        if not isinstance(preset, str) or preset not in cls.PRESETS:
-            raise _err(path, "sweep.preset", f"{cls.__name__} has no preset {preset!r}; allowed: "
-                                             f"{', '.join(sorted(cls.PRESETS))}")
+        if preset is not None:
+            if not isinstance(preset, str) or preset not in cls.PRESETS:
+                raise _err(path, "sweep.preset", f"{cls.__name__} has no preset {preset!r}; allowed: "
+                                                 f"{', '.join(sorted(cls.PRESETS))}")
+            presets = {g: preset for g in gpus}
+        else:                           # each GPU's preset of the unit (units.py), e.g. SCU tx1 / gtx980
+            presets = {g: prof.preset_for(g) for g in gpus}
+            for g, p in presets.items():
+                if p not in cls.PRESETS:
+                    raise _err(path, "sweep.preset", f"the {unit} preset for GPU {g!r} is {p!r}, which "
+                                                     f"{cls.__name__} does not have; set sweep.preset")
+            if len(set(presets.values())) == 1:
+                preset = presets[gpus[0]]
     fields = [f.name for f in dataclasses.fields(cls)] if cls is not None else []
     pvals = {}
     for k, v in params.items():
@@ -251,16 +266,31 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         for x in vals:
             if isinstance(x, (dict, list)):
                 raise _err(path, f"params.{k}", f"values must be numbers, strings or booleans, not {x!r}")
-            try:
-                cls.preset(preset, **{k: x})
-            except ConfigError as e:
-                raise _err(path, f"params.{k}", str(e)) from None
+            for p in dict.fromkeys(presets.values()):
+                try:
+                    cls.preset(p, **{k: x})
+                except ConfigError as e:
+                    raise _err(path, f"params.{k}", str(e)) from None
         pvals[k] = vals
-    for combo in itertools.product(*pvals.values()):
-        try:
-            cls.preset(preset, **dict(zip(pvals, combo)))
-        except ConfigError as e:
-            raise _err(path, "params", f"the combination {dict(zip(pvals, combo))}: {e}") from None
+    for combo in itertools.product(*pvals.values()) if pvals else ():
+        for p in dict.fromkeys(presets.values()):
+            try:
+                cls.preset(p, **dict(zip(pvals, combo)))
+            except ConfigError as e:
+                raise _err(path, "params", f"the combination {dict(zip(pvals, combo))}: {e}") from None
+
+    # relative_to: the [params] point that time_rel divides by
+    rel = sw.get("relative_to", {})
+    if not isinstance(rel, dict):
+        raise _err(path, "sweep.relative_to", f"must be a table of [params] values, e.g. "
+                                              f"{{ {next(iter(pvals), 'width')} = 8 }}, not {rel!r}")
+    for k, v in rel.items():
+        if k not in pvals:
+            raise _err(path, f"sweep.relative_to.{k}", f"not a field of [params]; [params] fields: "
+                                                       f"{', '.join(pvals) or 'none'}")
+        if not any(x == v and isinstance(x, bool) == isinstance(v, bool) for x in pvals[k]):
+            raise _err(path, f"sweep.relative_to.{k}", f"{v!r} is not one of the swept values "
+                                                       f"{', '.join(map(repr, pvals[k]))}")
 
     # [options]
     ovals = {}
@@ -290,11 +320,14 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         if m not in PLOT_METRICS and not m.startswith(f"{unit}_"):
             raise _err(path, "sweep.plot_metrics", f"unknown metric {m!r}; allowed: {', '.join(PLOT_METRICS)} "
                                                    f"or a {unit}_* column")
+        if m == "time_rel" and not rel:
+            raise _err(path, "sweep.plot_metrics", "time_rel needs sweep.relative_to (the [params] point it "
+                                                   "divides by)")
     desc = sw.get("description", "")
     if not isinstance(desc, str):
         raise _err(path, "sweep.description", "must be a string")
     return Sweep(path, name, unit, preset, graphs, algos, modes, gpus, pvals, ovals, Path(out),
-                 sw.get("reference", True), sw.get("check", True), pm, desc, skipped)
+                 sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel))
 
 
 # ---------------------------------------------------------------------- one point (on a worker)
@@ -512,6 +545,25 @@ def _value(s: str):
     return s
 
 
+def relative_times(sweep: Sweep, recs: list[dict]) -> None:
+    """Set ``time_rel`` of every unit record: its time / the time of the record with
+    the same graph, algorithm, mode, GPU and options whose [params] are those of
+    ``sweep.relative_to`` (the other parameters equal), e.g. the GraphPEG paper's
+    Tables 4-5 metric, time with N ALWT entries / time with an unlimited ALWT."""
+    pk = [f"param.{k}" for k in sweep.params]
+    fixed = ["graph", "algo", "mode", "gpu"] + [f"option.{k}" for k in sweep.options]
+    index = {tuple(r.get(k) for k in fixed + pk): r for r in recs if r["unit"] != "baseline"}
+    for r in recs:
+        r["time_rel"] = None
+        if r["unit"] == "baseline":
+            continue
+        want = {**{k: r.get(k) for k in pk}, **{f"param.{k}": v for k, v in sweep.relative_to.items()}}
+        ref = index.get(tuple(r.get(k) for k in fixed) + tuple(want[k] for k in pk))
+        t, t0 = r.get("time_us"), ref.get("time_us") if ref else None
+        if isinstance(t, (int, float)) and isinstance(t0, (int, float)) and t0 > 0:
+            r["time_rel"] = t / t0
+
+
 def plot_sweep(sweep: Sweep, rows: list[dict]) -> tuple[list[Path], Path | None]:
     """One PNG per swept column (``<output stem>-<column>.png``) with one panel per
     plotted metric, one line per graph/algorithm/mode (mean over the other swept
@@ -534,11 +586,14 @@ def plot_sweep(sweep: Sweep, rows: list[dict]) -> tuple[list[Path], Path | None]
         kf += [f"param.{k}" for k in sweep.params]
     normalise(recs, lambda u: profile(u).reference, key_fields=tuple(kf),
               workload_of=lambda u: "workload" in profile(u).figures)
+    if sweep.relative_to:
+        relative_times(sweep, recs)
     out_dir = sweep.output.parent
     summary = out_dir / f"{sweep.output.stem}-summary.csv"
     cols = csv_columns(recs, ("key", "status", "graph", "algo", "mode", "gpu", "unit", "preset")
                        + tuple(f"param.{k}" for k in sweep.params) + tuple(f"option.{k}" for k in sweep.options)
-                       + ("speedup", "time_norm", "workload_left", "time_us"))
+                       + (("time_rel",) if sweep.relative_to else ()) + ("speedup", "time_norm", "workload_left",
+                                                                          "time_us"))
     with open(summary, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")
         w.writeheader()
@@ -564,12 +619,15 @@ def plot_sweep(sweep: Sweep, rows: list[dict]) -> tuple[list[Path], Path | None]
                             and r.get(col) == x and isinstance(r.get(metric), (int, float))]
                     ys.append(sum(vals) / len(vals) if vals else None)
                 series[label] = ys
+            rel = ", ".join(f"{k}={v}" for k, v in sweep.relative_to.items())
             ylabel = {"speedup": f"speedup over {sweep.reference_mode}", "time_norm": f"time / {sweep.reference_mode}",
+                      "time_rel": f"time / time at {rel}",
                       "workload_left": "GPU workload left", "sectors_per_request": "sectors per warp request",
                       "contract_sectors_per_request": "contraction sectors per request",
                       "time_us": "estimated time (us)"}.get(metric, metric)
-            panels.append({"metric": metric, "ylabel": ylabel, "series": series})
-        others = [c for c in sweep.swept if c != col]
+            panels.append({"metric": metric, "ylabel": ylabel, "series": series,
+                           "hline": 1.0 if metric in ("speedup", "time_norm", "time_rel") else None})
+        others = [c for c in sweep.swept if c not in (col, "gpu")]          # the GPU is in the line labels
         title = f"{sweep.name}: {sweep.unit} {col.split('.', 1)[-1]}" + (
             f" (mean over {', '.join(c.split('.', 1)[-1] for c in others)})" if others else "")
         logx = all(isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & (x - 1) == 0 for x in xs) \

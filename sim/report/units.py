@@ -26,8 +26,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["KNOWN_UNITS", "UnitProfile", "PaperClaim", "PROFILES", "profile", "available_units", "unit_of_mode",
-           "unit_modes", "RunSet", "gmean"]
+__all__ = ["KNOWN_UNITS", "UnitProfile", "PaperClaim", "MetricFigure", "PROFILES", "profile", "available_units",
+           "unit_of_mode", "unit_modes", "RunSet", "gmean", "FIGURE_KINDS"]
+
+#: The figure kinds a profile names as strings (a :class:`MetricFigure` adds a unit's own).
+FIGURE_KINDS = ("time", "coalescing", "workload", "requests")
 
 #: The units of the project (README), in report order; others are added when discovered.
 KNOWN_UNITS = ("scu", "iru", "graphpeg", "mff", "emogi")
@@ -95,6 +98,33 @@ class PaperClaim:
 
 
 @dataclass(frozen=True)
+class MetricFigure:
+    """A bar figure of one of the unit's own columns (``<unit>_<name>``), one bar
+    per unit mode and graph/algorithm (the baseline has no unit columns).
+
+    Parameters
+    ----------
+    name : str
+        File name stem (``<name>_<unit>.png``).
+    metric : str
+        The record column plotted.
+    title, ylabel : str
+    hline : float or None
+        A reference line (1.0 for a ratio, 0.0 for a change).
+    """
+
+    name: str
+    metric: str
+    title: str
+    ylabel: str
+    hline: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": "metric", "name": self.name, "metric": self.metric, "title": self.title,
+                "ylabel": self.ylabel, "hline": self.hline}
+
+
+@dataclass(frozen=True)
 class UnitProfile:
     """What the report knows about a unit.
 
@@ -114,13 +144,21 @@ class UnitProfile:
         GPU preset -> configuration preset of the unit (default: ``default``).
     hw : tuple
         ``hw.registry`` units that implement it (area).
+    area_preset : str or None
+        The preset ``--area`` synthesizes when none is named (None: the GPU's
+        preset), e.g. the IRU's ``default``, one memory partition, which the
+        paper's area figure is for, while its runs use all four (``gtx980``).
     figures : tuple
-        Figures of the unit's section: ``time``, ``coalescing``, ``workload``, ``requests``.
+        Figures of the unit's section: ``time``, ``coalescing``, ``workload`` (GPU
+        workload left: only for units whose modes count the GPU's node and edge
+        frontier as the baseline does and shrink it, the SCU), ``requests``, or a
+        :class:`MetricFigure` of one of the unit's columns.
     columns : tuple
         Extra table columns: (header, record key).
     claims : tuple of PaperClaim
-    cosim : bool
-        RTL in the loop exists (``sim.cosim``).
+
+    Whether a unit has RTL in the loop is not said here: ``sim.cosim.cosim_units()``
+    is the registry (``graphunits report --cosim`` runs every unit it lists).
     """
 
     name: str
@@ -132,10 +170,10 @@ class UnitProfile:
     option: str | None = None
     presets: dict = field(default_factory=dict)
     hw: tuple = ()
+    area_preset: str | None = None
     figures: tuple = ("time", "coalescing", "workload", "requests")
     columns: tuple = ()
     claims: tuple = ()
-    cosim: bool = False
 
     def config_class(self):
         """The configuration class, or None (unit without one, or not importable yet)."""
@@ -149,6 +187,10 @@ class UnitProfile:
 
     def preset_for(self, gpu: str) -> str:
         return self.presets.get(gpu, "default")
+
+    def figure_specs(self) -> list:
+        """``figures`` as JSON-able values (kind names, and dicts for :class:`MetricFigure`)."""
+        return [f.to_dict() if isinstance(f, MetricFigure) else f for f in self.figures]
 
 
 # ---------------------------------------------------------------------- paper figures
@@ -223,6 +265,17 @@ def _share(mode: str, size: int, unit: str = "emogi"):
     return f
 
 
+def _mean_over(metric: str, mode: str, algos: tuple):
+    """Mean of ``metric`` over the runs of ``mode`` for the algorithms ``algos``."""
+    def f(rs: RunSet):
+        vals = [v for a in algos for v in rs.values(metric, mode=mode, algo=a)]
+        runs = [r for a in algos for r in rs.select(mode=mode, algo=a)]
+        graphs = sorted({r["graph"] for r in runs})
+        return _mean(vals), (f"mean {metric} of {mode} over {len(vals)} run{'s' if len(vals) != 1 else ''} "
+                             f"({', '.join(algos)}) on {', '.join(graphs) or 'no graph'}")
+    return f
+
+
 def _metric(metric: str, mode: str, agg=_mean):
     def f(rs: RunSet):
         return agg(rs.values(metric, mode=mode)), f"{metric} of {mode}, {rs.describe(mode=mode)}"
@@ -246,11 +299,16 @@ _SCU_TIME = ("the analytic GPU model does not charge the baseline's scans and ex
              "paper's baseline time); the SCU moves every element through one 32 B port per cycle and the GPU "
              "waits for each operation (docs/benchmarks.md, SCU (b))")
 
+_IRU_TIME = ("the analytic GPU model runs the baseline at its issue rate with no limit on L2 atomic throughput, so "
+             "the IRU's 1 element/cycle/partition dominates (docs/benchmarks.md, IRU (b))")
+_IRU_FILTER = ("the paper's share is over its 6 large graphs; on a small graph more of a frontier fits the hash at "
+               "once, so more duplicates meet and are merged")
+
 PROFILES: dict[str, UnitProfile] = {
     "scu": UnitProfile(
         "scu", "SCU: stream compaction unit", "Segura et al., ISCA 2019", gpu="gtx980",
         config="golden.scu:SCUConfig", option="scu", presets={"gtx980": "gtx980", "tx1": "tx1"},
-        hw=("scu",), figures=("time", "coalescing", "workload"), cosim=True,
+        hw=("scu",), figures=("time", "coalescing", "workload"),
         columns=(("SCU ops", "scu_ops"), ("SCU requests", "scu_requests"), ("SCU cycles", "scu_cycles"),
                  ("contract sect/req", "contract_sectors_per_request")),
         claims=(
@@ -295,20 +353,47 @@ PROFILES: dict[str, UnitProfile] = {
         )),
     "iru": UnitProfile(
         "iru", "IRU: irregular accesses reorder unit", "Segura et al., J. Supercomputing", gpu="gtx980",
-        config="golden.iru:IRUConfig", option="iru", hw=("iru",),
+        config="golden.iru:IRUConfig", option="iru", presets={"gtx980": "gtx980"}, hw=("iru",),
+        area_preset="default",
+        figures=("time", "coalescing",
+                 MetricFigure("filtered", "iru_filtered_share", "IRU: elements filtered out or merged",
+                              "share of the IRU's elements")),
+        columns=(("IRU filtered share", "iru_filtered_share"), ("IRU ops", "iru_ops"), ("IRU elements", "iru_elements"),
+                 ("IRU cycles", "iru_cycles"), ("blocks/reply", "iru_blocks_per_reply")),
         claims=(
-            PaperClaim("coalescing: accesses per warp request, baseline / IRU", "4 -> 3 (1.32x)", 0.32,
+            PaperClaim("coalescing: accesses per warp request, baseline / IRU", "4 -> 3 (1.32x, §6)", 0.32,
                        _generic_coalescing("iru"), "change"),
-            PaperClaim("speedup", "1.33x (BFS 1.16, SSSP 1.14, PR 1.40)", 1.33, _best_speedup("iru"), "x"),
-            PaperClaim("filtered elements", "23 % SSSP, 79 % PR, 48.5 % average", 0.485, None, "share"),
+            PaperClaim("speedup, all algorithms", "1.33x (§6)", 1.33, _speedup("iru"), "x", _IRU_TIME),
+            PaperClaim("speedup, BFS", "1.16x (§6)", 1.16, _speedup("iru", algo="bfs"), "x", _IRU_TIME),
+            PaperClaim("speedup, SSSP", "1.14x (§6)", 1.14, _speedup("iru", algo="sssp"), "x", _IRU_TIME),
+            PaperClaim("speedup, PR", "1.40x (§6)", 1.40, _speedup("iru", algo="pr"), "x", _IRU_TIME),
+            PaperClaim("elements filtered out or merged, SSSP", "23 % (Fig. 15)", 0.23,
+                       _mean_over("iru_filtered_share", "iru", ("sssp",)), "share", _IRU_FILTER),
+            PaperClaim("elements filtered out or merged, PR", "79 % (Fig. 15)", 0.79,
+                       _mean_over("iru_filtered_share", "iru", ("pr",)), "share", _IRU_FILTER),
+            PaperClaim("elements filtered out or merged, average of SSSP and PR", "48.5 % (Fig. 15)", 0.485,
+                       _mean_over("iru_filtered_share", "iru", ("sssp", "pr")), "share", _IRU_FILTER),
         )),
     "graphpeg": UnitProfile(
         "graphpeg", "GraphPEG: edge gathering per SM", "TACO 2021", gpu="kepler",
-        config="golden.graphpeg:GraphPEGConfig", option="graphpeg", hw=("graphpeg",),
+        config="golden.graphpeg:GraphPEGConfig", option="graphpeg", presets={"kepler": "default"}, hw=("graphpeg",),
+        figures=("time", "coalescing",
+                 MetricFigure("memreq", "graphpeg_memory_request_change",
+                              "GraphPEG: memory requests (GPU sectors + engine requests) vs the baseline's",
+                              "relative change of memory requests", 0.0)),
+        columns=(("engine requests", "graphpeg_engine_requests"), ("engine cycles", "graphpeg_engine_cycles"),
+                 ("mem. req. change", "graphpeg_memory_request_change"),
+                 ("load imbalance", "graphpeg_load_imbalance"), ("ALWT entries", "graphpeg_alwt_entries"),
+                 ("EF exchanges", "graphpeg_exchanges")),
         claims=(
-            PaperClaim("speedup", "2.8x over Gunrock, 2.5x over SEP-Graph", 2.8, _best_speedup("graphpeg"), "x",
-                       "ours is over the golden baseline, not Gunrock"),
-            PaperClaim("memory requests", "-27.39 %", -0.2739, None, "change"),
+            PaperClaim("speedup", "2.8x over Gunrock, 2.5x over SEP-Graph (§5.3)", 2.8, _best_speedup("graphpeg"),
+                       "x", "ours is over the golden baseline, not Gunrock; the engines hand out at most 128 edges "
+                            "per memory latency per SM (docs/benchmarks.md, GraphPEG (d))"),
+            PaperClaim("memory requests (GPU sectors + engine requests) vs the baseline's, push mode",
+                       "-27.39 % on average, over Gunrock (§5.3)", -0.2739,
+                       _mean_over("graphpeg_memory_request_change", "graphpeg", ("bfs", "sssp", "bc", "kcore")),
+                       "change", "the paper's baseline is Gunrock, whose load balancing preprocesses the neighbour "
+                                 "lists every iteration; ours is the golden model's plain baseline"),
         )),
     "mff": UnitProfile(
         "mff", "MFF: memory fast forward", "slides (GPGPU-Sim, GTX 480)", gpu="gtx480", reference="pull",

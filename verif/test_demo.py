@@ -1,0 +1,70 @@
+"""graphunits demo --quick on Icarus: every step runs and checks its unit, and the
+report it writes lists the RTL-in-the-loop run of every unit registered in
+sim/cosim.py (the steps' own runs, recorded by sim.demo.CosimLog)."""
+import json
+import re
+import subprocess
+import sys
+
+from sim.demo import DEMO_GRAPHS, DEMO_OUT, OWN_STEPS, STEPS, TINY_GRAPH, CosimLog
+from sim.toolchain import project_root
+
+
+def test_demo_quick_on_icarus():
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "demo", "--quick", "--sim", "icarus"], capture_output=True,
+                       text=True)
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
+    assert "MISMATCH" not in out and "FAILED" not in out
+    # every step announced itself, in order
+    assert [int(k) for k in re.findall(rf"\[demo\] step (\d+)/{STEPS} ", out)] == list(range(1, STEPS + 1))
+    # each unit's step printed its table and its check
+    for title in ("Fetch engine (ideal:", "SCU RTL against its TLM", "RTL in the loop (SCU tx1)",
+                  "RTL in the loop (MFF)", "IRU RTL (blocks/reply", "RTL in the loop (IRU small)",
+                  "GraphPEG RTL against its TLM and the graph", "BFS with the GraphPEG RTL in the loop (icarus)"):
+        assert title in out, title
+        table = out.split(title, 1)[1].split("\n\n", 1)[0]
+        assert "matches TLM" in table or "matches reference" in table, (title, table)
+    # both IRU RTL runs (random operations, an edge frontier) hold the rules, not just one of them
+    iru = out.split("IRU RTL (blocks/reply", 1)[1].split("\n\n", 1)[0]
+    assert iru.count("rules hold, matches TLM") == 2, iru
+    # the report holds one RTL-in-the-loop record per run of the steps, every registered unit included
+    from sim.cosim import cosim_units
+    res = json.loads((project_root() / DEMO_OUT / "results.json").read_text())
+    cos = res["cosim"]
+    assert {c["unit"] for c in cos} == set(cosim_units()) and all(c["ok"] for c in cos)
+    by = {}
+    for c in cos:
+        by.setdefault(c["unit"], []).append(c)
+    assert [(c["algo"], c["graph"]) for c in by["scu"]] == [("bfs", DEMO_GRAPHS[0]), ("sssp", DEMO_GRAPHS[0])]
+    assert [(c["algo"], c["preset"]) for c in by["mff"]] == [("pr", "default")]
+    # the IRU and GraphPEG steps' own BFS runs (sim/iru.py, sim/graphpeg.py), not a rerun
+    assert [(c["algo"], c["preset"], c["graph"]) for c in by["iru"]] == \
+        [("bfs", "small", "kron:scale=7,edgefactor=8,seed=1")]
+    assert [(c["algo"], c["preset"], c["graph"]) for c in by["graphpeg"]] == \
+        [("bfs", "sim", "kron:scale=6,edgefactor=4,seed=1")]
+    for u in set(cosim_units()) - set(OWN_STEPS):       # units without a step of their own: a tiny graph in step 3
+        assert [c["graph"] for c in by[u]] == [TINY_GRAPH]
+        table = out.split(f"RTL in the loop, other units ({TINY_GRAPH})", 1)[1].split("\n\n", 1)[0]
+        assert re.search(rf"^{u} .*matches reference$", table, re.M), table
+    md = (project_root() / DEMO_OUT / "report.md").read_text()
+    assert "## RTL in the loop" in md
+    for c in cos:
+        assert re.search(rf"\| {re.escape(c['graph'])} +\| {c['algo']} +\| {c['unit']} +\|", md), c
+    assert "RTL in the loop in the report: " in out
+
+
+def test_cosim_log_records_and_restores(monkeypatch):
+    import sim.cosim as cosim
+    from types import SimpleNamespace
+
+    def fake(graph, algo, *, unit="scu", preset=None, sim="verilator", **kw):
+        return SimpleNamespace(algo=algo, mode="m", ok=True, problems=[], wall_s=0.5,
+                               rtl={"ops": 7, "cycles": 70.0}, tlm={"cycles": 140.0})
+    monkeypatch.setattr(cosim, "run_cosim", fake)
+    with CosimLog() as log:
+        from sim.cosim import run_cosim                # looked up when the step runs, as the steps do
+        run_cosim("g", "bfs", unit="iru", sim="icarus")
+    assert cosim.run_cosim is fake
+    (c,) = log.records
+    assert (c["unit"], c["preset"], c["ops"], c["rtl_cycles"], c["model_over_rtl"]) == ("iru", "small", 7, 70.0, 2.0)
