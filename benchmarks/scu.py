@@ -18,7 +18,10 @@
     The SCU time is the TLM time model at the GPU model's memory latency with
     the preset's requests in flight; beside it the speedup with 512 in flight
     (Little's law no longer binds) and with a free SCU (GPU cycles only), and
-    the SCU cycles split by what bounds each operation.
+    the SCU cycles split by what bounds each operation; the SCU's block reads per
+    stream and writes, and the operations (by kind and bound) that take the
+    largest shares of its cycles; and the coalescing from grouping both for the
+    whole contraction kernels and for their ``dist`` array alone.
 
 Usage: python benchmarks/scu.py [--part a|b|ab] [--sim verilator] [--n 16384] [--json FILE]
 """
@@ -120,16 +123,41 @@ def scu_time(history, cfg, gpu_cfg) -> dict:
     """SCU cycles of logged operations (``TLMBackend.history``) under ``cfg``, split
     by what bounds each operation: ``fixed`` (command, pipeline, latencies, clears)
     plus, per operation, its largest throughput term (``elements``, ``port``,
-    ``dram`` or ``little``)."""
+    ``dram`` or ``little``). ``by_op``: each operation's whole time (fixed part
+    included) summed by ``"op: bound"`` (``little (s)``: Little's law on stream s)."""
     from golden.scu.algorithms import scu_cycle_terms
     out = {"fixed": 0.0, "elements": 0.0, "port": 0.0, "dram": 0.0, "little": 0.0}
+    by_op: dict[str, float] = {}
     for name, clear, st in history:
         t = scu_cycle_terms(name, st, cfg, gpu_cfg, clear=clear)
         out["fixed"] += t["fixed"]
         k = max(("elements", "port", "dram", "little"), key=lambda x: t[x])
         out[k] += t[k]
+        label = f"{name}: " + (f"little ({t['little_stream']})" if k == "little" else k)
+        by_op[label] = by_op.get(label, 0.0) + t["fixed"] + t[k]
     out["total"] = sum(out.values())
+    out["by_op"] = by_op
     return out
+
+
+def scu_requests(history) -> dict:
+    """Block reads per stream and block writes of logged operations."""
+    from golden.scu import STREAMS
+    out = {s: sum(st.reads.get(s, 0) for _, _, st in history) for s in STREAMS}
+    out["writes"] = sum(st.writes for _, _, st in history)
+    return out
+
+
+def _per_request(kernels, array=None):
+    """Sectors per warp memory instruction of ``kernels`` (all arrays, or one)."""
+    if array is None:
+        sect = sum(k["sectors"] for k in kernels)
+        inst = sum(k["mem_instructions"] for k in kernels)
+    else:
+        acc = [k["by_array"][array] for k in kernels if array in k["by_array"]]
+        sect = sum(a["sectors"] for a in acc)
+        inst = sum(a["instructions"] for a in acc)
+    return sect / inst if inst else None
 
 
 def part_b(args, t0):
@@ -138,7 +166,7 @@ def part_b(args, t0):
     from golden.graphs import load_graph
     from golden.scu import SCUConfig
     from golden.scu.algorithms import TLMBackend
-    rows, brows, recs = [], [], []
+    rows, brows, qrows, recs = [], [], [], []
     for spec in args.graphs.split(";"):
         for algo in ("bfs", "sssp"):
             g = load_graph(spec, weighted=algo == "sssp")
@@ -164,11 +192,12 @@ def part_b(args, t0):
                 for mode, r in res.items():
                     work = r.counters["gpu_nodes"] + r.counters["gpu_edges"]
                     contract = [k for k in r.gpu["kernels"] if k["name"].endswith("_contract")]
-                    sect = sum(k["sectors"] for k in contract)
-                    inst = sum(k["mem_instructions"] for k in contract)
+                    per_req = _per_request(contract)
                     rec = {"graph": spec, "algo": algo, "gpu": gpu, "mode": mode, "gpu_workload": work,
-                           "workload_left": work / work0,
-                           "contract_sectors_per_request": sect / inst if inst else None}
+                           "workload_left": work / work0, "contract_sectors_per_request": per_req,
+                           # SSSP's contraction reads dist[v] of every edge-frontier element
+                           # (the array grouping reorders the accesses to); BFS has none.
+                           "contract_dist_sectors_per_request": _per_request(contract, "dist")}
                     if mode == "baseline":
                         gpu_c, scu_c, scu_deep = t_base, 0.0, 0.0
                     else:
@@ -184,12 +213,20 @@ def part_b(args, t0):
                                      [round(scu_c / ops), round(scu_deep)] +
                                      [f"{split_deep[k] / scu_deep:.0%}" for k in ("fixed", "elements", "port",
                                                                                   "dram", "little")])
+                        reqs = scu_requests(backends[mode].history)
+                        top = sorted(split["by_op"].items(), key=lambda kv: -kv[1])[:3]
+                        qrows.append([spec.split(",")[0], algo, gpu, mode] + [reqs[k] for k in
+                                                                               ("idx", "cnt", "mask", "data",
+                                                                                "writes")] +
+                                     ["; ".join(f"{lab} {c / scu_c:.0%}" for lab, c in top)])
                         rec.update({"scu_ops": r.extra["scu"]["ops"], "scu_split": split,
-                                    "scu_cycles_deep_inflight": scu_deep, "scu_split_deep_inflight": split_deep})
+                                    "scu_cycles_deep_inflight": scu_deep, "scu_split_deep_inflight": split_deep,
+                                    "scu_requests": reqs,
+                                    "scu_cycles_per_op": scu_c / ops})
                     total = gpu_c + scu_c
                     sp, sp_deep, sp_free = t_base / total, t_base / (gpu_c + scu_deep), t_base / gpu_c
                     rows.append([spec.split(",")[0], algo, gpu, mode, work, round(work / work0, 3),
-                                 round(sect / inst, 2) if inst else "-", round(gpu_c), round(scu_c), round(total),
+                                 round(per_req, 2) if per_req else "-", round(gpu_c), round(scu_c), round(total),
                                  round(sp, 2), round(sp_deep, 2), round(sp_free, 2)])
                     rec.update({"gpu_cycles": gpu_c, "scu_cycles": scu_c, "total_cycles": total, "speedup": sp,
                                 "speedup_deep_inflight": sp_deep, "speedup_scu_free": sp_free})
@@ -206,6 +243,12 @@ def part_b(args, t0):
                        title="SCU time by bound (share of the SCU cycles: fixed = command, pipeline and memory "
                              "latencies; then each operation's largest throughput term), with the preset's "
                              f"requests in flight and with {d}"))
+    print()
+    print(format_table(["graph", "algo", "GPU", "mode", "idx reads", "cnt reads", "mask reads", "data reads",
+                        "writes", "largest shares of the SCU cycles (op: bound)"], qrows, markdown=True,
+                       title="SCU block reads per stream and writes (the preset's requests in flight); the three "
+                             "operation kinds x bounds with the most SCU cycles (each operation's whole time, "
+                             "fixed part included)"))
     # Coalescing from grouping: the same filtered SSSP with and without grouping.
     grows = []
     for rec in recs:
@@ -214,12 +257,16 @@ def part_b(args, t0):
         both = next(r for r in recs if r["mode"] == "scu-enhanced" and
                     (r["graph"], r["algo"], r["gpu"]) == (rec["graph"], rec["algo"], rec["gpu"]))
         f, fg = rec["contract_sectors_per_request"], both["contract_sectors_per_request"]
-        grows.append([rec["graph"].split(",")[0], rec["gpu"], round(f, 2), round(fg, 2), f"{f / fg - 1:+.0%}"])
+        df, dfg = rec["contract_dist_sectors_per_request"], both["contract_dist_sectors_per_request"]
+        grows.append([rec["graph"].split(",")[0], rec["gpu"], round(f, 2), round(fg, 2), f"{f / fg - 1:+.0%}",
+                      round(df, 2), round(dfg, 2), f"{df / dfg - 1:+.0%}"])
         rec["grouping_coalescing_gain"] = f / fg - 1
+        rec["grouping_dist_coalescing_gain"] = df / dfg - 1
     print()
-    print(format_table(["graph", "GPU", "filter only", "filter + group", "gain"], grows, markdown=True,
-                       title="Coalescing from grouping (SSSP contraction, sectors per request; gain = "
-                             "filter-only / filter+group - 1)"))
+    print(format_table(["graph", "GPU", "filter only", "filter + group", "gain", "dist: filter only",
+                        "dist: filter + group", "dist: gain"], grows, markdown=True,
+                       title="Coalescing from grouping (SSSP contraction kernels, sectors per request, all "
+                             "arrays and the dist array alone; gain = filter-only / filter+group - 1)"))
     print(f"\nPaper: workload left after filtering {PAPER['workload_bfs']:.0%} (BFS), {PAPER['workload_sssp']:.0%} "
           f"(SSSP); grouping +27 % coalescing (SSSP, TX1); speedup {PAPER['speedup_gtx980']}x (GTX 980), "
           f"{PAPER['speedup_tx1']}x (TX1).")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from golden.memory import AddressSpace
+from golden.memory import AddressSpace, Region
 from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus, STREAMS, pack_bits
 from hw.mem.port import MemRequest, MemResponse
 from hw.scu.unit import SCUCommand, SCUStatusLayout
@@ -225,10 +225,12 @@ def directed_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list
     A region is ``{"values": [...], "esize": 4}`` (those elements),
     ``{"random": count, "hi": bound, "esize": 4, "seed": s}`` (random elements in
     ``[0, hi)``), ``{"bits": [0/1, ...]}`` (a packed bit vector) or ``{"empty":
-    nbytes}``; every region starts on a 4 KiB boundary, in the order given. An
-    op is a dict of :class:`golden.scu.SCUOp` fields in which an address may be
-    a region name or ``"name+offset"`` (bytes); other keys (e.g. a test's
-    expectations) are ignored."""
+    nbytes}``; every region starts on a 4 KiB boundary, in the order given, or
+    at the address ``"at"`` names (a negative one counts from the top of the
+    address space: ``"at": -4096`` is the last 4 KiB), which must not overlap
+    another region. An op is a dict of :class:`golden.scu.SCUOp` fields in which
+    an address may be a region name or ``"name+offset"`` (bytes); other keys
+    (e.g. a test's expectations) are ignored."""
     space = AddressSpace(addr_bits=config.addr_width)
     for name, reg in spec["regions"].items():
         dt = {4: np.uint32, 8: np.uint64}[reg.get("esize", 4)]
@@ -240,9 +242,11 @@ def directed_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list
         elif "bits" in reg:
             arr = pack_bits(np.asarray(reg["bits"], dtype=bool))
         else:
-            space.alloc_empty(name, reg["empty"], np.uint8, align=4096)
-            continue
-        space.alloc(name, arr, align=4096)
+            arr = np.zeros(reg["empty"], np.uint8)
+        if "at" in reg:
+            _place_at(space, name, arr, reg["at"])
+        else:
+            space.alloc(name, arr, align=4096)
 
     def addr(v):
         if not isinstance(v, str):
@@ -257,6 +261,20 @@ def directed_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list
               for k, v in d.items() if k in fields}
         ops.append(SCUOp(**kw))
     return space, ops
+
+
+def _place_at(space: AddressSpace, name: str, arr: np.ndarray, at: int) -> None:
+    """Region ``name`` holding ``arr`` at byte address ``at`` (negative: from the top)."""
+    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    base = at + space.size if at < 0 else at
+    if name in space.regions or base < 0 or base % 4096 or base + raw.size > space.size:
+        raise ValueError(f"region {name!r}: 'at' {at} must be a new region on a 4 KiB boundary inside the "
+                         f"{space.addr_bits}-bit space")
+    for reg in space.regions.values():
+        if base < reg.end and reg.base < base + raw.size:
+            raise ValueError(f"region {name!r} at {base:#x} overlaps region {reg.name!r}")
+    space.regions[name] = Region(name, base, raw.size, arr.dtype.str)
+    space.write(base, raw)
 
 
 def resolve_error_regions(space: AddressSpace, regions) -> list[tuple[int, int]]:

@@ -145,6 +145,12 @@ def test_time_model_littles_law_hand_derived():
     # Gathers wait three latencies (indexes, data, write); the port bound applies too.
     st = _status(100, 100, 13, idx=13, data=100)
     assert scu_cycles("access", st, deep, GPUConfig(mem_latency=50)) == 20 + 10 + 3 * 50 + 126
+    # A command error found while running (a gathered range past the top: elements_in =
+    # n) is timed as the operation ran; a command rejected as it arrives costs the
+    # hand-off and the one cycle to answer it.
+    st.cmd_error = True
+    assert scu_cycles("access", st, deep, GPUConfig(mem_latency=50)) == 20 + 10 + 3 * 50 + 126
+    assert scu_cycles("access", SCUStatus(cmd_error=True), deep, GPUConfig(mem_latency=50)) == 20 + 1
     # The DRAM share: TX1 GPU, 25.6 B/cycle -> 1.25 cycles per 32 B request.
     tx1_gpu = GPUConfig.preset("tx1")
     st = _status(8192, 8192, 1024, data=1024)

@@ -139,6 +139,99 @@ def hash_state_run(cfg: SCUConfig) -> tuple[dict, dict]:
     return run, expect
 
 
+# ---------------------------------------------------------------------- directed: the top of the address space
+def top_run() -> tuple[dict, list, dict]:
+    """Operations whose ranges run past the top of the 32-bit address space
+    (docs/scu.md, "Errors"), between clean ones. Region ``top`` is the last 4 KiB
+    (1024 known words ``tw``); ``top+4064`` is ``tw[1016]``, 8 words below the top.
+
+    Rejected as they arrive (cmd_error, elements_in 0, no request): a linear
+    ``data`` range of 9 words from ``top+4064`` (8 end exactly at the top: fine),
+    a bitmask's data, a bitmask of 33 bits (2 words) from ``top+4092`` (32 bits,
+    1 word: fine), ``idx``, ``cnt`` as counts and as the best-cost filter's
+    costs, 8-byte data. Found while running (cmd_error, elements_in = n, the rest
+    performed): gathers from ``data = top`` at indexes 1024 and 2e9 (base at or
+    past the top: not issued), 8-byte index 512 likewise, an ``expand`` range
+    of 8 from index 1020 (starts 16 B below the top: the data engine's command
+    error) — while a count-0 range at index 3000 is no error; and outputs that
+    run past the top: their first elements are written, the rest dropped.
+    Each entry: (op, cmd_error, elements_in, elements_out) derived by hand."""
+    tw = np.random.default_rng(12).integers(0, 1 << 31, 1024, dtype=np.uint32)
+    good = np.random.default_rng(13).integers(0, 1 << 31, 2048, dtype=np.uint32)
+    fids = np.arange(40) * 7 + 3                         # 40 distinct ids: every one is new, so kept
+    regions = {"top": {"values": tw.tolist(), "at": -4096}, "good": {"values": good.tolist()},
+               "ids": {"random": 256, "hi": 200, "seed": 14}, "fids": {"values": fids.tolist()},
+               "gidx": {"values": [1, 1023, 1024, 5, 2_000_000_000, 7]}, "g8idx": {"values": [0, 511, 512, 3]},
+               "eidx": {"values": [1, 1020, 3, 3000]}, "ecnt": {"values": [2, 8, 2, 0]},
+               "e0idx": {"values": [3000, 2]}, "e0cnt": {"values": [0, 3]}, "cnt4": {"values": [3, 0, 2, 5]},
+               "sidx": {"values": [4, 9, 100, 2]}, "scnt": {"values": [1, 2, 3, 0]},
+               "mask": {"bits": [1, 0, 1, 1] * 16}}
+    pop = bin(int(tw[1023])).count("1")                   # bits set in the last word below the top
+    lt = int((good[:33] < (1 << 30)).sum())
+    ops = [
+        ({"op": "data", "n": 8, "data": "top+4064"}, F, 8, 8),
+        ({"op": "data", "n": 9, "data": "top+4064"}, T, 0, 0),
+        ({"op": "bitmask", "n": 40, "data": "top+4000", "cmp": "lt", "ref": 1 << 30}, T, 0, 0),
+        ({"op": "data", "n": 33, "data": "good", "mask": "top+4092"}, T, 0, 0),
+        ({"op": "data", "n": 32, "data": "good", "mask": "top+4092"}, F, 32, pop),
+        ({"op": "access", "n": 3, "data": "good", "idx": "top+4088"}, T, 0, 0),
+        ({"op": "replicate", "n": 2, "data": "good", "cnt": "top+4092"}, T, 0, 0),
+        ({"op": "filter", "n": 2, "data": "ids", "cnt": "top+4092", "best": True}, T, 0, 0),
+        ({"op": "expand", "n": 3, "data": "good", "idx": "sidx", "cnt": "top+4088"}, T, 0, 0),
+        ({"op": "data", "n": 2, "data": "top+4088", "esize": 8}, T, 0, 0),
+        ({"op": "data", "n": 1, "data": "top+4088", "esize": 8}, F, 1, 1),
+        ({"op": "access", "n": 6, "data": "top", "idx": "gidx"}, T, 6, 4),
+        ({"op": "access", "n": 4, "data": "top", "idx": "g8idx", "esize": 8}, T, 4, 3),
+        ({"op": "expand", "n": 4, "data": "top", "idx": "eidx", "cnt": "ecnt"}, T, 4, 4),
+        ({"op": "expand", "n": 2, "data": "top", "idx": "e0idx", "cnt": "e0cnt"}, F, 2, 3),
+        ({"op": "data", "n": 33, "data": "good", "mask": "mask"}, F, 33, 25),     # a clean one in between
+        ({"op": "data", "n": 8, "data": "good", "out": "top+4064"}, F, 8, 8),    # ends at the top: fine
+        ({"op": "data", "n": 16, "data": "good+64", "out": "top+4064"}, T, 16, 16),
+        ({"op": "bitmask", "n": 100, "data": "good", "cmp": "ge", "ref": 0, "out": "top+4088"}, T, 100, 100),
+        ({"op": "group", "n": 10, "data": "ids", "target": 0, "out": "top+4080"}, T, 10, 10),
+        ({"op": "replicate", "n": 4, "data": "good", "cnt": "cnt4", "out": "top+4072"}, T, 4, 10),
+        ({"op": "filter", "n": 40, "data": "fids", "clear": True, "out": "top+4092"}, T, 40, 40),
+        ({"op": "data", "n": 20, "data": "good"}, F, 20, 20),                  # later operations still work
+        ({"op": "bitmask", "n": 33, "data": "good", "cmp": "lt", "ref": 1 << 30}, F, 33, lt),
+        ({"op": "expand", "n": 4, "data": "good", "idx": "sidx", "cnt": "scnt"}, F, 4, 6),
+        ({"op": "group", "n": 10, "data": "ids", "target": 0}, F, 10, 10),
+    ]
+    wl_ops = []
+    for k, (op, *_) in enumerate(ops):
+        if "out" not in op:
+            regions[f"o{k}"] = {"empty": 1024}
+            op = {"out": f"o{k}", **op}
+        wl_ops.append(op)
+    # What the gathers and the cut outputs must have written (dumped after the run).
+    expect = {"o11": [int(tw[i]) for i in (1, 1023, 5, 7)],
+              "o13": [int(tw[i]) for i in (1, 2, 3, 4)],
+              "o14": [int(tw[i]) for i in (2, 3, 4)],
+              # The last 8 words after the cut outputs, each written over the earlier ones: op 17's
+              # good[16..23] (8 of 16) at 4064; op 20's good[0] x3, good[2] x2, good[3] (6 of 10) from
+              # 4072; op 21's first bit word (all kept: ones) at 4092. (Ops 18 and 19 are checked
+              # against the TLM.)
+              "top+4064": [int(good[16]), int(good[17])] + [int(good[0])] * 3 + [int(good[2])] * 2 + [0xFFFFFFFF]}
+    run = {"name": "address-space top", "seed": 12, "workload": {"kind": "directed", "regions": regions,
+                                                                  "ops": wl_ops},
+           "timing": {"latency": [1, 15], "req_ready": 0.8, "seed": 12}, "status_ready": 0.8,
+           "dump": [["o11", 4], ["o13", 4], ["o14", 3], ["top", 8, 4064]]}
+    return run, ops, expect
+
+
+def check_top(res, runs, ops, expect):
+    r = next(r for run, r in zip(runs, res["runs"]) if run["name"] == "address-space top")
+    assert r["mismatches"] == [] and r["ops"] == len(ops)           # equal to the TLM, and no hang
+    got = [(bool(s["cmd_error"]), s["elements_in"], s["elements_out"]) for s in r["statuses"]]
+    assert got == [(e, n_in, n_out) for _, e, n_in, n_out in ops]
+    for s, (_, e, n_in, _) in zip(r["statuses"], ops):
+        assert not s["mem_error"]
+        if e and n_in == 0:                                            # rejected: no memory access
+            assert s["writes"] == 0 and not any(s["reads"].values())
+    assert r["dump"]["o11"] == expect["o11"] and r["dump"]["o13"] == expect["o13"]
+    assert r["dump"]["o14"] == expect["o14"]
+    assert r["dump"]["top+4064"] == expect["top+4064"]
+
+
 def check(res, runs):
     assert len(res["runs"]) == len(runs)
     for run, r in zip(runs, res["runs"]):
@@ -166,10 +259,12 @@ def check_directed(res, runs, expect):
 def test_scu_cocotb(sim, preset):
     cfg = SCUConfig.preset(preset)
     hs, expect = hash_state_run(cfg)
-    runs = scu_runs() + [error_run(), hs]
+    top, top_ops, top_expect = top_run()
+    runs = scu_runs() + [error_run(), hs, top]
     res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
     check(res, runs)
     check_directed(res, runs, expect)
+    check_top(res, runs, top_ops, top_expect)
     kinds = {k for r in res["runs"] for k in r["kinds"]}
     assert kinds >= {"bitmask", "data", "access", "replicate", "expand", "filter", "group"}
 

@@ -259,6 +259,97 @@ def test_command_errors_touch_nothing():
     assert m4.execute(SCUOp("data", 1, a["out"], data=a["d8"], esize=8)).cmd_error
 
 
+def test_ranges_past_the_top_of_the_address_space():
+    """docs/scu.md, "Errors": hand-derived statuses at the top of a 32-bit space.
+    Words ``t[0..1024)`` fill the last 4 KiB; ``top - 32`` is ``t[1016]``."""
+    cfg, sp, a, rng, m = setup()
+    top = 1 << 32
+    hi = top - 4096
+    t = rng.integers(0, 2**31, 1024, dtype=np.uint32)
+    sp.write(hi, t.view(np.uint8))
+    out = a["out"]
+
+    def rejected(op, why):
+        assert m.cmd_error(op) is not None and why in m.cmd_error(op)
+        before = sp.read(out, 64).copy()
+        st = m.execute(op)
+        assert (st.cmd_error, st.rejected, st.elements_in, st.elements_out, st.requests, st.mem_error) == \
+            (True, True, 0, 0, 0, False), op
+        assert np.array_equal(sp.read(out, 64), before)
+
+    # Linear input ranges: ending exactly at the top is fine, one element more is rejected.
+    st = m.execute(SCUOp("data", 8, out, data=top - 32))
+    assert not st.cmd_error and out_elems(sp, out, 8).tolist() == t[1016:].tolist()
+    rejected(SCUOp("data", 9, out, data=top - 32), "data range [0xffffffe0, 0x100000004) runs past the top")
+    rejected(SCUOp("data", 2, out, data=top - 8, esize=8), "data range")
+    assert not m.execute(SCUOp("data", 1, out, data=top - 8, esize=8)).cmd_error
+    rejected(SCUOp("bitmask", 40, out, data=top - 96, cmp="lt", ref=5), "data range")
+    rejected(SCUOp("data", 33, out, data=a["d4"], mask=top - 4), "mask range [0xfffffffc, 0x100000004)")
+    assert not m.execute(SCUOp("data", 32, out, data=a["d4"], mask=top - 4)).cmd_error   # one word: fits
+    rejected(SCUOp("access", 3, out, data=a["d4"], idx=top - 8), "idx range")
+    rejected(SCUOp("replicate", 2, out, data=a["d4"], cnt=top - 4), "cnt range")
+    rejected(SCUOp("filter", 2, out, data=a["d4"], cnt=top - 4, best=True), "cnt range")
+    rejected(SCUOp("group", 2, out, data=top - 4), "data range")
+    # A gather's data range is not linear: the descriptor alone is fine.
+    assert m.cmd_error(SCUOp("access", 3, out, data=top - 4, idx=a["idx"])) is None
+
+    # Gathers past the top, found while running: those ranges read nothing, the rest is done.
+    idx = sp.alloc("idx_top", np.array([1, 1023, 1024, 5, 2_000_000_000, 7], np.uint32))
+    st = m.execute(SCUOp("access", 6, out, data=hi, idx=idx))
+    assert (st.cmd_error, st.rejected, st.elements_in, st.elements_out) == (True, False, 6, 4)
+    assert out_elems(sp, out, 4).tolist() == [t[1], t[1023], t[5], t[7]]
+    assert st.reads["data"] == 2 and st.reads["idx"] == 1 and st.writes == 1   # t[1], t[5], t[7] share a block
+    e_idx = sp.alloc("eidx_top", np.array([1, 1020, 3, 3000], np.uint32))
+    e_cnt = sp.alloc("ecnt_top", np.array([2, 8, 2, 0], np.uint32))
+    st = m.execute(SCUOp("expand", 4, out, data=hi, idx=e_idx, cnt=e_cnt))
+    assert (st.cmd_error, st.elements_in, st.elements_out) == (True, 4, 4)
+    assert out_elems(sp, out, 4).tolist() == t[1:5].tolist()
+    # A count-0 range whose base lies past the top is empty: no error.
+    st = m.execute(SCUOp("expand", 2, out, data=hi, idx=e_idx + 12, cnt=e_cnt + 12))   # [3000] x 0
+    assert not st.cmd_error and st.elements_out == 0
+
+    # Outputs past the top: the first elements are written, the rest dropped; elements_out counts all.
+    src = sp.array("d4")
+    st = m.execute(SCUOp("data", 16, top - 32, data=a["d4"]))
+    assert (st.cmd_error, st.elements_in, st.elements_out, st.writes) == (True, 16, 16, 1)
+    assert sp.read_elems(top - 32, 8, 4).tolist() == src[:8].tolist()
+    st = m.execute(SCUOp("bitmask", 100, top - 8, data=a["d4"], cmp="ge", ref=0))
+    assert (st.cmd_error, st.elements_out) == (True, 100)
+    assert sp.read_elems(top - 8, 2, 4).tolist() == [0xFFFFFFFF] * 2
+    cnt = sp.alloc("cnt_top", np.array([3, 0, 2, 5], np.uint32))
+    st = m.execute(SCUOp("replicate", 4, top - 24, data=a["d4"], cnt=cnt))
+    assert (st.cmd_error, st.elements_out) == (True, 10)
+    assert sp.read_elems(top - 24, 6, 4).tolist() == [src[0]] * 3 + [src[2]] * 2 + [src[3]]
+    # An output ending exactly at the top is fine.
+    assert not m.execute(SCUOp("data", 8, top - 32, data=a["d4"])).cmd_error
+
+
+def test_blocks_past_a_smaller_memory_are_memory_errors():
+    """An address space smaller than the unit's (20 bits under a 32-bit port): blocks
+    past its end are answered with an error (zeros, writes not performed), as the
+    testbench memory answers them; it is no command error, and nothing raises."""
+    cfg = SCUConfig.preset("tiny")                      # 32 B blocks
+    sp = AddressSpace(addr_bits=20)
+    end = sp.size
+    d = sp.alloc("d", np.arange(64, dtype=np.uint32))
+    out = sp.alloc_empty("out", 64, np.uint32)
+    sp.write(end - 16, np.array([1, 2, 3, 4], np.uint32).view(np.uint8))
+    m = SCUModel(cfg, sp)
+    # 8 words from end - 16: 4 in the last block, 4 in the block past the end (zeros).
+    st = m.execute(SCUOp("data", 8, out, data=end - 16))
+    assert (st.mem_error, st.cmd_error, st.elements_out) == (True, False, 8)
+    assert sp.read_elems(out, 8, 4).tolist() == [1, 2, 3, 4, 0, 0, 0, 0]
+    # Gathers past the end: zeros.
+    idx = sp.alloc("idx", np.array([2, end // 4 + 100, 3], np.uint32))
+    st = m.execute(SCUOp("access", 3, out, data=d, idx=idx))
+    assert (st.mem_error, st.cmd_error) == (True, False)
+    assert sp.read_elems(out, 3, 4).tolist() == [2, 0, 3]
+    # A write that runs past the end: the block inside is written, the one past it is not.
+    st = m.execute(SCUOp("data", 4, end - 8, data=d))
+    assert (st.mem_error, st.cmd_error, st.writes) == (True, False, 2)
+    assert sp.read_elems(end - 8, 2, 4).tolist() == [0, 1]
+
+
 def test_unencodable_ops_raise():
     cfg, sp, a, rng, m = setup()
     with pytest.raises(SCUError, match="unknown SCU operation 'sort'"):

@@ -19,6 +19,17 @@ returns an :class:`SCUStatus`.
 The bitmask is optional (``mask=None``: every element). Bit vectors are packed
 little-endian: bit ``i`` is bit ``i % 32`` of 32-bit word ``i // 32``; unused
 bits of the last word are 0.
+
+Errors (docs/scu.md, "Errors"). :meth:`SCUOp.check` raises :class:`SCUError`
+only for a value the command descriptor cannot hold (a Python caller's
+nonsense: unknown operation, negative count, address wider than the port).
+Everything the RTL can be given is answered with a status, as the RTL answers
+it: a descriptor the unit rejects (misaligned address, unsupported element
+size, a linear input range past the top of the address space) gives
+``cmd_error`` with ``elements_in = 0`` and no memory access; a gathered range
+or an output that runs past the top, found while the operation runs, gives
+``cmd_error`` with ``elements_in = n``: that range reads nothing, those output
+bytes are not written, and the rest of the operation is performed.
 """
 from __future__ import annotations
 
@@ -36,7 +47,8 @@ __all__ = ["SCUOp", "SCUStatus", "SCUModel", "SCUError", "op_streams", "pack_bit
 
 
 class SCUError(ValueError):
-    """An operation that cannot even be encoded (unknown op, value out of range)."""
+    """An operation that cannot even be encoded (unknown op, value out of range).
+    Operations the unit can be given never raise: they complete with a status."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,13 @@ class SCUStatus:
     @property
     def requests(self) -> int:
         return sum(self.reads.values()) + self.writes
+
+    @property
+    def rejected(self) -> bool:
+        """The command was rejected as it arrived (``cmd_error`` with nothing done).
+        A ``cmd_error`` found while the operation ran (a gathered range or the
+        output past the top of the address space) has ``elements_in = n`` > 0."""
+        return self.cmd_error and self.elements_in == 0
 
     def key(self) -> tuple:
         """What the RTL and the TLM must agree on exactly."""
@@ -193,15 +212,23 @@ class SCUModel:
 
         Same requests as :func:`golden.fetch.fetch_reference`: a segment (the part of
         a range inside one block) whose block is one of the last ``merge_window``
-        blocks requested in the operation reuses that request."""
+        blocks requested in the operation reuses that request. A non-empty range
+        that runs past the top of the address space (``base + count * esize >
+        2**addr_width``, ``base`` not wrapped) reads nothing and sets
+        ``cmd_error``, as the fetch engine's ``error.cmd`` (or, for a gather whose
+        base itself lies past the top, the unit) reports it; the other ranges are
+        read as usual. Blocks past the end of ``space`` are answered with a
+        memory error."""
         cfg: FetchConfig = self.config.stream_fetch(stream)
         bb = cfg.block_bytes
         bases = np.asarray(bases, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         keep = counts > 0
         bases, counts = bases[keep], counts[keep]
-        if bases.size and np.any(bases + counts * esize > self.space.size):
-            raise SCUError(f"{stream}: a range crosses the top of the {self.config.addr_width}-bit address space")
+        past = bases + counts * esize > (1 << self.config.addr_width)
+        if past.any():
+            st.cmd_error = True
+            bases, counts = bases[~past], counts[~past]
         # Segments: the blocks of each range, in order.
         first = bases // bb
         last = (bases + counts * esize - 1) // bb
@@ -228,7 +255,10 @@ class SCUModel:
         pos = np.arange(int(counts.sum()), dtype=np.int64)
         eowner = np.repeat(np.arange(bases.size), counts)
         addrs = bases[eowner] + (pos - np.repeat(np.cumsum(counts) - counts, counts)) * esize
-        vals = self.space.gather_elems(addrs, esize) if addrs.size else np.zeros(0, {4: np.uint32, 8: np.uint64}[esize])
+        vals = np.zeros(addrs.size, {4: np.uint32, 8: np.uint64}[esize])
+        inside = addrs + esize <= self.space.size       # the rest lies in error blocks (zeros)
+        if inside.any():
+            vals[inside] = self.space.gather_elems(addrs[inside], esize)
         if seg_block.size:
             uniq = np.unique(seg_block)
             bad = uniq[self._err_blocks(uniq)]
@@ -247,15 +277,22 @@ class SCUModel:
         return unpack_bits(words.astype("<u4"), op.n)
 
     def _store(self, out: int, values: np.ndarray, esize: int, st: SCUStatus) -> None:
-        """Consecutive output from ``out``: one write per block touched, in order."""
+        """Consecutive output from ``out``: one write per block touched, in order.
+
+        Output elements that would lie past the top of the address space are not
+        written (the Data Store never wraps around to address 0) and set
+        ``cmd_error``; ``elements_out`` still counts them (the operation produced
+        them). Blocks past the end of ``space`` are memory errors."""
         bb = self.config.block_bytes
         dt = {4: "<u4", 8: "<u8"}[esize]
         raw = np.asarray(values).astype(dt).view(np.uint8)
+        room = (1 << self.config.addr_width) - out       # out is element aligned: a multiple of esize
+        if raw.size > room:
+            st.cmd_error = True
+            raw = raw[:room]
         if raw.size == 0:
             return
         end = out + raw.size
-        if end > self.space.size:
-            raise SCUError(f"output of {raw.size} bytes at {out:#x} crosses the top of the address space")
         blocks = np.arange(out // bb, (end - 1) // bb + 1, dtype=np.int64) * bb
         st.writes += blocks.size
         st.write_blocks.extend(blocks.tolist())
@@ -266,11 +303,14 @@ class SCUModel:
         st.mem_error = True
         addr = out + np.arange(raw.size)
         keep = ~np.isin(addr - addr % bb, bad)
-        self.space.write(out, raw, keep)
+        n = min(raw.size, max(self.space.size - out, 0))     # bytes past the space are in error blocks
+        if n:
+            self.space.write(out, raw[:n], keep[:n])
 
     # ------------------------------------------------------------------ operations
     def cmd_error(self, op: SCUOp) -> str | None:
-        """Why the unit would reject ``op`` (misalignment, unsupported size), or None."""
+        """Why the unit would reject ``op`` as it arrives (misalignment, unsupported
+        size, a linear input range past the top of the address space), or None."""
         c = self.config
         if op.esize == 8 and c.max_elem_bytes == 4:
             return "8-byte elements on a unit built for 4-byte elements"
@@ -287,10 +327,24 @@ class SCUModel:
         for s, addr in (("idx", op.idx), ("cnt", op.cnt), ("mask", op.mask)):
             if s in streams and addr % 4:
                 return f"{s} address {addr:#x} is not a multiple of 4"
+        # The linear input streams' ranges, known from the descriptor: one that runs
+        # past the top would be a fetch engine command error, so the unit rejects the
+        # command (gathered ranges and the output are checked while it runs).
+        top = 1 << c.addr_width
+        lin = [] if op.op in ("access", "expand") else [("data", op.data, op.n * op.esize)]
+        lin += [(s, getattr(op, s), 4 * (-(-op.n // 32) if s == "mask" else op.n))
+                for s in ("idx", "cnt", "mask") if s in streams]
+        for s, base, nbytes in lin:
+            if base + nbytes > top:
+                return (f"{s} range [{base:#x}, {base + nbytes:#x}) runs past the top of the "
+                        f"{c.addr_width}-bit address space")
         return None
 
     def execute(self, op: SCUOp) -> SCUStatus:
-        """Perform ``op``: read its inputs, write its output, return the status."""
+        """Perform ``op``: read its inputs, write its output, return the status.
+        Raises :class:`SCUError` only when ``op`` cannot be encoded
+        (:meth:`SCUOp.check`); every error of an encodable operation is in the
+        status (module docstring)."""
         op.check(self.config)
         st = SCUStatus()
         if self.cmd_error(op) is not None:
@@ -316,7 +370,7 @@ class SCUModel:
             idx = self._linear("idx", op.idx, n, 4, st).astype(np.int64)[bits]
             cnt = (self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)[bits] if kind == "expand"
                    else np.ones(idx.size, np.int64))
-            bases = (op.data + idx * es) % aw
+            bases = op.data + idx * es          # not wrapped: past the top is an error
             vals = self._read_ranges("data", bases, cnt, es, st)
             st.elements_out = vals.size
             self._store(op.out, vals, es, st)

@@ -22,8 +22,13 @@ Pipeline::
 
 Every command completes with one status: elements in and out, cycles, memory
 requests per stream and writes, and the error flags. A command the unit cannot
-perform (misaligned address, unsupported element size, unknown operation)
-completes at once with ``cmd_error`` and touches no memory.
+perform (misaligned address, unsupported element size, unknown operation, a
+linear input range past the top of the address space) completes at once with
+``cmd_error`` and touches no memory. A gathered range or an output that runs
+past the top, found while the operation runs, sets ``cmd_error`` too: that range
+reads nothing (a fetch engine's ``error.cmd``, or the gather is not issued when
+its base itself lies past the top), those output elements are not written, and
+the operation goes on (docs/scu.md, "Errors").
 """
 from amaranth import *
 from amaranth.lib import data, enum, stream, wiring
@@ -35,7 +40,7 @@ from golden.scu import CMP_CODES, OP_CODES, STREAMS, SCUConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
-from ..mem.writer import SequentialWriter
+from ..mem.writer import SequentialWriter, WriterBeat
 from .hashes import FilterUnit, GroupUnit
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -149,6 +154,19 @@ class SCU(wiring.Component):
         c_bitout4 = cop["bitmask"] | cop["filter"] | cop["group"]
         c_uses_idx = cop["access"] | cop["expand"]
         c_uses_cnt = cop["replicate"] | cop["expand"] | (cop["filter"] & c.best)
+        # The linear input streams' ranges must end at or below the top of the address
+        # space (the fetch engines' rule, hw/fetch/engine.py): checked here, so that a
+        # stream never ends early while the others go on (the joiner would wait).
+        top = 1 << AW
+        c_end = {name: Signal(AW + CW + 4, name=f"cmd_end_{name}") for name in STREAMS}
+        m.d.comb += [
+            c_end["data"].eq(c.data + Mux(c.esize8, c.n << 3, c.n << 2)),
+            c_end["idx"].eq(c.idx + (c.n << 2)),
+            c_end["cnt"].eq(c.cnt + (c.n << 2)),
+            c_end["mask"].eq(c.mask + (((c.n + 31) >> 5) << 2)),
+        ]
+        c_past = ((~c_uses_idx & (c_end["data"] > top)) | (c_uses_idx & (c_end["idx"] > top)) |
+                  (c_uses_cnt & (c_end["cnt"] > top)) | (c.use_mask & (c_end["mask"] > top)))
         cmd_bad = Signal()
         m.d.comb += cmd_bad.eq(
             (c.op > max(OP.values())) | (cop["bitmask"] & (c.cmp > max(CMP.values()))) |
@@ -156,7 +174,8 @@ class SCU(wiring.Component):
             (cop["group"] & c.use_mask) |
             Mux(c.esize8, c.data[:3] != 0, c.data[:2] != 0) |
             Mux(c_bitout4 | ~c.esize8, c.out[:2] != 0, c.out[:3] != 0) |
-            (c_uses_idx & (c.idx[:2] != 0)) | (c_uses_cnt & (c.cnt[:2] != 0)) | (c.use_mask & (c.mask[:2] != 0)))
+            (c_uses_idx & (c.idx[:2] != 0)) | (c_uses_cnt & (c.cnt[:2] != 0)) | (c.use_mask & (c.mask[:2] != 0)) |
+            c_past)
 
         # ---------------------------------------------------------------- counters and status
         cycles = Signal(32)
@@ -164,7 +183,8 @@ class SCU(wiring.Component):
         writes = Signal(32)
         out_count = Signal(CW)
         mem_err = Signal()
-        cmd_err = Signal()
+        cmd_err = Signal()                   # rejected as it arrived
+        rng_err = Signal()                   # a range past the top found while running
         st = self.status
         m.d.comb += [
             st.valid.eq(state == _State.STATUS),
@@ -173,9 +193,9 @@ class SCU(wiring.Component):
             st.p.cycles.eq(cycles),
             st.p.writes.eq(writes),
             # The Data Store's flag belongs to the last operation that started it: a
-            # command error (which never starts it) reports no memory error.
+            # rejected command (which never starts it) reports no memory error.
             st.p.mem_error.eq(~cmd_err & (mem_err | store.error)),
-            st.p.cmd_error.eq(cmd_err),
+            st.p.cmd_error.eq(cmd_err | rng_err),
         ]
         for k in range(len(STREAMS)):
             m.d.comb += st.p.reads[k].eq(reads[k])
@@ -194,7 +214,7 @@ class SCU(wiring.Component):
         with m.Switch(state):
             with m.Case(_State.IDLE):
                 with m.If(self.cmd.valid):
-                    m.d.sync += [r.eq(c), cmd_err.eq(cmd_bad), mem_err.eq(0), out_count.eq(0),
+                    m.d.sync += [r.eq(c), cmd_err.eq(cmd_bad), rng_err.eq(0), mem_err.eq(0), out_count.eq(0),
                                  cycles.eq(1), writes.eq(0)] + [x.eq(0) for x in reads]
                     with m.If(cmd_bad):
                         m.d.sync += state.eq(_State.STATUS)
@@ -273,6 +293,8 @@ class SCU(wiring.Component):
                 m.d.sync += mlast.eq(1)
                 with m.If(M.p.error.mem):
                     m.d.sync += mem_err.eq(1)
+                with m.If(M.p.error.cmd):
+                    m.d.sync += rng_err.eq(1)
         with m.Else():
             m.d.sync += [mbuf.eq(after), mcnt.eq(after_cnt)]
         with m.If(state == _State.START):
@@ -283,6 +305,7 @@ class SCU(wiring.Component):
         P_n = Mux(gather, I.p.n, D.p.n)
         P_last = Mux(gather, I.p.last, D.p.last)
         P_err = Mux(gather, I.p.error.mem, D.p.error.mem)
+        P_cerr = Mux(gather, I.p.error.cmd, D.p.error.cmd)
         bits_ok = ~r.use_mask | (mcnt >= P_n)
         inputs_ok = Signal()
         m.d.comb += inputs_ok.eq((state == _State.RUN) & P_valid & (~need_c | Cn.valid) & bits_ok)
@@ -304,15 +327,35 @@ class SCU(wiring.Component):
             m.d.sync += inputs_done.eq(1)
             with m.If(P_err | (need_c & Cn.p.error.mem)):
                 m.d.sync += mem_err.eq(1)
+            # The linear ranges are checked when the command arrives; an engine's
+            # command error is reported all the same.
+            with m.If(P_cerr | (need_c & Cn.p.error.cmd)):
+                m.d.sync += rng_err.eq(1)
         with m.If(state == _State.START):
             m.d.sync += inputs_done.eq(0)
 
         # ---------------------------------------------------------------- writer input mux
-        wi = store.i
+        # ``wi``: what the operation produces; the Data Store gets it with the elements
+        # that would lie past the top of the address space cut off (the writer would
+        # wrap around to address 0): those are dropped and the status has cmd_error.
+        wi = stream.Signature(WriterBeat(W, LB)).flip().create()
         wfire = Signal()
         m.d.comb += [wi.p.e8.eq(e8 & ~bitout & ~is_["group"]), wfire.eq(wi.valid & wi.ready)]
         with m.If(wfire & ~bitout):
             m.d.sync += out_count.eq(out_count + wi.p.n)
+        wpos = Signal(AW + 1)                # the next output byte's address (<= top)
+        room = Signal(AW + 1)                # output elements that still fit below the top
+        fit = Signal(range(W + 1))
+        m.d.comb += [
+            room.eq(Mux(wi.p.e8, (top - wpos) >> 3, (top - wpos) >> 2)),
+            fit.eq(Mux(room < wi.p.n, room, wi.p.n)),
+            store.i.valid.eq(wi.valid), wi.ready.eq(store.i.ready),
+            store.i.p.data.eq(wi.p.data), store.i.p.e8.eq(wi.p.e8), store.i.p.n.eq(fit),
+        ]
+        with m.If(wfire):
+            m.d.sync += wpos.eq(wpos + Mux(wi.p.e8, fit << 3, fit << 2))
+            with m.If(fit != wi.p.n):
+                m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- bit packer
         pk = Signal(32 + W)
@@ -338,7 +381,7 @@ class SCU(wiring.Component):
             m.d.comb += pk_mask[k].eq(k < pk_k)
         m.d.sync += [pk.eq(pk_base | ((pk_in & pk_mask) << pk_base_cnt)), pk_cnt.eq(pk_base_cnt + pk_k)]
         with m.If(state == _State.START):
-            m.d.sync += [pk.eq(0), pk_cnt.eq(0)]
+            m.d.sync += [pk.eq(0), pk_cnt.eq(0), wpos.eq(r.out)]
 
         # ---------------------------------------------------------------- whole-beat ops
         # Bitmask constructor (§3.2.4).
@@ -421,12 +464,18 @@ class SCU(wiring.Component):
             m.d.sync += [serial_done.eq(0), hv.eq(0)]
 
         # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
+        # A range whose base data + idx * esize lies at or past the top of the address
+        # space is not issued (its base would wrap around) and sets rng_err; one that
+        # starts below the top and runs past it is the data engine's command error.
         esh = Mux(e8, 3, 2)
         closing_sent = Signal()
         m.d.comb += gcmd.esize8.eq(e8)
         running = state == _State.RUN
+        g_base = Signal(AW + 36)
+        g_over = Signal()
+        m.d.comb += [g_base.eq(r.data + (hi_[lane] << esh)), g_over.eq(g_base >= top)]
         with m.If(hv & (hpend != 0)):
-            m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data + (hi_[lane] << esh)),
+            m.d.comb += [gcmd_valid.eq(gather & running & ~g_over), gcmd.base.eq(g_base[:AW]),
                          gcmd.count.eq(Mux(is_["expand"], hc[lane], 1)), gcmd.last.eq(0)]
         with m.Elif(serial_done & ~closing_sent):
             m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data), gcmd.count.eq(0),
@@ -445,6 +494,8 @@ class SCU(wiring.Component):
                 m.d.sync += gdata_done.eq(1)
                 with m.If(D.p.error.mem):
                     m.d.sync += mem_err.eq(1)
+                with m.If(D.p.error.cmd):
+                    m.d.sync += rng_err.eq(1)
         with m.If(state == _State.START):
             m.d.sync += gdata_done.eq(0)
 
@@ -503,9 +554,14 @@ class SCU(wiring.Component):
             m.d.sync += flush_sent.eq(0)
         m.d.comb += grp_flushed.eq(flush_sent & ~grp.busy)
 
-        # Gathers: a lane is done when its range command is taken.
+        # Gathers: a lane is done when its range command is taken, or at once when its
+        # base lies past the top (not issued).
+        g_skip = Signal()
+        m.d.comb += g_skip.eq(gather & running & hv & (hpend != 0) & g_over)
+        with m.If(g_skip):
+            m.d.sync += rng_err.eq(1)
         with m.If(gather):
-            m.d.comb += lane_done.eq(gcmd_fire & hv & (hpend != 0))
+            m.d.comb += lane_done.eq((gcmd_fire & hv & (hpend != 0)) | g_skip)
 
         # ---------------------------------------------------------------- downstream readiness
         with m.If(is_["bitmask"]):

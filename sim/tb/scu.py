@@ -5,8 +5,10 @@ Case: ``{"config": SCUConfig params, "runs": [{"name", "workload", "timing",
 "cmd_pause", "status_ready", "seed", "error_regions", "dump"}]}``.
 ``error_regions`` (``[[glob, lo, hi], ...]``, sim.scu.resolve_error_regions)
 adds byte ranges of the workload's named regions to the timing's
-``error_ranges``; ``dump`` (``[[region, count], ...]``) returns the first
-``count`` 4-byte elements of those regions as the RTL left them. Result: one
+``error_ranges``; ``dump`` (``[[region, count], ...]`` or ``[[region, count,
+offset], ...]``) returns ``count`` 4-byte elements of those regions from byte
+``offset`` (default 0) as the RTL left them, keyed by the region's name (with
+``+offset`` when given). Result: one
 entry per run with the mismatches found (empty when the RTL agrees), cycles and
 counters.
 """
@@ -51,7 +53,8 @@ async def scu_cases(dut):
             "expected_ops": len(h.expected), "statuses": [s.as_dict() for s in h.statuses],
             "kinds": [getattr(op, "op", "raw") for op in h.ops], "esizes": [getattr(op, "esize", 4) for op in h.ops],
             "memory": h.model.stats.as_dict(),
-            "dump": {name: space.read_elems(space.region(name).base, count, 4).tolist()
-                     for name, count in run.get("dump", [])},
+            "dump": {d[0] + (f"+{d[2]}" if len(d) > 2 else ""):
+                     space.read_elems(space.region(d[0]).base + (d[2] if len(d) > 2 else 0), d[1], 4).tolist()
+                     for d in run.get("dump", [])},
         })
     save_result({"runs": results})
