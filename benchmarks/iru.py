@@ -17,12 +17,16 @@
     (elements per IRU cycle) against the rate at which the baseline's kernel
     consumes the same elements, the baseline's atomic and L2 rates, and the
     GPU-wide atomic (L2) throughput limit at which the IRU mode would break even
-    (the analytic GPU model has none: ``golden/gpu/machine.py``).
+    (the analytic GPU model has none: ``golden/gpu/machine.py``): each kernel's
+    busy time becomes at least its atomic lanes (L2 accesses) / limit, and the
+    IRU mode is faster below the break-even limit ("-": not even at 1e-4 per
+    cycle; "any": faster without a limit).
 
 Usage: python benchmarks/iru.py [--part a|b|ab] [--sim verilator] [--jobs 2] [--json FILE]
 """
 import argparse
 import json
+import math
 import platform
 import sys
 import time
@@ -158,16 +162,32 @@ def limited_cycles(kernels: list, what: str, rate: float) -> float:
 
 def break_even(rec: dict, what: str) -> float | None:
     """The ``what`` throughput limit (per cycle) below which the IRU mode is faster
-    than the baseline; None if it never is (the IRU mode has at least as many)."""
+    than the baseline (:func:`limited_cycles` of the IRU mode's kernels below the
+    baseline's), found by bisection between 1e-4 and 1e4 per cycle; None if the
+    IRU mode is not faster even at 1e-4 (it has at least as many), ``math.inf``
+    if it is faster even at 1e4 (faster without any limit)."""
     def gain(rate):
         return limited_cycles(rec["kernels_base"], what, rate) - limited_cycles(rec["kernels_iru"], what, rate)
     lo, hi = 1e-4, 1e4
-    if gain(lo) <= 0 or gain(hi) >= 0:
+    if gain(lo) <= 0:
         return None
+    if gain(hi) > 0:
+        return math.inf
     for _ in range(100):
         mid = (lo * hi) ** 0.5
         lo, hi = (mid, hi) if gain(mid) > 0 else (lo, mid)
     return (lo * hi) ** 0.5
+
+
+def _rate(x: float | None, digits: int):
+    """A break-even limit in table (c): "-" never faster, "any" faster without a
+    limit; ``digits`` decimals, two significant digits for a limit that would
+    round to 0."""
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "any"
+    return round(x, digits) or float(f"{x:.2g}")
 
 
 def part_b(args, t0):
@@ -200,7 +220,7 @@ def part_b(args, t0):
                      round(r["iru_cycles"] / r["iru_ops"]), round(r["elements"] / r["iru_cycles"], 2),
                      k["name"], round(r["elements"] / k["cycles"], 1), f"{1 - k['busy'] / k['cycles']:.0%}",
                      round(k["atomics"] / k["cycles"], 1), round(k["l2"] / k["cycles"], 1),
-                     "-" if be_a is None else round(be_a, 2), "-" if be_l2 is None else round(be_l2, 1)])
+                     _rate(be_a, 2), _rate(be_l2, 1)])
     print()
     print(format_table(["graph", "algo", "IRU ops", "elements/op", "IRU cycles/op", "IRU elements/cycle",
                         "baseline kernel", "its elements/cycle", "its launch+latency share", "its atomic lanes/cycle",

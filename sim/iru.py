@@ -8,10 +8,12 @@ What must hold between the RTL and the TLM (docs/iru.md, "What must hold"):
 :func:`golden.iru.check_result` on every RTL result (replies, conservation,
 positions, filter/merge results, full replies, no early timeout), the same
 per-index minima and float sums (within the documented tolerance) as the TLM,
-the status counters equal to the replies, the memory-error flag equal to the
-TLM's, the timeout bound (:func:`golden.iru.checks.timeout_violations`: the
-repliers never sit idle past the timeout while requests wait and a partition
-holds enough data; runs with ``monitor``), and an average number of distinct
+the status counters equal to the replies, the memory- and command-error flags
+equal to the TLM's (a command error, an array past the top of the address
+space, must also be the operation's: ``check_result``), the timeout bound
+(:func:`golden.iru.checks.timeout_violations`: the repliers never sit idle
+past the timeout while requests wait and a partition holds enough data; runs
+with ``monitor``), and an average number of distinct
 key blocks per full reply within 10 % of the TLM's on the same input and
 request policy.
 """
@@ -266,7 +268,7 @@ class IRUHarness:
         kinds = {k: item["kinds"][i] for i, k in enumerate(REPLY_KINDS)}
         st = IRUStatus(n=item["n"], live=item["live"], disabled=item["disabled"], replies=item["replies"],
                        kinds=kinds, forwarded=item["forwarded"], ring=item["ring"], cycles=item["cycles"],
-                       mem_error=bool(item["mem_error"]))
+                       mem_error=bool(item["mem_error"]), cmd_error=bool(item["cmd_error"]))
         self.statuses.append(item)
         self.offers.append(cur["offers"])
         res = IRUResult(cur["op"], cur["replies"], st, measured=True)
@@ -294,6 +296,8 @@ class IRUHarness:
                 tlm = self.expected[k]
                 if st.mem_error != tlm.status.mem_error:
                     out.append(f"{name}: mem_error {st.mem_error}, the TLM says {tlm.status.mem_error}")
+                if st.cmd_error != tlm.status.cmd_error:
+                    out.append(f"{name}: cmd_error {st.cmd_error}, the TLM says {tlm.status.cmd_error}")
                 out += [f"{name}: {p}" for p in compare_aggregates(op.op, res, tlm, idx_in, sec_in)]
         return out
 
@@ -329,6 +333,8 @@ def make_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IRU
     or clustered (runs of nearby indices)."""
     if spec.get("kind") == "graph":
         return graph_workload(config, spec)
+    if spec.get("kind") == "ops":
+        return ops_workload(config, spec)
     if spec.get("kind") == "block":
         # ``n`` indices cycling through one key block (timing probes).
         space = AddressSpace(addr_bits=config.addr_width)
@@ -373,6 +379,33 @@ def make_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IRU
         target = r.choice([0x100000, 0x100040, 0x200004])
         esize = r.choice([4, 4, 8])
         ops.append(IRUOp(n, ib, sb, kind, target=target, esize=esize))
+    return space, ops
+
+
+def ops_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IRUOp]]:
+    """Operations at given addresses (``{"kind": "ops", "seed", "ops": [{"n", "idx",
+    "sec", "op", "target", "esize"}]}``; ``sec`` may be None): random indices below
+    ``id_range`` (default 400) and secondary values are written to the words of each
+    array that lie in the address space (an array may run past its top: a command
+    error, docs/iru.md)."""
+    rng = np.random.default_rng(spec.get("seed", 0))
+    space = AddressSpace(addr_bits=config.addr_width)
+    top = 1 << config.addr_width
+    ops = []
+    for d in spec["ops"]:
+        n, kind = int(d["n"]), d.get("op", "none")
+        op = IRUOp(n, int(d["idx"]), None if d.get("sec") is None else int(d["sec"]), kind,
+                   target=int(d.get("target", 0x100000)), esize=int(d.get("esize", 4)))
+        op.check(config)
+        idx = rng.integers(0, spec.get("id_range", 400), n).astype(np.uint32)
+        sec = f32_bits(rng.random(n) * 100 + 1e-3) if kind == "fadd" else \
+            rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        for base, vals in ((op.idx, idx), (op.sec, sec)):
+            if base is not None:
+                k = max(0, min(n, (top - base) // 4))
+                if k:
+                    space.write(base, vals[:k].view(np.uint8))
+        ops.append(op)
     return space, ops
 
 
@@ -455,7 +488,8 @@ def _iru_rows(rtl: dict, tlm: dict) -> list:
 
 
 register_cosim(CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
-                         _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True}))
+                         _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True},
+                         model_at_testbench_latency=True))
 
 
 # ---------------------------------------------------------------------- demo

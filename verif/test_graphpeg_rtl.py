@@ -156,6 +156,40 @@ def test_graphpeg_cosim_cli():
     assert "matches reference" in p.stdout and "MISMATCH" not in p.stdout
 
 
+# Runs that hand out no edge at all: the RTL's kernels hand out nothing, as the TLM's.
+@pytest.mark.parametrize("edges, args, sim", [
+    ("", ["--vertices", "3", "--algo", "bfs", "--source", "1"], "verilator"),              # edgeless graph
+    ("0 1\n", ["--vertices", "3", "--algo", "bfs", "--source", "2"], "icarus"),            # source of out-degree 0
+    ("0 1\n1 2\n", ["--algo", "sssp", "--source", "2"], "verilator"),                     # SSSP, out-degree 0
+    (None, ["--algo", "sssp"], "verilator"),                                               # grid:1x1: no edge
+], ids=["edgeless-bfs", "outdeg0-bfs-icarus", "outdeg0-sssp", "grid1x1-sssp"])
+def test_graphpeg_cosim_without_edges(edges, args, sim, tmp_path):
+    if edges is None:
+        graph = "grid:1x1"
+    else:
+        graph = str(tmp_path / "g.el")
+        (tmp_path / "g.el").write_text(edges)
+    p = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "graphpeg", "--graph", graph, *args,
+                        "--sim", sim], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "matches reference" in p.stdout and "MISMATCH" not in p.stdout, p.stdout
+    assert "/ 0 = " in p.stdout or "/ 0 vs " in p.stdout, p.stdout        # no items handed out, RTL and TLM
+
+
+def test_graphpeg_cosim_check_flags_disagreements():
+    from sim.graphpeg import _cosim_check
+
+    def run(kernels, items, order_independent=True):
+        return {"kernels": kernels, "items": items, "order_independent": order_independent}
+    assert _cosim_check(run(1, 0), run(1, 0)) == []                     # nothing handed out by either
+    assert _cosim_check(run(2, 0, False), run(2, 0, False)) == []
+    assert _cosim_check(run(3, 40, False), run(4, 37, False)) == []     # SSSP: the pop order differs
+    assert _cosim_check(run(0, 0, False), run(2, 5, False)) == ["the RTL ran 0 kernels, the TLM run 2"]
+    assert _cosim_check(run(2, 0, False), run(2, 5, False)) == ["the RTL handed out 0 items, the TLM run 5"]
+    assert _cosim_check(run(2, 5, False), run(2, 0, False)) == ["the RTL handed out 5 items, the TLM run 0"]
+    assert _cosim_check(run(3, 40), run(3, 41)) == ["RTL handed out 40 items in 3 kernels, the TLM run 41 in 3"]
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"alwt_entries": 65}, "the RTL's ALWT has at most 64 entries, not 65"),
     ({"edge_buffer_bytes": 3 * 512}, r"the RTL's edge buffer holds a power of two of edges, not 96 "

@@ -204,6 +204,23 @@ def test_ef_decision_rule():
     assert ef_decision([100, 50], 1) == (0, 1, 25)
     assert ef_decision([5, 9, 9, 1, 1], 4) == (1, 3, 4)       # ties: the lowest SM numbers
     assert ef_decision([7, 7, 7], 0) is None
+    assert ef_decision([7], 4) is None                        # one SM: nothing to balance
+    assert ef_decision(iter([40, 0]), 31) == (0, 1, 20)       # 40 >> 31 = 0
+
+
+@pytest.mark.parametrize("efs, shift, message", [
+    ([], 4, "ef_decision: efs is empty (it needs one R_EFS value per SM)"),
+    ([10, 2], -1, "ef_decision: shift must be an integer in [0, 31], not -1"),
+    ([10, 2], 32, "ef_decision: shift must be an integer in [0, 31], not 32"),
+    ([10, 2], 1.5, "ef_decision: shift must be an integer in [0, 31], not 1.5"),
+    ([10, -3], 4, "ef_decision: R_EFS of SM 1 must be a non-negative integer, not -3"),
+    ([10, 2.5], 4, "ef_decision: R_EFS of SM 1 must be a non-negative integer, not 2.5"),
+    (None, 4, "ef_decision: efs must be a sequence of R_EFS values (one per SM), not None"),
+])
+def test_ef_decision_rejects_bad_input(efs, shift, message):
+    with pytest.raises(GraphPEGError) as e:
+        ef_decision(efs, shift)
+    assert str(e.value) == message
 
 
 @pytest.mark.parametrize("other, moves", [(D, False), (E, True)])

@@ -18,11 +18,13 @@ frontier check the reply quality (distinct key blocks per full reply) within
 10 % of the TLM's; calibration runs (input that leaves the hash room, warps
 asking once it is all in, fixed latency 1 and 150 cycles) check that the TLM's
 time until all input is in the hashes is within FLUSH_TOLERANCE cycles of the
-RTL's. Both simulators run
-P = 1 (``small`` with one partition), P = 2 (``small``; Verilator with twice
-the operations and larger inputs, the build RTL in the loop uses), P = 4
-(``small4``) and ``tiny`` (P = 2, warps of 8); GRAPHUNITS_TEST_SCALE repeats the
-random runs with other seeds.
+RTL's; a directed run puts index and secondary arrays past the top of the
+address space (command errors: every lane disabled, status = TLM) between
+ordinary operations and one that ends exactly at the top. Both simulators run
+P = 1 (``small`` with one partition), P = 2 (``tiny``: warps of 8) and P = 4
+(``small4``); Verilator also runs ``small``
+(P = 2, warps of 32, twice the operations and larger inputs: the build RTL in
+the loop uses); GRAPHUNITS_TEST_SCALE repeats the random runs with other seeds.
 """
 import subprocess
 import sys
@@ -39,7 +41,7 @@ from conftest import SCALE
 
 GRAPH = "kron:scale=10,edgefactor=8,seed=1"
 #: The TLM's time until all input is in the hashes may differ from the RTL's by this
-#: many cycles on the calibration runs (docs/iru.md, "What must hold" 8).
+#: many cycles on the calibration runs (docs/iru.md, "What must hold" 9).
 FLUSH_TOLERANCE = 5
 
 
@@ -65,6 +67,10 @@ def iru_runs(cfg: IRUConfig, *, max_n: int, ops: int, serial_n: list, quality_n:
         {"name": "memory errors", "seed": 5, "workload": {"seed": 5, "ops": 4, "max_n": max_n},
          "policy": {"resident": 16}, "timing": {"latency": [1, 20], "seed": 5, "error_ranges": [[0x1000, 0x1400]]}},
     ]
+    runs.append({"name": "arrays past the top of the address space", "seed": 11, "past_top": True,
+                 "workload": {"kind": "ops", "seed": 11, "ops": past_top_ops(cfg)},
+                 "policy": {"resident": 8, "think": 5}, "jitter": {"gap": 20, "seed": 11},
+                 "timing": {"latency": [1, 30], "seed": 11, "req_ready": 0.8}, "reply_ready": 0.7})
     for op in ("none", "fadd"):
         runs.append({"name": f"quality, edge frontier, {op}", "seed": 7, "quality": True,
                      "workload": {"kind": "graph", "graph": GRAPH, "n": quality_n, "op": op, "seed": 1},
@@ -85,6 +91,23 @@ def iru_runs(cfg: IRUConfig, *, max_n: int, ops: int, serial_n: list, quality_n:
     for run in runs:
         run["monitor"] = True           # held/tokens/flush every cycle: the timeout bound, the flush cycles
     return runs
+
+
+def past_top_ops(cfg: IRUConfig) -> list[dict]:
+    """Operations around the top of the address space, before and after ordinary
+    ones; PAST_TOP says which are command errors (an array's last word past the top)."""
+    top, E = 1 << cfg.addr_width, cfg.entry_size
+    return [
+        {"n": 3 * E + 5, "idx": 0x10000, "sec": 0x20000, "op": "min"},
+        {"n": 2 * E + 3, "idx": top - 4 * 2 * E, "sec": None, "op": "none"},        # indices: 3 words past
+        {"n": E + 5, "idx": 0x30000, "sec": top - 4 * E, "op": "fadd"},             # secondary: 5 words past
+        {"n": E + 7, "idx": top - 4 * (E + 7), "sec": 0x40000, "op": "min"},        # ends exactly at the top
+        {"n": 2, "idx": top - 4, "sec": None, "op": "none"},                        # 1 word past
+        {"n": 3 * E, "idx": 0x50000, "sec": None, "op": "none"},
+    ]
+
+
+PAST_TOP = [False, True, True, False, True, False]
 
 
 def check(res: dict, runs: list[dict], cfg: IRUConfig) -> None:
@@ -109,6 +132,19 @@ def check(res: dict, runs: list[dict], cfg: IRUConfig) -> None:
                     f"{run['name']}, n={n}: all input in the hashes after {rtl} cycles on the RTL, {tlm} on the TLM"
         if run["name"] == "memory errors":
             assert any(st["mem_error"] for st in r["statuses"]) and r["statuses"][0]["n"] == 0
+        if run.get("past_top"):
+            # Every operation completed (no hang, the later ones as usual); the
+            # command errors answered every lane disabled, as the TLM did.
+            assert [bool(st["cmd_error"]) for st in r["statuses"]] == PAST_TOP
+            assert [bool(st["cmd_error"]) for st in r["tlm"]] == PAST_TOP
+            for st, bad in zip(r["statuses"], PAST_TOP):
+                warps = -(-st["n"] // cfg.entry_size)
+                assert not st["mem_error"]
+                if bad:
+                    assert st["live"] == 0 and st["disabled"] == st["n"] and st["replies"] == warps
+                    assert st["kinds"]["disabled"] == warps and st["ring"] == 0
+                else:
+                    assert st["live"] > 0 and st["live"] + st["disabled"] == st["n"]
     # Every way of answering happened somewhere in the run set.
     assert kinds == {"entry", "disabled", "timeout", "flush", "final"}, kinds
     assert (forwarded > 0) == (cfg.partitions > 1)

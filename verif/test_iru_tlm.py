@@ -1,8 +1,9 @@
 """The IRU's golden side: configuration, the binary32 adder against numpy, the hash
 and the prefetcher's interleave against hand-computed values, the cycle-level
 model on hand-made inputs (one block, duplicates under min/fadd, disabled warps,
-the timeout) and on random inputs (every rule of golden.iru.checks), the checker
-against broken results, the timeout bound against made-up late replies and on
+the timeout, arrays past the top of the address space: command errors) and on
+random inputs (every rule of golden.iru.checks), the checker against broken
+results, the timeout bound against made-up late replies and on
 the model's own runs, and BFS/SSSP/PR in ``iru`` mode against scipy/networkx."""
 import dataclasses
 
@@ -282,6 +283,69 @@ def test_memory_errors_read_as_zeros():
     assert live.all() and set(idx[pos < 8].tolist()) == {0} and set(idx[pos >= 8].tolist()) == set(range(9, 65))
 
 
+@pytest.mark.parametrize("preset", ["small", "small4", "tiny"])
+def test_arrays_past_the_top_are_command_errors(preset):
+    """An index or secondary array whose last words lie past 2**32 reads nothing:
+    cmd_error, every warp answered with disabled lanes; an array that ends exactly
+    at the top is read as usual, and the model runs the next operation normally."""
+    cfg = IRUConfig.preset(preset)
+    E, top = cfg.entry_size, 1 << 32
+    space = AddressSpace()
+    space.write(top - 4 * 40, np.arange(100, 140, dtype=np.uint32).view(np.uint8))     # the last 40 words
+    low = space.alloc("low", np.arange(64, dtype=np.uint32), align=64)
+    m = IRUModel(cfg, space, latency=5)
+    cases = [  # (op, command error?)
+        (IRUOp(43, top - 4 * 40), True),                        # 3 words past the top
+        (IRUOp(2, top - 4), True),                              # 1 word past
+        (IRUOp(41, low, top - 4 * 40, "min"), True),            # the secondary array: 1 word past
+        (IRUOp(40, top - 4 * 40), False),                       # ends exactly at the top
+        (IRUOp(40, low, top - 4 * 40, "min"), False),
+        (IRUOp(64, low), False),
+    ]
+    for op, bad in cases:
+        res = m.execute(op, RequestPolicy(resident=4, think=3), trace=True)
+        st = res.status
+        warps = -(-op.n // E)
+        assert st.cmd_error == bad and not st.mem_error, (op, st)
+        idx_in, sec_in = m.inputs(op)
+        assert check_result(cfg, idx_in, sec_in, res) == []
+        assert timeout_violations(cfg, res.replies, res.trace) == []
+        assert st.replies == len(res.replies) == warps
+        if bad:
+            assert st.live == 0 and st.disabled == op.n and st.kinds["disabled"] == warps and st.ring == 0
+            assert all(r.kind == "disabled" and r.idx.size == 0 for r in res.replies)
+        else:
+            assert st.live + st.disabled == op.n and st.live > 0
+    # The array that ends at the top: its words, in full.
+    idx, _, pos, live = m.execute(IRUOp(40, top - 4 * 40)).layout(E)
+    assert live.all() and sorted(idx.tolist()) == list(range(100, 140)) and np.array_equal(idx, 100 + pos)
+
+
+def test_checker_requires_cmd_error_exactly_for_arrays_past_the_top():
+    cfg = IRUConfig.preset("small")
+    top = 1 << 32
+    space = AddressSpace()
+    space.write(top - 64, np.arange(16, dtype=np.uint32).view(np.uint8))
+    m = IRUModel(cfg, space, latency=5)
+    bad_op, good_op = IRUOp(40, top - 64), IRUOp(16, top - 64)
+    assert bad_op.past_top(cfg) == ["idx"] and good_op.past_top(cfg) == []
+    assert IRUOp(4, 0x1000, top - 8).past_top(cfg) == ["sec"]
+    bad, good = m.execute(bad_op), m.execute(good_op)
+    zeros = np.zeros(40, np.int64), np.zeros(40, np.uint32)
+    # The flag cleared on the command error, set on a good operation: both flagged.
+    res = dataclasses.replace(bad, status=dataclasses.replace(bad.status, cmd_error=False))
+    assert any("cmd_error False, but array idx runs past the top" in p for p in check_result(cfg, *zeros, res))
+    res = dataclasses.replace(good, status=dataclasses.replace(good.status, cmd_error=True))
+    idx_in, sec_in = m.inputs(good_op)
+    assert any("cmd_error True, but no array runs past" in p for p in check_result(cfg, idx_in, sec_in, res))
+    # A live lane in a command error.
+    rs = [dataclasses.replace(r) for r in bad.replies]
+    rs[0] = dataclasses.replace(rs[0], kind="final", idx=np.array([7]), sec=np.array([0], np.uint32),
+                                pos=np.array([0]), disabled=rs[0].disabled - 1)
+    probs = check_result(cfg, *zeros, dataclasses.replace(bad, replies=rs))
+    assert any("a final reply with 1 live lanes in an operation that is a command error" in p for p in probs)
+
+
 @pytest.mark.parametrize("op, message", [
     (IRUOp(4, 0x1002), "address idx=0x1002 is not a multiple of 4"),
     (IRUOp(4, 0x1000, op="min"), "filter operation 'min' needs a secondary array"),
@@ -397,3 +461,116 @@ def test_algorithm_errors():
         run_algorithm(g2, "sssp", "iru", iru="small")
     with pytest.raises(ConfigError, match="IRUConfig has no preset 'huge'"):
         run_algorithm(g, "bfs", "iru", iru="huge")
+
+
+def test_algorithm_stops_on_a_command_error():
+    """A backend whose unit reports a command error (it read nothing, every lane
+    disabled) stops the algorithm with a clear error instead of a silently wrong
+    BFS."""
+    from golden.iru.algorithms import TLMBackend
+
+    class PastTop(TLMBackend):
+        name = "past-top"
+
+        def execute(self, op, policy):       # the same indices, placed so that they run past the top
+            top = 1 << self.config.addr_width
+            return self.model.execute(dataclasses.replace(op, idx=top - 4 * max(op.n - 1, 1)), policy)
+
+    g = load_graph("grid:4x4")
+    for check in (True, False):
+        with pytest.raises(AlgorithmError) as e:
+            run_algorithm(g, "bfs", "iru", iru="small", backend=PastTop(IRUConfig.preset("small")), iru_check=check)
+        assert str(e.value).startswith("IRU (past-top) reported a command error in ") and \
+            "runs past the top of its 32-bit address space" in str(e.value)
+
+
+# ---------------------------------------------------------------------- benchmarks/iru.py, parts (b) and (c)
+def _bench_iru():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "iru.py"
+    spec = importlib.util.spec_from_file_location("bench_iru", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _limited(kernels, what, rate):
+    """Cycles of a run whose GPU handles at most ``rate`` of ``what`` per cycle: a
+    kernel's busy cycles (issue, DRAM or unit) become at least ``what / rate``."""
+    total = 0.0
+    for k in kernels:
+        idle = k["cycles"] - k["busy"]
+        total += idle + max(k["busy"], k[what] / rate)
+    return total
+
+
+def test_benchmark_break_even_small(tmp_path, capsys, monkeypatch):
+    """benchmarks/iru.py parts (b) and (c) on kron:scale=8 and grid:16x16 through its
+    main(): table (c) prints a row per run, and each break-even limit is the
+    throughput below which the IRU mode's estimated cycles are below the
+    baseline's and above which they are not (checked on a grid of rates)."""
+    import json
+    import math
+    from concurrent.futures import Executor
+    bench = _bench_iru()
+
+    # limited_cycles by hand: 100 cycles, 60 busy, 120 atomic lanes.
+    ks = [{"cycles": 100, "busy": 60, "atomics": 120, "l2": 30}]
+    assert bench.limited_cycles(ks, "atomics", 1.0) == 40 + 120
+    assert bench.limited_cycles(ks, "atomics", 4.0) == 100          # 30 < 60 busy cycles
+    assert bench.limited_cycles(ks, "l2", 0.25) == 40 + 120
+    # A made-up pair: the baseline 1000 cycles (900 busy) with 4000 atomic lanes, the
+    # IRU mode 1500 (1400 busy) with 1000: equal at 100 + 4000 / r = 1500 -> r = 20/7.
+    rec = {"kernels_base": [{"cycles": 1000, "busy": 900, "atomics": 4000, "l2": 0}],
+           "kernels_iru": [{"cycles": 1500, "busy": 1400, "atomics": 1000, "l2": 0}]}
+    assert bench.break_even(rec, "atomics") == pytest.approx(20 / 7, rel=1e-6)
+    assert bench.break_even(rec, "l2") is None                      # never faster: no L2 accesses to save
+    fast = {"kernels_base": rec["kernels_iru"], "kernels_iru": rec["kernels_base"]}
+    assert bench.break_even(fast, "atomics") is None
+    faster = {"kernels_base": rec["kernels_iru"], "kernels_iru": [{"cycles": 900, "busy": 800, "atomics": 10,
+                                                                   "l2": 0}]}
+    assert bench.break_even(faster, "atomics") == math.inf          # faster without any limit
+
+    class Serial(Executor):                      # part (b)'s process pool, in this process
+        def __init__(self, *a):
+            pass
+
+        def map(self, fn, *its, **kw):
+            return map(fn, *its)
+
+    monkeypatch.setattr(bench, "ProcessPoolExecutor", Serial)
+    out = tmp_path / "iru.json"
+    bench.main(["--part", "b", "--graphs", "kron:scale=8,edgefactor=8,seed=1;grid:16x16,seed=1", "--jobs", "1",
+                "--pr-iters", "3", "--json", str(out)])
+    text = capsys.readouterr().out
+    recs = json.loads(out.read_text())["golden"]
+    assert len(recs) == 6 and all(r["check"] == "ok" or r["check"].startswith("max |IRU") for r in recs)
+    # Table (c): its title, header and one row per run, graph and algorithm in order.
+    lines = text[text.index("(c) The IRU's rate against the baseline's"):].splitlines()
+    head = [c.strip() for c in lines[1].strip("|").split("|")]
+    assert head[0] == "graph" and head[-2:] == ["break-even atomic lanes/cycle", "break-even L2 accesses/cycle"]
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[3:9]]
+    assert [(r[0], r[1]) for r in rows] == [(g, a) for g in ("kron:scale=8", "grid:16x16")
+                                            for a in ("bfs", "sssp", "pr")]
+    rates = np.geomspace(1e-3, 1e3, 241)
+    found = 0
+    for rec, row in zip(recs, rows):
+        assert len(row) == len(head)
+        for what, col, digits in (("atomics", -2, 2), ("l2", -1, 1)):
+            be = bench.break_even(rec, what)
+            gain = np.array([_limited(rec["kernels_base"], what, r) - _limited(rec["kernels_iru"], what, r)
+                             for r in rates])
+            if be is None:
+                assert row[col] == "-" and not (gain > 0).any(), (rec["graph"], rec["algo"], what)
+                continue
+            shown = float(row[col])                 # as printed: rounded, never 0 for a positive limit
+            assert math.isfinite(be) and 0 < shown and abs(shown - be) <= max(0.5 * 10 ** -digits * 1.001,
+                                                                               0.05 * be), (row[col], be)
+            found += 1
+            # Faster below the limit, not above it (up to the bisection's precision).
+            assert (gain[rates < be * 0.999] > 0).all() and (gain[rates > be * 1.001] <= 0).all(), \
+                (rec["graph"], rec["algo"], what, be)
+            assert _limited(rec["kernels_iru"], what, be * 0.99) < _limited(rec["kernels_base"], what, be * 0.99)
+            assert _limited(rec["kernels_iru"], what, be * 1.01) >= _limited(rec["kernels_base"], what, be * 1.01)
+    assert found >= 6            # most runs have a break-even point

@@ -82,7 +82,23 @@ def ef_decision(efs, shift: int):
     (N = ``shift``) and ``Rmax - Rmin >= 2`` (a smaller difference has nothing to
     balance: half of it is 0); the balance is ``(Rmax - Rmin) // 2``, which leaves
     the two SMs equal (the paper: "the EF balance size is determined on the basis
-    of the value difference between the donator's and the receiver's R_EFS")."""
+    of the value difference between the donator's and the receiver's R_EFS").
+
+    ``efs`` must hold at least one non-negative integer (one per SM; R_EFS counts
+    edges) and ``shift`` be an integer in [0, 31] (as ``ef_shift``); anything else
+    raises :class:`GraphPEGError`."""
+    if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not 0 <= shift <= 31:
+        raise GraphPEGError(f"ef_decision: shift must be an integer in [0, 31], not {shift!r}")
+    try:
+        efs = list(efs)
+    except TypeError:
+        raise GraphPEGError(f"ef_decision: efs must be a sequence of R_EFS values (one per SM), "
+                            f"not {efs!r}") from None
+    if not efs:
+        raise GraphPEGError("ef_decision: efs is empty (it needs one R_EFS value per SM)")
+    for sm, x in enumerate(efs):
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+            raise GraphPEGError(f"ef_decision: R_EFS of SM {sm} must be a non-negative integer, not {x!r}")
     efs = [int(x) for x in efs]
     rmax, rmin = max(efs), min(efs)
     diff = rmax - rmin

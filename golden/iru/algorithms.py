@@ -143,6 +143,12 @@ class IRUSession:
                 self.problems += probs
                 raise AlgorithmError(f"IRU ({getattr(self.backend, 'name', 'backend')}) broke its rules in "
                                      f"{kernel}: {probs[0]}")
+        if res.status.cmd_error:
+            # The unit read nothing (an array past the top of its address space): every
+            # lane disabled, so the kernel would silently skip its work.
+            raise AlgorithmError(f"IRU ({getattr(self.backend, 'name', 'backend')}) reported a command error in "
+                                 f"{kernel}: an array of {n} elements runs past the top of its "
+                                 f"{cfg.addr_width}-bit address space")
         st = res.status
         self.ops += 1
         self.by_kernel[kernel] += 1

@@ -20,7 +20,11 @@ they are not compared; these are:
   ``disabled`` replies all disabled;
 * **timeout**: a ``timeout`` reply never starts before its request is
   ``timeout`` cycles old; and, given a per-cycle trace of the unit, no request
-  waits longer than the timeout bound (:func:`timeout_violations`).
+  waits longer than the timeout bound (:func:`timeout_violations`);
+* **command error**: the status has ``cmd_error`` exactly when an array of the
+  operation runs past the top of the address space (:meth:`IRUOp.past_top`);
+  such an operation reads nothing: every warp still gets its reply, all of it
+  ``disabled`` lanes (instead of the conservation and filter rules).
 """
 from __future__ import annotations
 
@@ -89,6 +93,18 @@ def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, resu
     missing = len(threads) - len(seen)
     if missing:
         out.append(f"{missing} of {len(threads)} warps got no reply")
+    past = op.past_top(config)
+    if bool(result.status.cmd_error) != bool(past):
+        out.append(f"cmd_error {bool(result.status.cmd_error)}, but "
+                   + (f"array {' and '.join(past)} runs past the top of the {config.addr_width}-bit address space"
+                      if past else "no array runs past the top of the address space"))
+    if past:
+        # Nothing was read: every lane disabled, in disabled replies.
+        for r in result.replies:
+            if r.idx.size or r.kind != "disabled":
+                out.append(f"warp {r.warp}: a {r.kind} reply with {r.idx.size} live lanes in an operation "
+                           f"that is a command error (every lane must be disabled)")
+        return out[:limit]
     idx, sec, pos = _live(result)
     live = idx.size
     disabled = sum(r.disabled for r in result.replies)

@@ -33,6 +33,13 @@ partitions cycle by cycle with the same rules as the RTL (``hw/iru``):
   follow the data. Once all input is in the hashes, a partition left with less
   than a warp ships its remainder to the home partition (0).
 
+An operation whose index or secondary array runs past the top of the address
+space (``idx + 4 n > 2**addr_width``: its last words would wrap around to
+address 0) is a **command error**: the unit reads nothing, the home partition
+holds ``n`` disabled-thread tokens instead of elements, every warp is answered
+with disabled lanes (``disabled`` replies) and the status has ``cmd_error``
+(:meth:`IRUOp.past_top`).
+
 The model is not cycle-exact with the RTL (the RTL's order of replies depends on
 memory timing); docs/iru.md lists what must agree (:mod:`golden.iru.checks`).
 """
@@ -78,6 +85,9 @@ class IRUOp:
     esize: int = 4
 
     def check(self, config: IRUConfig) -> None:
+        """Raise :class:`IRUError` for what the command cannot encode. An array that
+        runs past the top of the address space can be encoded: the unit reports it
+        (``IRUStatus.cmd_error``, :meth:`past_top`)."""
         if self.op not in FILTER_OPS:
             raise IRUError(f"unknown IRU filter operation {self.op!r}; operations: {', '.join(FILTER_OPS)}")
         if self.op != "none" and self.sec is None:
@@ -96,8 +106,14 @@ class IRUOp:
             v = getattr(self, name)
             if v % 4:
                 raise IRUError(f"address {name}={v:#x} is not a multiple of 4")
-            if v + 4 * self.n > top:
-                raise IRUError(f"array {name} of {self.n} elements crosses the top of the address space")
+
+    def past_top(self, config: IRUConfig) -> list[str]:
+        """The arrays (``idx``, ``sec``) whose ``n`` words run past the top of the
+        ``addr_width``-bit address space (``base + 4 n > 2**addr_width``); any
+        makes the operation a command error."""
+        top = 1 << config.addr_width
+        return [name for name in ("idx", "sec") if getattr(self, name) is not None
+                and int(getattr(self, name)) + 4 * int(self.n) > top]
 
     def fields(self, config: IRUConfig) -> dict:
         """The command payload of the RTL (``hw.iru.IRUCommand``)."""
@@ -162,11 +178,12 @@ class IRUStatus:
     ring: int = 0             # element flits put on the ring (elements and shipped remainders)
     cycles: int = 0
     mem_error: bool = False
+    cmd_error: bool = False   # an array ran past the top of the address space: nothing read, every lane disabled
 
     def as_dict(self) -> dict:
         return {"n": self.n, "live": self.live, "disabled": self.disabled, "replies": self.replies,
                 "kinds": dict(self.kinds), "forwarded": self.forwarded, "ring": self.ring,
-                "cycles": self.cycles, "mem_error": self.mem_error}
+                "cycles": self.cycles, "mem_error": self.mem_error, "cmd_error": self.cmd_error}
 
 
 @dataclass
@@ -371,7 +388,10 @@ class IRUModel:
         return vals
 
     def inputs(self, op: IRUOp) -> tuple[np.ndarray, np.ndarray]:
-        """The indices (low ``index_bits``) and secondary values the unit reads."""
+        """The indices (low ``index_bits``) and secondary values the unit reads (zeros
+        for an operation that is a command error: it reads nothing)."""
+        if op.past_top(self.config):
+            return np.zeros(op.n, np.int64), np.zeros(op.n, np.uint32)
         st = IRUStatus()
         idx = self._read(op.idx, op.n, st).astype(np.int64) & ((1 << self.config.index_bits) - 1)
         sec = self._read(op.sec, op.n, st) if op.sec is not None else np.zeros(op.n, np.uint32)
@@ -388,17 +408,23 @@ class IRUModel:
         cfg = self.config
         P, E, B = cfg.partitions, cfg.entry_size, cfg.banks
         st = IRUStatus(n=op.n)
-        idx_all = self._read(op.idx, op.n, st).astype(np.int64) & ((1 << cfg.index_bits) - 1)
-        sec_all = self._read(op.sec, op.n, st) if op.sec is not None else np.zeros(op.n, np.uint32)
+        # An array past the top of the address space: a command error, nothing read,
+        # n tokens at the home partition (every lane disabled).
+        st.cmd_error = bool(op.past_top(cfg))
+        if st.cmd_error:
+            idx_all, sec_all = np.zeros(op.n, np.int64), np.zeros(op.n, np.uint32)
+        else:
+            idx_all = self._read(op.idx, op.n, st).astype(np.int64) & ((1 << cfg.index_bits) - 1)
+            sec_all = self._read(op.sec, op.n, st) if op.sec is not None else np.zeros(op.n, np.uint32)
         part_of, lset_of = (np.zeros(0, np.int64),) * 2
-        if op.n:
+        if op.n and not st.cmd_error:
             h = fold(((idx_all * op.esize + op.target) & ((1 << cfg.addr_width) - 1))
                      >> (cfg.key_block_bytes.bit_length() - 1), cfg.key_bits, cfg.hash_bits)
             part_of, lset_of = h & (P - 1), h >> cfg.part_bits
         filt = op.op
         parts = [_Part(p, cfg) for p in range(P)]
         for pt in parts:
-            ranges = partition_positions(op.n, op.idx, cfg, pt.p)
+            ranges = [] if st.cmd_error else partition_positions(op.n, op.idx, cfg, pt.p)
             pos = np.concatenate([np.arange(f, f + c) for f, c in ranges]) if ranges else np.zeros(0, np.int64)
             pt.elems = (idx_all[pos].tolist(), sec_all[pos].tolist(), pos.tolist(), part_of[pos].tolist(),
                         lset_of[pos].tolist())
@@ -408,6 +434,8 @@ class IRUModel:
             if op.sec is not None:
                 pt.engines.append(_Engine(prefetch_segments(op.sec, ranges, cfg.block_bytes),
                                           cfg.prefetch_inflight, cap))
+        if st.cmd_error:
+            parts[0].tokens = op.n
         threads = warp_threads(op.n, E)
         W = len(threads)
         # Request generator: pending[p] = deque of (warp, due cycle).

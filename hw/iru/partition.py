@@ -131,6 +131,10 @@ class IRUPartition(wiring.Component):
     start : In(1)
         One cycle at the beginning of an operation (``op`` holds it from then on).
     op : In(IRUCommand)
+    reject : In(1)
+        With ``op``: the operation is a command error (an array runs past the top
+        of the address space); the partition reads nothing and the home
+        partition starts with ``op.n`` tokens, so every lane is answered disabled.
     flush : In(1)
         All input of all partitions is in the hashes (the top's AND of ``idle``).
     idle : Out(1)
@@ -162,7 +166,8 @@ class IRUPartition(wiring.Component):
         self._index = index
         c = config
         super().__init__({
-            "start": In(1), "op": In(IRUCommand(c)), "flush": In(1), "idle": Out(1), "finished": Out(1),
+            "start": In(1), "op": In(IRUCommand(c)), "reject": In(1), "flush": In(1),
+            "idle": Out(1), "finished": Out(1),
             "mem": Out(MemPortSignature(c.port)),
             "ring_in": In(RingFlit(c)), "ring_out": Out(RingFlit(c)),
             "rq_in": In(RingRequest(c)), "rq_out": Out(RingRequest(c)),
@@ -214,7 +219,7 @@ class IRUPartition(wiring.Component):
             pos = Signal(WW + cb + 2, name=f"{name}_pos")
             wbase = op.idx
             with m.If(self.start):
-                m.d.sync += [active.eq(enable), pos.eq(first_pos(wbase))]
+                m.d.sync += [active.eq(enable & ~self.reject), pos.eq(first_pos(wbase))]
             chunk_end = Signal(WW + cb + 2, name=f"{name}_end")      # position where this chunk ends
             m.d.comb += chunk_end.eq((((wbase + pos) >> cb) + 1 << cb) - wbase)
             next_first = Signal(WW + cb + 3, name=f"{name}_next")
@@ -238,8 +243,8 @@ class IRUPartition(wiring.Component):
         fetch_done = Signal()
         mem_err = Signal()
         epos = Signal(WW + cb + 2)               # position of the next element
-        with m.If(self.start):
-            m.d.sync += [fetch_done.eq(0), mem_err.eq(0), epos.eq(first_pos(op.idx))]
+        with m.If(self.start):      # a rejected operation reads nothing: its input is all in at once
+            m.d.sync += [fetch_done.eq(self.reject), mem_err.eq(0), epos.eq(first_pos(op.idx))]
         m.d.comb += self.mem_error.eq(mem_err)
         io, so = f_idx.o, f_sec.o
         in_valid = Signal()
@@ -609,8 +614,8 @@ class IRUPartition(wiring.Component):
         tok_next = tokens + n_merge - dis_beat
         if home and P > 1:
             tok_next = tok_next + Mux(mark_here, rin.e.sec, 0)
-        with m.If(self.start):
-            m.d.sync += [pstate.eq(_St.NORMAL), tokens.eq(0)]
+        with m.If(self.start):      # rejected: the home partition answers every lane disabled
+            m.d.sync += [pstate.eq(_St.NORMAL), tokens.eq(Mux(self.reject, op.n, 0) if home else 0)]
         with m.Elif(mark_sent):
             m.d.sync += tokens.eq(0)
         with m.Else():

@@ -2,7 +2,10 @@
 port, one warp-request port and one reply port per partition (IRU paper §3.1-3.2,
 Fig. 4a and 5; docs/iru.md).
 
-The top takes ``configure_iru`` commands, starts the partitions, raises ``flush``
+The top takes ``configure_iru`` commands, checks that the index and secondary
+arrays end at or below the top of the address space (otherwise the operation is
+a command error: the partitions read nothing and answer every lane disabled,
+``IRUStatusLayout.cmd_error``), starts the partitions, raises ``flush``
 once no partition has input outside the hashes, counts the reply lanes and
 reports an :class:`IRUStatusLayout` when every lane of the operation was answered
 and the partitions are quiet again.
@@ -21,13 +24,15 @@ __all__ = ["IRU", "IRUStatusLayout"]
 class IRUStatusLayout(data.StructLayout):
     """Completion of an operation: elements, live and disabled lanes, replies (by
     kind, in golden.iru.REPLY_KINDS order), forwarded requests, ring flits, cycles
-    from command to status, memory error."""
+    from command to status, memory error, command error (the index or the
+    secondary array runs past the top of the address space: nothing read, every
+    lane disabled)."""
 
     def __init__(self, c: IRUConfig):
         super().__init__({"n": c.count_width, "live": c.count_width + 1, "disabled": c.count_width + 1,
                           "replies": c.count_width + 1,
                           "kinds": data.ArrayLayout(c.count_width + 1, len(REPLY_KINDS)),
-                          "forwarded": 32, "ring": 32, "cycles": 32, "mem_error": 1})
+                          "forwarded": 32, "ring": 32, "cycles": 32, "mem_error": 1, "cmd_error": 1})
 
 
 class _T(enum.Enum, shape=2):
@@ -96,11 +101,21 @@ class IRU(wiring.Component):
         state = Signal(_T)
         op = Signal(IRUCommand(c))
         start = Signal()
+        reject = Signal()
+        # Command error: n words from the index (or secondary) array's word address
+        # end past the top of the address space (word 2**(addr_width - 2)).
+        cp = self.cmd.payload
+        WT = 1 << (c.addr_width - 2)
+        idx_end = Signal(max(c.addr_width - 2, c.count_width) + 1)
+        sec_end = Signal(max(c.addr_width - 2, c.count_width) + 1)
+        cmd_bad = Signal()
+        m.d.comb += [idx_end.eq(cp.idx + cp.n), sec_end.eq(cp.sec + cp.n),
+                     cmd_bad.eq((idx_end > WT) | (cp.use_sec & (sec_end > WT)))]
         flush = Signal()
         st = Signal(IRUStatusLayout(c))
         m.d.sync += start.eq(0)
         for part in parts:
-            m.d.comb += [part.start.eq(start), part.op.eq(op), part.flush.eq(flush)]
+            m.d.comb += [part.start.eq(start), part.op.eq(op), part.reject.eq(reject), part.flush.eq(flush)]
         m.d.comb += [self.flush.eq(flush), self.busy.eq(state != _T.IDLE)]
 
         # Reply lanes of this cycle.
@@ -120,7 +135,8 @@ class IRU(wiring.Component):
             with m.Case(_T.IDLE):
                 with m.If(self.cmd.valid):
                     m.d.sync += [op.eq(self.cmd.payload), start.eq(1), state.eq(_T.RUN), flush.eq(0), slots.eq(0),
-                                 st.eq(0), st.n.eq(self.cmd.payload.n), st.cycles.eq(1)]
+                                 reject.eq(cmd_bad), st.eq(0), st.n.eq(self.cmd.payload.n), st.cycles.eq(1),
+                                 st.cmd_error.eq(cmd_bad)]
             with m.Case(_T.RUN):
                 m.d.sync += st.cycles.eq(st.cycles + 1)
                 with m.If(~start & all_idle):
