@@ -7,13 +7,18 @@ paper's trends (docs/emogi.md).
     bandwidth and estimated time of emogi-naive / emogi-merged / emogi-aligned,
     speedup over UVM; PCIe 3.0 and 4.0 scaling of aligned and UVM.
 (b) BFS, SSSP, CC and PR, emogi-aligned against UVM, and the speedup averaged
-    the paper's way (arithmetic mean over the four applications and the graphs).
+    over the four applications and the graphs (arithmetic and geometric mean:
+    the paper says "on average" without naming the mean).
+(c) UVM page order: the model's waves of resident warps against first-touch
+    (each page once per kernel) and lockstep (every warp resident) for the
+    four applications, and one PageRank pass on kron:scale=14: page faults and
+    estimated time (docs/emogi.md, "UVM").
 
 Every result is checked against the independent reference (sim/reference.py).
 V100 GPU model, 8-byte edges, 4-byte weights, PCIe 3.0 x16, UVM capacity half
 of the host data unless noted. GB/s are 10^9 B/s throughout.
 
-Usage: python benchmarks/emogi.py [--part a|b|ab] [--graphs SPEC;SPEC] [--uvm-capacity C] [--json FILE]
+Usage: python benchmarks/emogi.py [--part abc] [--graphs SPEC;SPEC] [--uvm-capacity C] [--json FILE]
 """
 import argparse
 import json
@@ -41,7 +46,8 @@ PAPER = {
     "aligned_time": "1.10x (average)",
     "amplification": "<= 1.31 / up to 5.16",
     "pcie4": "EMOGI 1.88x, UVM 1.53x",
-    "apps": "2.60x (average over BFS, SSSP, CC, PR and six graphs; CC and PR lowest)",
+    "apps": "2.60x \"on average\" over BFS, SSSP, CC, PR and six graphs, without saying which mean "
+            "(§5.4; CC and PR lowest)",
 }
 
 
@@ -53,22 +59,27 @@ _REFS: dict = {}
 _RUNS: dict = {}
 
 
-def run(g, algo, mode, t0, uvm_capacity=None, **kw):
+def run(g, algo, mode, t0, uvm_capacity=None, check=True, **kw):
+    """One run (cached: part (b) reuses part (a)'s BFS runs, part (c) part (b)'s
+    UVM runs), checked against the reference unless ``check`` is off (a
+    PageRank cut short)."""
     from golden.algorithms import run_algorithm
     from sim.reference import compare, reference
     key = (g.name, algo, mode, tuple(sorted(kw.items())))
-    if key in _RUNS:                 # part (b) reuses part (a)'s BFS runs
+    if key in _RUNS:
         return _RUNS[key]
-    log(t0, f"{algo} {mode} {kw.get('pcie', 'pcie3-x16')} on {g.name}")
+    order = kw["uvm"].page_order if "uvm" in kw else ""
+    log(t0, f"{algo} {mode} {order} {kw.get('pcie', 'pcie3-x16')} on {g.name}")
     if mode == "uvm" and uvm_capacity is not None:
         kw = dict(kw, uvm_capacity=uvm_capacity)
     r = run_algorithm(g, algo, mode, gpu="v100", **kw)
-    rkey = (g.name, algo, r.extra.get("source"))
-    if rkey not in _REFS:           # networkx's PageRank takes about a minute at scale 18
-        _REFS[rkey] = reference(g, algo, source=r.extra.get("source"))
-    bad = compare(algo, r.values, _REFS[rkey])
-    if bad:
-        raise SystemExit(f"{algo} {mode} on {g.name} differs from the reference: {bad}")
+    if check:
+        rkey = (g.name, algo, r.extra.get("source"))
+        if rkey not in _REFS:           # networkx's PageRank takes about a minute at scale 18
+            _REFS[rkey] = reference(g, algo, source=r.extra.get("source"))
+        bad = compare(algo, r.values, _REFS[rkey])
+        if bad:
+            raise SystemExit(f"{algo} {mode} on {g.name} differs from the reference: {bad}")
     _RUNS[key] = r.extra["emogi"], r
     return _RUNS[key]
 
@@ -171,15 +182,54 @@ def part_b(args, t0):
     print(format_table(["graph", "algo", "iters", "aligned 128 B %", "I/O ampl. aligned", "I/O ampl. UVM",
                         "aligned ms", "UVM ms", "x UVM"], rows, markdown=True,
                        title=f"(b) BFS, SSSP, CC, PR: emogi-aligned against UVM (capacity {args.uvm_capacity})"))
-    print(f"\nSpeedup over UVM, arithmetic mean over BFS, SSSP, CC, PR and the {len(speedups) // 4} graphs "
-          f"(the paper's statistic): {float(np.mean(speedups)):.2f}x; geometric mean "
-          f"{float(np.exp(np.mean(np.log(speedups)))):.2f}x (paper: {PAPER['apps']}).")
+    print(f"\nSpeedup over UVM over BFS, SSSP, CC, PR and the {len(speedups) // 4} graphs: arithmetic mean "
+          f"{float(np.mean(speedups)):.2f}x, geometric mean {float(np.exp(np.mean(np.log(speedups)))):.2f}x "
+          f"(paper: {PAPER['apps']}).")
+    return recs
+
+
+#: Part (c)'s small case: one PageRank pass (every list read once) on a graph whose
+#: pages fit in one wave of resident warps only at capacity 1.
+ONE_PASS = "kron:scale=14,edgefactor=16,seed=1"
+
+
+def part_c(args, t0):
+    from golden.emogi.config import PAGE_ORDERS, UVMConfig
+    from golden.graphs import load_graph
+    rows, recs = [], []
+    cases = [(spec, algo, {}) for spec in args.graphs.split(";") for algo in ("bfs", "sssp", "cc", "pr")]
+    cases.append((ONE_PASS, "pr", {"max_iter": 1}))
+    for spec, algo, extra in cases:
+        g = load_graph(spec, weighted=algo == "sssp")
+        res = {}
+        for o in PAGE_ORDERS:
+            # "waves" is the model's default: the run of part (b) when it ran.
+            kw = dict(extra) if o == "waves" else dict(extra, uvm=UVMConfig.preset("default", page_order=o))
+            res[o] = run(g, algo, "uvm", t0, args.uvm_capacity, check=not extra, **kw)[0]
+        w = res["waves"]
+        tw = w["time"]["total_s"]
+        rows.append([spec.split(",")[0], algo + (" (1 pass)" if extra else ""), w["data_pages"], w["capacity_pages"],
+                     *(res[o]["page_faults"] for o in PAGE_ORDERS),
+                     *(round(100 * (res[o]["page_faults"] / w["page_faults"] - 1), 2) for o in PAGE_ORDERS[1:]),
+                     round(tw * 1e3, 2),
+                     *(round(100 * (res[o]["time"]["total_s"] / tw - 1), 2) for o in PAGE_ORDERS[1:])])
+        for o in PAGE_ORDERS:
+            recs.append({"graph": spec, "algo": algo, "options": extra, "page_order": o,
+                         **{k: res[o][k] for k in ("page_touches", "page_faults", "evictions", "data_pages",
+                                                   "capacity_pages")},
+                         "total_s": res[o]["time"]["total_s"]})
+    print(format_table(["graph", "algo", "data pages", "capacity pages", "faults: waves", "first-touch", "lockstep",
+                        "first-touch vs waves %", "lockstep vs waves %", "UVM ms (waves)",
+                        "time first-touch vs waves %", "time lockstep vs waves %"], rows, markdown=True,
+                       title=f"(c) UVM page order: waves of resident warps (the model) against first-touch "
+                             f"and lockstep (capacity {args.uvm_capacity})"))
     return recs
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", default="ab", choices=["a", "b", "ab"])
+    ap.add_argument("--part", default="abc",
+                    help="parts to run, any of a, b, c (default: %(default)s)")
     ap.add_argument("--graphs", default="kron:scale=18;urand:scale=18",
                     help="graph specs separated by ';' (default: %(default)s)")
     ap.add_argument("--uvm-capacity", default="0.5", dest="uvm_capacity",
@@ -187,12 +237,16 @@ def main(argv=None):
                          "(default: %(default)s)")
     ap.add_argument("--json", default="build/benchmarks/emogi.json")
     args = ap.parse_args(argv)
+    if not args.part or set(args.part) - set("abc"):
+        ap.error(f"--part takes letters among a, b, c, not {args.part!r}")
     from golden.config import ConfigError
-    from golden.emogi.config import parse_capacity
+    from golden.emogi.config import UVMConfig, parse_capacity
     try:
-        parse_capacity(args.uvm_capacity)
+        # The whole UVM configuration, so a size below one page is rejected here
+        # and not after the zero-copy runs.
+        UVMConfig.preset("default").replace(**parse_capacity(args.uvm_capacity))
     except ConfigError as e:
-        ap.error(str(e))
+        ap.error(f"--uvm-capacity: {e}")
     from golden.perf import tune_allocator
     tune_allocator()
     t0 = time.time()
@@ -202,6 +256,9 @@ def main(argv=None):
         print()
     if "b" in args.part:
         doc["apps"] = part_b(args, t0)
+        print()
+    if "c" in args.part:
+        doc["uvm_order"] = part_c(args, t0)
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2, default=lambda o: o.item() if hasattr(o, "item") else str(o)))

@@ -69,6 +69,8 @@ def test_transfer_time_by_hand():
     (UVMConfig, {"capacity_bytes": -1}, "UVMConfig.capacity_bytes must be in the range [0, 1152921504606846976], "
                                         "not -1"),
     (UVMConfig, {"capacity_bytes": 1.5e9}, "UVMConfig.capacity_bytes must be an integer, not 1500000000.0"),
+    (UVMConfig, {"page_order": "random"}, ("UVMConfig.page_order must be one of 'waves', 'first-touch', "
+                                           "'lockstep', not 'random'")),
 ])
 def test_config_errors(cls, changes, message):
     with pytest.raises(ConfigError) as e:
@@ -136,6 +138,38 @@ def test_uvm_pages_in_waves_of_resident_warps_by_hand():
     assert (s["page_touches"], s["page_faults"], s["evictions"]) == (6, 4, 2)
     assert (s["capacity_pages"], s["capacity_bytes"], s["data_pages"]) == (2, 1024, 3)
     assert s["migrated_bytes"] == 4 * 512
+
+
+@pytest.mark.parametrize("order, touches, faults, evictions", [
+    ("waves", 6, 4, 2),          # 0 1 0 2 1 2 (above)
+    # Each page once, at its first touch in the waves' order: 0 1 2.
+    ("first-touch", 3, 3, 1),
+    # All three warps resident: iteration 0 v0 page 0, v1 page 1, v2 page 2;
+    # iteration 1 v0 page 0, v1 page 2; iteration 2 v0 page 1: 0 1 2 0 2 1 with
+    # room for two pages: 0 F, 1 F, 2 F (evicts 0), 0 F (evicts 1), 2 hit, 1 F (evicts 0).
+    ("lockstep", 6, 5, 3),
+])
+def test_uvm_page_orders_by_hand(order, touches, faults, evictions):
+    gpu = GPU(GPUConfig(sms=1, threads_per_sm=64))
+    arr = gpu.array("uvm:col", 192, np.uint64)
+    h = HostMemory(gpu, "uvm", PCIeConfig(), UVMConfig(page_bytes=512, capacity_bytes=1024, page_order=order),
+                   [arr])
+    with gpu.kernel("k", h.threads(3)) as k:
+        h.read(k, [arr], np.array([0, 96, 160]), np.array([96, 64, 32]))
+    h.account(k)
+    s = h.summary()
+    assert (s["page_touches"], s["page_faults"], s["evictions"]) == (touches, faults, evictions)
+
+
+def test_page_orders_of_touches_by_hand():
+    # Warp 0 reads page 1 then page 2, warp 1 page 3 then page 1; one resident warp.
+    warp, slot = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    array, page = np.zeros(4, int), np.array([1, 2, 3, 1])
+    assert page_touches(warp, slot, array, page, 1) == [1, 2, 3, 1]                       # warp 0, then warp 1
+    assert page_touches(warp, slot, array, page, 1, order="lockstep") == [1, 3, 2, 1]     # iteration by iteration
+    assert page_touches(warp, slot, array, page, 1, order="first-touch") == [1, 2, 3]
+    with pytest.raises(ValueError, match="page order must be one of waves, first-touch, lockstep, not 'x'"):
+        page_touches(warp, slot, array, page, 1, order="x")
 
 
 def test_uvm_edge_list_and_weight_pages_interleave_by_hand():
@@ -591,3 +625,23 @@ def test_edges_are_counted_in_the_kernels_that_read_host_memory(graphs, algo):
         host = [k for k in r.gpu["kernels"] if k["name"].startswith("emogi_")]
         assert len(host) == 1 and host[0]["edges"] == r.counters["edges"] > 0, (mode, host)
         assert r.gpu["unattributed"] == {"edges": 0, "vertices": 0}
+
+
+# ---------------------------------------------------------------------- benchmark arguments
+@pytest.mark.parametrize("args, message", [
+    (["--uvm-capacity", "1kB"], "--uvm-capacity: UVMConfig.capacity_bytes must be 0 (use capacity_ratio) or at "
+                                "least one page (4096 B), not 1000"),
+    (["--uvm-capacity", "lots"], "--uvm-capacity: a UVM capacity is a ratio of the host data"),
+    (["--part", "ad"], "--part takes letters among a, b, c, not 'ad'"),
+])
+def test_benchmark_rejects_bad_arguments_before_running(args, message, tmp_path):
+    # An ordinary usage error (exit status 2, one line), before any run.
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, str(root / "benchmarks" / "emogi.py"), *args, "--json",
+                        str(tmp_path / "out.json")], capture_output=True, text=True, cwd=root, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "[bench]" not in p.stderr, p.stderr
+    assert f"emogi.py: error: {message}" in p.stderr
+    assert not (tmp_path / "out.json").exists()

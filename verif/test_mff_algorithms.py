@@ -10,7 +10,7 @@ import pytest
 
 from golden.algorithms import AlgorithmError, run_algorithm
 from golden.algorithms.common import default_source
-from golden.graphs import load_graph
+from golden.graphs import CSRGraph, load_graph
 from golden.mff import MFFConfig, MFFError
 from golden.mff.algorithms import MFFTLMBackend
 from sim.reference import compare, reference
@@ -64,7 +64,7 @@ MODES = [(a, m) for a in ("pr", "bfs", "sssp", "cc") for m in ("pull", "mff")] +
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_modes_match_reference(name, algo, mode):
     g, opts = _case(GRAPHS[name], algo)
-    r = run_algorithm(g, algo, mode, gpu="gtx480", **opts)
+    r = run_algorithm(g, algo, mode, gpu="gtx480", compare_baseline=False, **opts)
     st = _check(g, algo, mode, r, opts)
     if algo == "pr" and mode == "mff":
         # Every iteration gathers every in-edge once, one command per warp and
@@ -86,22 +86,86 @@ def test_tlm_backends_match_reference(algo, mode, backend, preset):
         if algo == "pr":
             opts["tol"] = 1e-9
         be = MFFTLMBackend(cfg, latency=(1, 30), seed=1, functional=backend == "functional")
-        r = run_algorithm(g, algo, mode, gpu="gtx480", backend=be, mff=cfg, **opts)
+        r = run_algorithm(g, algo, mode, gpu="gtx480", backend=be, mff=cfg, compare_baseline=False, **opts)
         st = _check(g, algo, mode, r, opts)
         assert st["backend"] == ("tlm" if backend == "structural" else "functional")
-        # The values and commands do not depend on the backend; the requests do.
-        a = run_algorithm(g, algo, mode, gpu="gtx480", mff=cfg, **opts).extra["mff"]
-        for key in ("values", "commands", "bits", "scatter_commands"):
+        # The values, commands and distinct blocks per command do not depend on
+        # the backend; the reads do.
+        a = run_algorithm(g, algo, mode, gpu="gtx480", mff=cfg, compare_baseline=False, **opts).extra["mff"]
+        for key in ("values", "commands", "bits", "scatter_commands", "blocks"):
             assert st.get(key) == a.get(key), (name, key)
+        assert st["requests"] == st["reads"] + st["writes"]
+        # The analytic count is the distinct blocks per command the models touch:
+        # C and V of a gather; a scatter reads and writes each of its bitmap blocks.
+        if mode == "mff":
+            assert a["requests"] == a["reads"] == st["blocks"] and a["writes"] == st["writes"] == 0
+        else:
+            assert a["reads"] == a["writes"] == st["blocks"] and a["requests"] == 2 * st["blocks"]
+        if backend == "functional" and mode == "mff-push":
+            # The functional model writes each command's dirty blocks once.
+            assert st["writes"] == a["writes"]
         if backend == "structural":
-            assert be.model.in_use == 0 and be.model.reads + be.model.writes >= st["requests"]
+            # Every read and write-back of the model is attributed to a command.
+            assert be.model.in_use == 0 and be.model.reads + be.model.writes == st["requests"]
+
+
+def _complete4():
+    """Every ordered pair of 4 distinct vertices: each has 3 in-edges."""
+    src, dst = zip(*[(u, v) for u in range(4) for v in range(4) if u != v])
+    return CSRGraph.from_edges(src, dst, num_vertices=4, directed=True)
+
+
+@pytest.mark.parametrize("preset, per_command", [("default", 3), ("gtx480", 2)])
+def test_analytic_requests_by_hand(preset, per_command):
+    # PageRank pull on the complete directed graph of 4 vertices, pc_size 2: one
+    # warp, rounds k = 0-1 and k = 2 of every vertex's 3 in-edges = 2 commands;
+    # ranks stay uniform, so 1 iteration. C (12 indices of 4 B at a line-aligned
+    # base) spans bytes 0-47; round 0 takes C[0, 1, 3, 4, 6, 7, 9, 10] (bytes
+    # 0-43), round 1 C[2, 5, 8, 11] (bytes 8-47): both touch 2 blocks of 32 B or
+    # 1 of 128 B; V (4 doubles, 32 B) is 1 block either way. Per command: 3
+    # (32 B) or 2 (128 B) blocks.
+    g = _complete4()
+    cfg = MFFConfig.preset(preset)
+    r = run_algorithm(g, "pr", "mff", gpu="gtx480", mff=cfg, pc_size=2, compare_baseline=False)
+    st = r.extra["mff"]
+    assert r.iterations == 1 and st["commands"] == 2 and st["values"] == 12
+    assert st["requests"] == st["blocks"] == 2 * per_command
+    for functional in (True, False):
+        t = run_algorithm(g, "pr", "mff", gpu="gtx480", mff=cfg, pc_size=2, compare_baseline=False,
+                          backend=MFFTLMBackend(cfg, functional=functional)).extra["mff"]
+        assert t["blocks"] == 2 * per_command
+        # Both commands fit in the tag unit, which keeps the lines between them:
+        # only round 0's blocks are read.
+        assert t["reads"] == per_command
+
+
+@pytest.mark.parametrize("algo", ["pr", "bfs", "sssp", "cc"])
+def test_analytic_requests_equal_the_functional_models_blocks(algo):
+    # Larger graphs than test_tlm_backends_match_reference. With pc_size 1 a
+    # command has at most 32 elements = 64 blocks, so with 64 tag entries every
+    # command fits: an LRU tag unit then reads each of a command's blocks at most
+    # once (a block it holds could only be evicted by 64 other blocks touched
+    # since), and lines kept from earlier commands save reads, so its reads are
+    # at most the per-command count. With the 2-entry `tiny` tag unit a command
+    # evicts its own lines and reads more than its blocks.
+    fits = MFFConfig(block_bytes=32, work_registers=64, tag_entries=64)
+    for name in ("kron", "urand", "grid"):
+        g, opts = _case(GRAPHS[name], algo)
+        if algo == "pr":
+            opts["max_iter"] = 3
+        for cfg, pc, bound in ((fits, 1, "le"), (MFFConfig.preset("tiny"), 16, "gt")):
+            run = dict(gpu="gtx480", mff=cfg, pc_size=pc, compare_baseline=False, **opts)
+            a = run_algorithm(g, algo, "mff", **run).extra["mff"]
+            f = run_algorithm(g, algo, "mff", backend=MFFTLMBackend(cfg, functional=True), **run).extra["mff"]
+            assert a["requests"] == f["blocks"] > 0, (name, pc)
+            assert (f["reads"] <= f["blocks"]) if bound == "le" else (f["reads"] > f["blocks"]), (name, pc, f)
 
 
 def test_scatter_set_replaces_the_atomics():
     g = GRAPHS["kron"]
     s = default_source(g)
     push = run_algorithm(g, "bfs", "push", gpu="gtx480", source=s)
-    mff = run_algorithm(g, "bfs", "mff-push", gpu="gtx480", source=s)
+    mff = run_algorithm(g, "bfs", "mff-push", gpu="gtx480", source=s, compare_baseline=False)
     assert np.array_equal(push.values, mff.values)
     p, m = push.extra["mff"], mff.extra["mff"]
     assert m["bits"] == p["bits"] == p["atomics"] > 0
@@ -111,9 +175,52 @@ def test_scatter_set_replaces_the_atomics():
     assert m["requests"] == m["reads"] + m["writes"] and m["writes"] >= m["scatter_commands"]
     assert next(k for k in mff.gpu["kernels"] if k["name"] == "bfs_push")["atomics"]["lanes"] == 0
     # The structural TLM keeps the bitmap's lines: fewer reads than one per command.
-    t = run_algorithm(g, "bfs", "mff-push", gpu="gtx480", source=s,
+    t = run_algorithm(g, "bfs", "mff-push", gpu="gtx480", source=s, compare_baseline=False,
                       backend=MFFTLMBackend(MFFConfig.preset("gtx480"))).extra["mff"]
     assert t["bits"] == m["bits"] and t["reads"] < m["reads"]
+
+
+# ---------------------------------------------------------------------- baseline comparison
+@pytest.mark.parametrize("algo, mode, base", [("pr", "mff", "pull"), ("bfs", "mff", "pull"), ("sssp", "mff", "pull"),
+                                              ("cc", "mff", "pull"), ("bfs", "mff-push", "push")])
+@pytest.mark.parametrize("gpu", ["gtx480", "gtx980"])
+def test_compare_baseline(algo, mode, base, gpu):
+    g = GRAPHS["kron"].with_weights(seed=5) if algo == "sssp" else GRAPHS["kron"]
+    # A source other than the default and a PageRank cut short: the baseline run
+    # must use the same ones.
+    opts = {"source": 7} if algo in ("bfs", "sssp") else ({"max_iter": 3} if algo == "pr" else {})
+    r = run_algorithm(g, algo, mode, gpu=gpu, **opts)
+    b = run_algorithm(g, algo, base, gpu=gpu, **opts)
+    assert algo != "pr" or b.iterations == 3
+    st, t, bt = r.extra["mff"], r.gpu["total"], b.gpu["total"]
+    # The GTX 480 coalesces into 128 B line requests, the GTX 980 into 32 B sectors.
+    unit = "lines" if gpu == "gtx480" else "sectors"
+    edges = r.counters["edges"]
+    assert b.counters["edges"] == edges > 0
+    assert st["cycles"] == t["cycles"] and st["gpu_requests"] == t[unit]
+    assert st["total_requests"] == t[unit] + st["requests"]
+    assert st["total_requests_per_edge"] == pytest.approx((t[unit] + st["requests"]) / edges)
+    assert st["baseline_mode"] == base
+    assert st["baseline_cycles"] == bt["cycles"] and st["baseline_requests"] == bt[unit]
+    assert st["baseline_requests_per_edge"] == pytest.approx(bt[unit] / edges)
+    assert st["speedup"] == pytest.approx(bt["cycles"] / t["cycles"])
+    # The baseline's own run has its GPU statistics and no comparison.
+    bs = b.extra["mff"]
+    assert bs["gpu_requests"] == bt[unit] == bs["total_requests"] and bs["requests"] == 0
+    assert not any(k.startswith("baseline") or k == "speedup" for k in bs)
+
+
+def test_compare_baseline_off_and_without_statistics():
+    g = GRAPHS["grid"]
+    keys = {"baseline_mode", "baseline_cycles", "baseline_requests", "baseline_requests_per_edge", "speedup"}
+    for mode in ("mff", "mff-push"):
+        algo = "bfs"
+        on = run_algorithm(g, algo, mode, gpu="gtx480").extra["mff"]
+        off = run_algorithm(g, algo, mode, gpu="gtx480", compare_baseline=False).extra["mff"]
+        bare = run_algorithm(g, algo, mode, gpu="gtx480", stats=False).extra["mff"]
+        assert keys <= set(on) and not keys & set(off) and not keys & set(bare)
+        assert "gpu_requests" in off and "gpu_requests" not in bare and bare["requests"] == off["requests"]
+        assert {k: v for k, v in on.items() if k not in keys} == off
 
 
 # ---------------------------------------------------------------------- bad options
@@ -121,6 +228,42 @@ def test_scatter_set_replaces_the_atomics():
 def test_pc_size_bad_input(bad):
     with pytest.raises(AlgorithmError, match=rf"pc_size must be an integer in \[1, 256\], not {bad!r}"):
         run_algorithm(GRAPHS["grid"], "pr", "mff", pc_size=bad)
+
+
+@pytest.mark.parametrize("mode", ["mff", "pull"])
+@pytest.mark.parametrize("key, bad, why", [
+    ("mff_rate", 0, r"mff_rate \(values per cycle of one MFF unit\) must be a finite number > 0, not 0$"),
+    ("mff_rate", -1, r"mff_rate .* must be a finite number > 0, not -1$"),
+    ("mff_rate", float("inf"), r"mff_rate .* must be a finite number > 0, not inf$"),
+    ("mff_rate", float("nan"), r"mff_rate .* must be a finite number > 0, not nan$"),
+    ("mff_rate", "0.2", r"mff_rate .* must be a finite number > 0, not '0.2'$"),
+    ("mff_rate", True, r"mff_rate .* must be a finite number > 0, not True$"),
+    ("mff_units", 0, r"mff_units \(MFF units per GPU\) must be an integer >= 1, not 0$"),
+    ("mff_units", -2, r"mff_units .* must be an integer >= 1, not -2$"),
+    ("mff_units", 2.5, r"mff_units .* must be an integer >= 1, not 2.5$"),
+    ("mff_units", True, r"mff_units .* must be an integer >= 1, not True$"),
+    ("compare_baseline", "yes", r"compare_baseline must be True or False, not 'yes'$"),
+    ("compare_baseline", 1, r"compare_baseline must be True or False, not 1$"),
+])
+def test_time_model_bad_options(mode, key, bad, why):
+    with pytest.raises(AlgorithmError, match=why):
+        run_algorithm(GRAPHS["grid"], "pr", mode, **{key: bad})
+    with pytest.raises(AlgorithmError, match=why):
+        run_algorithm(GRAPHS["grid"], "bfs", "mff-push" if mode == "mff" else "push", **{key: bad})
+
+
+def test_time_model_options_reach_the_unit_bound():
+    # At these slow rates the unit's throughput bounds every gather (values /
+    # (mff_rate * mff_units) cycles, far above one memory latency per round): the
+    # rate and the number of units enter only through their product.
+    g = GRAPHS["grid"]
+    runs = {(rate, units): run_algorithm(g, "pr", "mff", gpu="gtx480", mff_rate=rate, mff_units=units, max_iter=2,
+                                         compare_baseline=False)
+            for rate, units in ((0.02, 2), (0.04, 1), (0.02, 1))}
+    unit = {k: next(x for x in r.gpu["kernels"] if x["name"] == "pr_pull")["unit_cycles"] for k, r in runs.items()}
+    values = runs[(0.02, 1)].extra["mff"]["values"]
+    assert unit[(0.02, 2)] == pytest.approx(unit[(0.04, 1)]) == pytest.approx(values / 0.04)
+    assert unit[(0.02, 1)] == pytest.approx(values / 0.02)
 
 
 def test_other_bad_options():
@@ -143,6 +286,8 @@ def test_scatter_set_bfs_with_the_rtl_in_the_loop(sim, preset, tmp_path):
                   out_dir=tmp_path, log=lambda *a: None)
     assert r.ok, r.problems
     assert r.rtl["scatter_commands"] == r.tlm["scatter_commands"] > 50 and r.rtl["bits"] == r.tlm["bits"]
+    # The RTL's results carry no blocks: counted from the commands' addresses.
+    assert r.rtl["blocks"] == r.tlm["blocks"] > 0
     # Lock-step structural TLM: the same reads, write-backs and cycles as the RTL.
     assert r.rtl["memory"]["writes"] == r.rtl["tlm_writes"] > 0
     assert r.rtl["memory"]["reads"] == r.rtl["tlm_reads"] and r.rtl["cycles"] == r.rtl["tlm_cycles"]

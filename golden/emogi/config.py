@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..config import Config, check, check_choice, check_int, check_pow2
 
-__all__ = ["PCIeConfig", "UVMConfig", "CoalescerConfig", "RAW_GTS", "parse_capacity"]
+__all__ = ["PCIeConfig", "UVMConfig", "CoalescerConfig", "RAW_GTS", "PAGE_ORDERS", "parse_capacity"]
 
 #: Transfer rate per lane (GT/s) and line-code efficiency of each PCIe generation.
 RAW_GTS = {3: (8.0, 128 / 130), 4: (16.0, 128 / 130), 5: (32.0, 128 / 130)}
@@ -117,6 +117,11 @@ class PCIeConfig(Config):
                 "bandwidth_gbps": {s: self.bandwidth_gbps(s) for s in sizes}}
 
 
+#: Orders of a kernel's UVM page touches (``UVMConfig.page_order``,
+#: :func:`golden.emogi.link.page_touches`).
+PAGE_ORDERS = ("waves", "first-touch", "lockstep")
+
+
 @dataclass(frozen=True)
 class UVMConfig(Config):
     """The UVM baseline (docs/emogi.md, "UVM"): the edge list migrates in pages on
@@ -143,6 +148,11 @@ class UVMConfig(Config):
     fault_latency_us : float
         Exposed latency of the first fault batch of a kernel (assumed; the paper
         gives none).
+    page_order : str
+        Order of a kernel's page touches (:func:`golden.emogi.link.page_touches`):
+        ``waves`` of resident warps (the model), or, for comparison (benchmark
+        part (c)), ``lockstep`` (every warp of the kernel resident) or
+        ``first-touch`` (each page once per kernel, at its first touch).
     """
 
     page_bytes: int = 4096
@@ -150,6 +160,7 @@ class UVMConfig(Config):
     capacity_bytes: int = 0
     fault_overhead_ns: float = 122.1
     fault_latency_us: float = 20.0
+    page_order: str = "waves"
 
     PRESETS = {"default": {}, "v100": {}, "fits": {"capacity_ratio": 1.0}}
 
@@ -162,6 +173,7 @@ class UVMConfig(Config):
                   f"{n}.{name} must be a non-negative number, not {v!r}")
         check(self.capacity_ratio > 0, f"{n}.capacity_ratio must be above 0, not {self.capacity_ratio!r}")
         check_int(n, "capacity_bytes", self.capacity_bytes, 0, 1 << 60)
+        check_choice(n, "page_order", self.page_order, PAGE_ORDERS)
         check(self.capacity_bytes == 0 or self.capacity_bytes >= self.page_bytes,
               f"{n}.capacity_bytes must be 0 (use capacity_ratio) or at least one page ({self.page_bytes} B), "
               f"not {self.capacity_bytes}")

@@ -179,7 +179,7 @@ class HostMemory:
         else:
             t, self._touches = self._touches, []
             pages = page_touches(*(np.concatenate([x[i] for x in t]) for i in range(4)),
-                                 resident_warps=c.resident_warps) if t else []
+                                 resident_warps=c.resident_warps, order=self.uvm_config.page_order) if t else []
             faults, _ = self.uvm.touch(pages)
             dram_s = st.dram_sectors * c.sector_bytes / dram_bps
             move_s = self.uvm.migration_s(faults)

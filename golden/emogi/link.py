@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import PCIeConfig, UVMConfig
+from .config import PAGE_ORDERS, PCIeConfig, UVMConfig
 
-__all__ = ["Transfer", "transfer", "UVMState", "page_touches"]
+__all__ = ["Transfer", "transfer", "UVMState", "page_touches", "PAGE_ORDERS"]
 
 
 @dataclass
@@ -116,18 +116,26 @@ class UVMState:
 
 
 def page_touches(warp: np.ndarray, slot: np.ndarray, array: np.ndarray, page: np.ndarray,
-                 resident_warps: int) -> list:
+                 resident_warps: int, order: str = "waves") -> list:
     """The page touches of one kernel in the order its warp instructions run.
 
     Every access ``i`` is lane data of warp ``warp[i]`` at loop iteration
     ``slot[i]``, reading array number ``array[i]`` (the instruction order inside
-    one loop iteration: the edge list, then the weights), on page ``page[i]``. The
-    warps that read anything are resident ``resident_warps`` at a time, in id
-    order (warps with nothing to read leave at once): wave ``k`` holds the ``k``-th
-    ``resident_warps`` of them, and runs iteration by iteration, the warps of an
-    iteration in id order, each instruction's pages ascending. Consecutive touches
-    of one page are one touch (they cannot change the LRU order).
+    one loop iteration: the edge list, then the weights), on page ``page[i]``.
+
+    ``order="waves"`` (the model): the warps that read anything are resident
+    ``resident_warps`` at a time, in id order (warps with nothing to read leave
+    at once): wave ``k`` holds the ``k``-th ``resident_warps`` of them, and runs
+    iteration by iteration, the warps of an iteration in id order, each
+    instruction's pages ascending. Consecutive touches of one page are one touch
+    (they cannot change the LRU order). The two alternatives the model is
+    compared with (docs/emogi.md, "UVM page order"): ``"lockstep"``, every warp
+    of the kernel resident (one wave: the kernel's first iteration over all warps
+    before any second one); ``"first-touch"``, the waves' order keeping only the
+    first touch of each page (a kernel cannot evict and re-fetch a page).
     """
+    if order not in PAGE_ORDERS:
+        raise ValueError(f"page order must be one of {', '.join(PAGE_ORDERS)}, not {order!r}")
     page = np.asarray(page, dtype=np.int64)
     if page.size == 0:
         return []
@@ -137,8 +145,12 @@ def page_touches(warp: np.ndarray, slot: np.ndarray, array: np.ndarray, page: np
     if resident_warps < 1:
         raise ValueError(f"resident_warps must be at least 1, not {resident_warps}")
     rank = np.unique(warp, return_inverse=True)[1].reshape(-1)
-    order = np.lexsort((page, array, rank, slot, rank // resident_warps))
-    p = page[order]
+    wave = np.zeros_like(rank) if order == "lockstep" else rank // resident_warps
+    idx = np.lexsort((page, array, rank, slot, wave))
+    p = page[idx]
+    if order == "first-touch":
+        first = np.unique(p, return_index=True)[1]
+        return p[np.sort(first)].tolist()
     keep = np.ones(p.size, bool)
     keep[1:] = p[1:] != p[:-1]
     return p[keep].tolist()

@@ -14,7 +14,9 @@ needs ``V[C[e]]`` for its in-edges ``e``.
   the values from its scratchpad. The unit's memory requests are counted per
   command (``MFFAnalytic``: the distinct blocks of C and V the command touches,
   what the tag unit reads when the command fits in it) or by the structural TLM
-  / the RTL (``backend=``).
+  / the functional model / the RTL (``backend=``); every backend also reports
+  the distinct blocks per command (``extra["mff"]["blocks"]``), equal to the
+  analytic count.
 
 The time of an ``mff`` gather phase is the GPU kernel's (R loads, the loop over
 the scratchpad) bounded below by the unit: its DRAM traffic, its throughput
@@ -28,6 +30,20 @@ unvisited neighbour ``push`` does ``atomicOr(next[w / 32], bit)``, while
 every such lane's bit (one command per warp and iteration); an update kernel
 then turns ``next & ~visited`` into the next frontier. The unit's requests for
 a scatter are one read and one write per bitmap block (docs/mff.md).
+
+With statistics on, a unit mode (``mff``, ``mff-push``) also runs its baseline
+(``pull``, ``push``) on a fresh GPU unless ``compare_baseline=False``, for the
+baseline's requests and the estimated speedup. ``extra["mff"]`` (docs/mff.md,
+"Statistics"): ``reads``, ``writes``, ``requests`` (= reads + writes, the
+unit's memory requests), ``blocks``, ``values``, ``commands``,
+``requests_per_edge`` (the unit's), ``gpu_requests``, ``total_requests`` (GPU +
+unit), ``total_requests_per_edge``, ``cycles``, and with the comparison
+``baseline_mode``, ``baseline_cycles``, ``baseline_requests``,
+``baseline_requests_per_edge``, ``speedup``.
+
+Options: ``mff`` (an :class:`MFFConfig` or preset name), ``backend``,
+``pc_size`` (1-256), ``mff_rate`` (values per cycle of one unit, finite > 0),
+``mff_units`` (integer >= 1), ``compare_baseline`` (bool).
 """
 from __future__ import annotations
 
@@ -40,7 +56,7 @@ from ..memory import AddressSpace
 from .commands import MFFCommand, ThreadRequest
 from .config import MFFConfig
 from .functional import MFFFunctional
-from .tlm import MFFModel, PortMemory
+from .tlm import MFFModel, PortMemory, command_blocks
 
 __all__ = ["MFFAnalytic", "MFFTLMBackend", "PullPageRank", "PullBFS", "PullSSSP", "PullCC", "PushBFS", "MFF_TIME",
            "GatherPhase", "ScatterPhase"]
@@ -52,29 +68,39 @@ MFF_TIME = {"mff_rate": 0.23, "mff_units": 6, "pc_size": 16}
 
 class MFFAnalytic:
     """Gathers computed with numpy; requests = distinct blocks per command (a
-    scatter: one read and one write per distinct bitmap block)."""
+    scatter: one read and one write per distinct bitmap block).
+
+    Every backend's ``gather`` returns ``(values, block reads, blocks)`` and its
+    ``scatter`` ``(bitmap, block reads, block writes, blocks)``, where ``blocks``
+    is the sum over the phase's commands of the distinct blocks each touches (C
+    and V of a gather, the bitmap of a scatter): for this backend the reads and
+    the blocks are the same number by definition; the TLM backends count their
+    blocks from the elements they execute (``MFFResult.blocks``), so the tests
+    compare the two."""
 
     name = "analytic"
 
     def __init__(self, config: MFFConfig):
         self.config = config
 
-    def gather(self, phase) -> tuple[np.ndarray, int]:
-        """Values of every (thread, edge) of ``phase`` and the unit's block reads."""
+    def gather(self, phase) -> tuple[np.ndarray, int, int]:
+        """Values of every (thread, edge) of ``phase``, the unit's block reads and
+        the distinct blocks per command (equal here)."""
         bb = self.config.block_bytes
         cmd_id = phase.cmd_of_edge
         blocks = 0
         for addr in (phase.c_addr, phase.v_addr):
             key = cmd_id * (1 << 40) + (addr // bb)
             blocks += int(np.unique(key).size)
-        return phase.values, blocks
+        return phase.values, blocks, blocks
 
-    def scatter(self, phase) -> tuple[np.ndarray, int, int]:
-        """The bitmap after ``phase``'s scatter commands, and the block reads and writes."""
+    def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
+        """The bitmap after ``phase``'s scatter commands, the block reads and
+        writes, and the distinct blocks per command (all three equal here)."""
         bb = self.config.block_bytes
         key = phase.cmd_of_bit * (1 << 40) + (phase.bits // 8) // bb
         blocks = int(np.unique(key).size)
-        return phase.bitmap(), blocks, blocks
+        return phase.bitmap(), blocks, blocks, blocks
 
 
 class MFFTLMBackend:
@@ -101,10 +127,10 @@ class MFFTLMBackend:
     def run(self, cmds: list[MFFCommand]):
         return self.model.run(cmds)
 
-    def gather(self, phase) -> tuple[np.ndarray, int]:
+    def gather(self, phase) -> tuple[np.ndarray, int, int]:
         return run_commands(self, phase)
 
-    def scatter(self, phase) -> tuple[np.ndarray, int, int]:
+    def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
         return run_scatter(self, phase)
 
 
@@ -121,40 +147,54 @@ def place_array(space: AddressSpace, arrays: dict, name: str, values: np.ndarray
     return base
 
 
-def run_commands(backend, phase) -> tuple[np.ndarray, int]:
+def _command_blocks(backend, cmd: MFFCommand, res) -> int:
+    """Distinct blocks ``cmd`` touched: the model's own record of the elements it
+    executed (``res.blocks``); results without one (the RTL's) are counted from
+    the command's addresses and the C in the backend's memory."""
+    if res.blocks or cmd.elements == 0:
+        return len(res.blocks)
+    return len(command_blocks(cmd, backend.config, backend.space))
+
+
+def run_commands(backend, phase) -> tuple[np.ndarray, int, int]:
     """Place C and V, run the phase's commands on ``backend`` (TLM or RTL), and put
-    every gathered value back at its edge."""
+    every gathered value back at its edge. Returns ``(values per edge, block
+    reads, sum over the commands of their distinct C and V blocks)``."""
     cb = backend.place("C", phase.col.astype(np.uint32))
     vb = backend.place("V", phase.v_array)
     backend.run([MFFCommand("invalidate", 0)])          # the GPU wrote V since the last phase
     cmds, where = phase.commands(cb, vb, backend.config)
     results = backend.run(cmds)
     out = np.zeros(phase.values.size, {4: np.uint32, 8: np.uint64}[phase.vsize])
-    reads = 0
-    for res, edges in zip(results, where):
+    reads = blocks = 0
+    for cmd, res, edges in zip(cmds, results, where):
         if res.error:
             raise AlgorithmError("the MFF reported a memory error")
         reads += res.reads
+        blocks += _command_blocks(backend, cmd, res)
         for target, e in edges:
             out[e] = res.values[target]
-    return out.view(phase.values.dtype), reads
+    return out.view(phase.values.dtype), reads, blocks
 
 
-def run_scatter(backend, phase) -> tuple[np.ndarray, int, int]:
+def run_scatter(backend, phase) -> tuple[np.ndarray, int, int, int]:
     """Place a cleared bitmap, run the phase's ``PC_scatter_set`` commands on
     ``backend`` (TLM or RTL), and read the bitmap back from the backend's memory.
-    Returns ``(bitmap bytes, block reads, block writes)``."""
+    Returns ``(bitmap bytes, block reads, block writes, sum over the commands of
+    their distinct bitmap blocks)``."""
     nbytes = phase.nbytes
     base = backend.place("bitmap", np.zeros(nbytes, np.uint8))
     backend.run([MFFCommand("invalidate", 0)])          # the GPU cleared the bitmap
-    results = backend.run(phase.commands(base, backend.config))
-    reads = writes = 0
-    for res in results:
+    cmds = phase.commands(base, backend.config)
+    results = backend.run(cmds)
+    reads = writes = blocks = 0
+    for cmd, res in zip(cmds, results):
         if res.error:
             raise AlgorithmError("the MFF reported a memory error")
         reads += res.reads
         writes += res.writes
-    return backend.space.read(base, nbytes), reads, writes
+        blocks += _command_blocks(backend, cmd, res)
+    return backend.space.read(base, nbytes), reads, writes, blocks
 
 
 class ScatterPhase:
@@ -255,9 +295,21 @@ class _Pull(Algorithm):
     use_mff = False
 
     def check_options(self) -> None:
-        P = self.options.get("pc_size", MFF_TIME["pc_size"])
+        o = self.options
+        P = o.get("pc_size", MFF_TIME["pc_size"])
         if not isinstance(P, int) or isinstance(P, bool) or not 1 <= P <= 256:
             raise AlgorithmError(f"pc_size must be an integer in [1, 256], not {P!r}")
+        rate = o.get("mff_rate", MFF_TIME["mff_rate"])
+        if not isinstance(rate, (int, float, np.integer, np.floating)) or isinstance(rate, bool) \
+                or not np.isfinite(rate) or rate <= 0:
+            raise AlgorithmError(f"mff_rate (values per cycle of one MFF unit) must be a finite number > 0, "
+                                 f"not {rate!r}")
+        units = o.get("mff_units", MFF_TIME["mff_units"])
+        if not isinstance(units, (int, np.integer)) or isinstance(units, bool) or units < 1:
+            raise AlgorithmError(f"mff_units (MFF units per GPU) must be an integer >= 1, not {units!r}")
+        cb = o.get("compare_baseline", True)
+        if not isinstance(cb, bool):
+            raise AlgorithmError(f"compare_baseline must be True or False, not {cb!r}")
 
     def setup(self) -> None:
         g = self.graph
@@ -275,7 +327,10 @@ class _Pull(Algorithm):
         self.mff_config = cfg
         self.backend = self.options.get("backend") or MFFAnalytic(cfg)
         self.pc = self.options.get("pc_size", MFF_TIME["pc_size"])
-        self.extra["mff"] = {"requests": 0, "values": 0, "commands": 0, "backend": getattr(self.backend, "name", "")}
+        self.rate = float(self.options.get("mff_rate", MFF_TIME["mff_rate"])) * int(
+            self.options.get("mff_units", MFF_TIME["mff_units"]))
+        self.extra["mff"] = {"requests": 0, "reads": 0, "writes": 0, "blocks": 0, "values": 0, "commands": 0,
+                             "backend": getattr(self.backend, "name", "")}
 
     def incoming(self, g):
         return g.transpose()
@@ -299,7 +354,7 @@ class _Pull(Algorithm):
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 values = ph.values
             else:
-                values, blocks = self.backend.gather(ph)
+                values, reads, blocks = self.backend.gather(ph)
                 if self.needs_weights:
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 nwarps = -(-n // gpu.config.warp_size)
@@ -307,22 +362,68 @@ class _Pull(Algorithm):
                 # PC_gather + PC_wait per command, then the loop over the scratchpad.
                 k.alu(3 * ncmd + 2 * int(np.ceil(ph.pos.size / gpu.config.warp_size)))
                 st = self.extra["mff"]
-                st["requests"] += blocks
+                st["reads"] += reads
+                st["requests"] += reads
+                st["blocks"] += blocks
                 st["values"] += ph.pos.size
                 st["commands"] += ncmd
-                rate = self.options.get("mff_rate", MFF_TIME["mff_rate"]) * self.options.get(
-                    "mff_units", MFF_TIME["mff_units"])
-                unit_cycles = max(ph.pos.size / rate, ph.rounds * 2 * gpu.config.mem_latency if nwarps else 0)
-                k.unit(blocks * self.mff_config.block_bytes // gpu.config.sector_bytes, unit_cycles)
+                unit_cycles = max(ph.pos.size / self.rate, ph.rounds * 2 * gpu.config.mem_latency if nwarps else 0)
+                k.unit(reads * self.mff_config.block_bytes // gpu.config.sector_bytes, unit_cycles)
             k.store(self.a_out, ph.verts)
         return values, ph.owner
 
+    #: The mode this one is compared with (``compare_baseline``): the GPU alone.
+    baseline_mode = "pull"
+
+    def baseline_options(self) -> dict:
+        """The options of this run that the baseline mode takes (the source it used,
+        PageRank's parameters)."""
+        out = {k: self.options[k] for k in ("damping", "tol", "max_iter", "variant") if k in self.options}
+        if "source" in self.extra:
+            out["source"] = self.extra["source"]
+        return out
+
     def finish(self) -> None:
-        if self.gpu.stats_on:
-            self.extra["time"] = {"total_cycles": self.gpu.totals()["cycles"]}
+        """Requests per edge and, with statistics on, the GPU's own requests and
+        the run's total (docs/mff.md, "Statistics")."""
         st = self.extra["mff"]
-        e = self.gpu.counters.get("edges", 0)
+        gpu = self.gpu
+        e = gpu.counters.get("edges", 0)
         st["requests_per_edge"] = st["requests"] / e if e and self.use_mff else None
+        if not gpu.stats_on:
+            return
+        tot = gpu.totals()
+        self.extra["time"] = {"total_cycles": tot["cycles"]}
+        st["cycles"] = tot["cycles"]
+        st["gpu_requests"] = _gpu_requests(gpu.config, tot)
+        st["total_requests"] = st["gpu_requests"] + st["requests"]
+        st["total_requests_per_edge"] = st["total_requests"] / e if e else None
+
+    def execute(self):
+        """The run, then (unit modes with statistics on and ``compare_baseline``,
+        the default) :meth:`compare_with_baseline`, outside the run's wall time."""
+        res = super().execute()
+        if self.use_mff and self.gpu.stats_on and self.options.get("compare_baseline", True):
+            self.compare_with_baseline(res.extra["mff"])
+        return res
+
+    def compare_with_baseline(self, st: dict) -> None:
+        """Run :attr:`baseline_mode` (the GPU alone) on a fresh GPU of the same
+        configuration, with this run's source and PageRank parameters, and add its
+        cycles, requests and requests per edge, and the estimated speedup (its
+        cycles / this run's), to ``st``."""
+        from ..algorithms import MODES
+        from ..gpu import GPU
+        gpu = self.gpu
+        g2 = GPU(gpu.config, stats=True, caches=gpu.caches)
+        b = MODES[(self.name, self.baseline_mode)](self.graph, g2, **self.baseline_options()).execute()
+        bt = b.gpu["total"]
+        be = b.counters.get("edges", 0)
+        st["baseline_mode"] = self.baseline_mode
+        st["baseline_cycles"] = bt["cycles"]
+        st["baseline_requests"] = _gpu_requests(gpu.config, bt)
+        st["baseline_requests_per_edge"] = st["baseline_requests"] / be if be else None
+        st["speedup"] = bt["cycles"] / st["cycles"] if st["cycles"] else None
 
 
 class PullPageRank(_Pull):
@@ -479,7 +580,10 @@ class PushBFS(_Pull):
     ``extra["mff"]``: ``bits`` (bits set = atomics of ``push`` = scatter elements
     of ``mff-push``), ``atomics`` and ``atomic_requests`` (``push``: atomic lanes
     and their memory requests in the GPU model), ``scatter_commands``, ``reads``,
-    ``writes`` and ``requests`` (``mff-push``: the unit's block reads + writes)."""
+    ``writes`` and ``requests`` (``mff-push``: the unit's block reads + writes),
+    ``blocks`` (distinct bitmap blocks per command, summed: the writes of a unit
+    that writes each command's blocks once), and the statistics of
+    :class:`_Pull` (the baseline is ``push``)."""
 
     name = "bfs"
     key = "depth"
@@ -534,18 +638,17 @@ class PushBFS(_Pull):
                     nxt[w[act]] = True
                 else:
                     ph = ScatterPhase(owner[act], slot[act], w[act], V, ws)
-                    raw, reads, writes = self.backend.scatter(ph)
+                    raw, reads, writes, blocks = self.backend.scatter(ph)
                     nxt = np.unpackbits(raw, bitorder="little")[:V].astype(bool)
                     ncmd = int(np.unique(ph.cmd_of_bit).size) if act.any() else 0
                     st["scatter_commands"] += ncmd
                     st["reads"] += reads
                     st["writes"] += writes
                     st["requests"] += reads + writes
+                    st["blocks"] += blocks
                     k.alu(3 * ncmd)
-                    rate = self.options.get("mff_rate", MFF_TIME["mff_rate"]) * self.options.get(
-                        "mff_units", MFF_TIME["mff_units"])
                     k.unit((reads + writes) * self.mff_config.block_bytes // gpu.config.sector_bytes,
-                           int(act.sum()) / rate)
+                           int(act.sum()) / self.rate)
             new = nxt & ~visited
             found = np.flatnonzero(new)
             with gpu.kernel("bfs_update", words) as k:
@@ -565,8 +668,9 @@ class PushBFS(_Pull):
         self.finish()
         return depth
 
+    baseline_mode = "push"
+
     def finish(self) -> None:
-        super().finish()
         st = self.extra["mff"]
         ks = self.gpu.kernels.get("bfs_push") if self.gpu.stats_on else None
         if not self.use_mff:
@@ -574,8 +678,13 @@ class PushBFS(_Pull):
             if ks is not None:
                 st["atomic_requests"] = (ks.atomics.sectors if self.gpu.config.coalescing == "sector"
                                          else ks.atomics.lines)
-        e = self.gpu.counters.get("edges", 0)
-        st["requests_per_edge"] = st["requests"] / e if e and self.use_mff else None
+        super().finish()
+
+
+def _gpu_requests(config, totals: dict) -> int:
+    """The GPU's memory requests in ``totals`` (a ``GPU.totals()``): 128 B line
+    requests on a line-coalescing GPU (the GTX 480), 32 B sectors otherwise."""
+    return int(totals["sectors"] if config.coalescing == "sector" else totals["lines"])
 
 
 def _modes():

@@ -63,8 +63,8 @@ from .commands import MFFCommand, MFFError, MFFResult, Poke, ThreadRequest
 from .config import MFF_OPS, MFFConfig
 from .functional import MFFFunctional, gather_values
 
-__all__ = ["MFFModel", "PortMemory", "command_entries", "MFFCommand", "MFFResult", "MFFError", "Poke", "ThreadRequest",
-           "MFFFunctional", "gather_values"]
+__all__ = ["MFFModel", "PortMemory", "command_entries", "command_blocks", "MFFCommand", "MFFResult", "MFFError",
+           "Poke", "ThreadRequest", "MFFFunctional", "gather_values"]
 
 _C, _V, _S = 0, 1, 2
 _INVAL = MFF_OPS["invalidate"]
@@ -354,7 +354,7 @@ class MFFModel:
                 return
             self._inflight[it.warp] = k
             res = MFFResult()
-            res.blocks = _blocks(it, self.config, self.space)
+            res.blocks = command_blocks(it, self.config, self.space)
             self.results[k] = res
             self._cmdq.extend(dict(e, item=k) for e in command_entries(it))
             self._next += 1
@@ -778,7 +778,7 @@ def command_entries(cmd: MFFCommand) -> list:
             for k, t in enumerate(threads)]
 
 
-def _blocks(cmd: MFFCommand, config: MFFConfig, space: AddressSpace) -> set:
+def command_blocks(cmd: MFFCommand, config: MFFConfig, space: AddressSpace) -> set:
     """Distinct blocks a command's elements touch (C and V of a gather, the bitmap
     blocks of a scatter), from the addresses and memory's C (read when the command
     starts)."""
