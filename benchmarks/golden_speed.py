@@ -9,7 +9,15 @@ Goals (issue "Golden model"): functional BFS within 3x of scipy's
 (``counters["edges"]``: duplicates and re-relaxations included, as the model's
 kernels process them). Wall times are the best of ``--repeat`` runs.
 
-Usage: python benchmarks/golden_speed.py [--scale 18] [--cache-scale 16] [--repeat 3] [--json FILE]
+Part ``inspections`` (no wall times: the counts are deterministic) prints how
+many edges the model's kernels inspect relative to the graph's arcs on a
+road-like graph (``grid:300x300``) and a Kronecker graph (``kron:scale=14``):
+BFS with the visibility window of each GPU's resident warps (docs/golden.md,
+"BFS"), and CC's min-label propagation, the figures quoted in docs/golden.md
+and the docstrings of golden/algorithms/bfs.py and cc.py.
+
+Usage: python benchmarks/golden_speed.py [--part speed|inspections|all] [--scale 18] [--cache-scale 16]
+       [--repeat 3] [--json FILE]
 """
 import argparse
 import json
@@ -24,6 +32,7 @@ from scipy.sparse import csgraph
 
 from golden.algorithms import run_algorithm
 from golden.algorithms.common import default_source
+from golden.gpu import GPUConfig
 from golden.graphs import load_graph
 from golden.perf import tune_allocator
 from golden.report import format_table
@@ -38,20 +47,48 @@ def best(fn, repeat):
     return min(times), out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scale", type=int, default=18)
-    ap.add_argument("--cache-scale", type=int, default=16, help="graph scale for the (slower) cache model")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--json", default="build/benchmarks/golden_speed.json")
-    args = ap.parse_args(argv)
-    tune_allocator()
-    t0 = time.time()
+#: The runs of part ``inspections``: (graph, algorithm, GPU preset, changes to the
+#: preset, source vertex or None for the default: the vertex of largest degree).
+INSPECTION_RUNS = [
+    ("grid:300x300", "bfs", "gtx980", {}, None),
+    ("grid:300x300", "bfs", "gtx980", {}, 0),
+    ("grid:300x300", "bfs", "tx1", {}, 0),
+    ("grid:300x300", "bfs", "tx1", {"threads_per_sm": 256}, 0),
+    ("grid:300x300", "bfs", None, {}, 0),            # functional: duplicate-free frontiers
+    ("grid:300x300", "cc", "gtx980", {}, None),
+    ("kron:scale=14", "bfs", "gtx980", {}, None),
+]
+
+
+def inspections(log):
+    """Edges inspected / arcs for :data:`INSPECTION_RUNS`: (table rows, JSON records)."""
     rows, records = [], []
+    graphs = {}
+    for spec, algo, preset, changes, source in INSPECTION_RUNS:
+        if spec not in graphs:
+            graphs[spec] = load_graph(spec)
+        g = graphs[spec]
+        gpu = GPUConfig.preset(preset, **changes) if preset else None
+        log(f"inspections: {algo} on {spec}, {preset or 'functional'} {changes or ''}")
+        opts = {} if source is None else {"source": source}
+        r = run_algorithm(g, algo, gpu=gpu, stats=gpu is not None, **opts)
+        edges = r.counters["edges"]
+        src = r.extra.get("source", "-")
+        gpu_label = "functional" if gpu is None else \
+            gpu.name + "".join(f", {k}={v}" for k, v in changes.items())
+        window = "-" if gpu is None else gpu.resident_warps
+        rows.append([spec, algo, gpu_label, window, src, r.iterations, g.num_edges, edges,
+                     f"{edges / g.num_edges:.4g}"])
+        records.append({"graph": spec, "algo": algo, "gpu": None if gpu is None else gpu.to_dict(),
+                        "resident_warps": None if gpu is None else gpu.resident_warps, "source": src,
+                        "iterations": r.iterations, "arcs": g.num_edges, "edges": edges,
+                        "edges_per_arc": edges / g.num_edges})
+    return rows, records
 
-    def log(msg):
-        print(f"[bench] {msg} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
 
+def speed(args, log):
+    """Wall times of BFS/SSSP/PR against scipy: (table rows, JSON records)."""
+    rows, records = [], []
     for scale, modes in ((args.scale, ("functional", "stats")), (args.cache_scale, ("stats+caches",))):
         spec = f"kron:scale={scale},edgefactor=16,seed=1"
         log(f"graph {spec}")
@@ -80,13 +117,42 @@ def main(argv=None):
                 records.append({"graph": spec, "vertices": g.num_vertices, "arcs": g.num_edges, "algo": algo,
                                 "mode": mode, "iterations": r.iterations, "edges": edges, "wall_s": wall,
                                 "teps": teps, "scipy_s": sref})
-    print(format_table(["graph", "algo", "mode", "iters", "edges traversed", "wall (s)", "M edges/s",
-                        "scipy (s)", "x scipy"], rows, markdown=True,
-                       title="Golden model speed (scipy: shortest_path(unweighted=True) for BFS, dijkstra for SSSP)"))
+    return rows, records
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=["speed", "inspections", "all"], default="all",
+                    help="speed: wall times against scipy; inspections: edges inspected per arc "
+                         "(deterministic counts); all: both (default)")
+    ap.add_argument("--scale", type=int, default=18)
+    ap.add_argument("--cache-scale", type=int, default=16, help="graph scale for the (slower) cache model")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", default="build/benchmarks/golden_speed.json")
+    args = ap.parse_args(argv)
+    tune_allocator()
+    t0 = time.time()
+    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+
+    def log(msg):
+        print(f"[bench] {msg} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    if args.part in ("speed", "all"):
+        rows, doc["results"] = speed(args, log)
+        print(format_table(["graph", "algo", "mode", "iters", "edges traversed", "wall (s)", "M edges/s",
+                            "scipy (s)", "x scipy"], rows, markdown=True,
+                           title="Golden model speed (scipy: shortest_path(unweighted=True) for BFS, "
+                                 "dijkstra for SSSP)"))
+    if args.part in ("inspections", "all"):
+        rows, doc["inspections"] = inspections(log)
+        if args.part == "all":
+            print()
+        print(format_table(["graph", "algo", "GPU", "resident warps", "source", "iters", "arcs",
+                            "edges inspected", "x arcs"], rows, markdown=True,
+                           title="Edges inspected per arc (BFS visibility window, CC label propagation)"))
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.machine(), "python": platform.python_version(),
-                               "date": time.strftime("%Y-%m-%d"), "results": records}, indent=2))
+    out.write_text(json.dumps(doc, indent=2))
     print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
 
 

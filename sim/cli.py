@@ -289,12 +289,46 @@ def _shown_options(args, opts: dict) -> dict:
     return out
 
 
+def _output_path(flag: str, value: str | None) -> Path | None:
+    """The file an output option names, checked before anything runs: one-line
+    errors for an empty name, a directory, and a parent folder that is a file."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageError(f"{flag} needs a file name, not {value!r}")
+    path = Path(value)
+    if path.is_dir() or value.endswith(("/", os.sep)):
+        raise UsageError(f"{flag} {value}: is a directory; give a file name")
+    for parent in path.parents:            # the nearest existing folder must be a folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {value}: {parent} is a file, not a folder")
+            break
+    return path
+
+
 def _save_path(save: str) -> tuple[Path, bool]:
-    """Where ``--save`` writes: numpy adds ``.npz`` to a name without it; say so."""
-    path = Path(save)
-    if path.suffix.lower() == ".npz":
+    """Where ``--save`` writes, and whether ``.npz`` was added: a name that does not
+    end in ``.npz`` (in any case) gets it. The file is written through an open
+    handle, so numpy adds nothing itself and the name printed is the file written."""
+    path = _output_path("--save", save)
+    if path.name.lower().endswith(".npz"):
         return path, False
-    return path.with_name(path.name + ".npz"), True
+    path = path.with_name(path.name + ".npz")
+    if path.is_dir():
+        raise UsageError(f"--save {save}: {path} is a directory; give a file name")
+    return path, True
+
+
+def _write_output(flag: str, path: Path, write) -> None:
+    """``write(file)`` into ``path`` (folders created); an OSError (permissions, a
+    full disk, ...) becomes a one-line error naming the option and the path."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            write(f)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write ({e.strerror or e})") from None
 
 
 def _fmt(v, digits: int = 3) -> str:
@@ -353,13 +387,8 @@ def _unit_rows(r) -> list:
         add("baseline cycles / speedup (est.)", "baseline_cycles", "speedup", src=peg)
         add("memory requests / baseline's", "memory_requests", "baseline_memory_requests", src=peg)
     mff = ex.get("mff")
-    if isinstance(mff, dict) and (mff.get("commands") or r.mode in unit_modes("mff")):
-        add("MFF commands / values / block reads", "commands", "values", "requests", src=mff)
-        add("MFF block reads per edge", "requests_per_edge", src=mff)
-        add("MFF scatter commands / elements", "scatter_commands", "bits", src=mff)
-        add("MFF block reads / writes", "reads", "writes", src=mff)
-        add("GPU atomics / their memory requests", "atomics", "atomic_requests", src=mff)
-        add("baseline requests / speedup (est.)", "baseline_requests", "speedup", src=mff)
+    if isinstance(mff, dict):
+        rows += _mff_rows(r, mff)
     em = ex.get("emogi")
     if isinstance(em, dict) and em.get("stats"):
         if isinstance(em.get("requests"), dict):
@@ -372,6 +401,41 @@ def _unit_rows(r) -> list:
         add("PCIe GB/s (link busy) / average", "bandwidth_gbps", "average_gbps", src=em)
         if isinstance(em.get("time"), dict) and "total_s" in em["time"]:
             rows.append(["estimated total time (ms)", _fmt(1e3 * em["time"]["total_s"])])
+    return rows
+
+
+def _mff_rows(r, mff: dict) -> list:
+    """Rows of ``extra["mff"]`` (golden/mff/algorithms.py; keys read defensively:
+    a row whose keys are all absent is left out, an absent one shows ``-``)."""
+    rows: list = []
+
+    def add(label, *keys, src):
+        if any(k in src for k in keys):
+            rows.append([label, " / ".join(_fmt(src.get(k)) for k in keys)])
+
+    unit = bool(mff.get("commands") or mff.get("scatter_commands")) or r.mode in unit_modes("mff")
+    scatter = "scatter_commands" in mff                # the push BFS (push, mff-push)
+    if unit and scatter:                               # mff-push: PC_scatter_set instead of atomicOr
+        add("MFF scatter commands / bits set", "scatter_commands", "bits", src=mff)
+    elif unit:                                         # mff: PC_gather
+        add("MFF commands / values", "commands", "values", src=mff)
+    elif scatter:                                      # push: the GPU's atomics
+        add("GPU atomics / their memory requests", "atomics", "atomic_requests", src=mff)
+    if unit:
+        if any(k in mff for k in ("reads", "writes", "requests")):
+            rows.append(["MFF requests: reads / writes (total)",
+                         f"{_fmt(mff.get('reads'))} / {_fmt(mff.get('writes'))} ({_fmt(mff.get('requests'))})"])
+        add("MFF requests per edge", "requests_per_edge", src=mff)
+        add("MFF blocks (distinct per command)", "blocks", src=mff)
+        if scatter:
+            add("atomics replaced (one per bit set)", "bits", src=mff)
+        add("GPU / total memory requests (GPU + MFF)", "gpu_requests", "total_requests", src=mff)
+        if "speedup" in mff:
+            base = mff.get("baseline_mode") or "baseline"
+            add(f"{base} (GPU alone) / total requests", "baseline_requests", "total_requests", src=mff)
+            add(f"requests per edge: {base} / with MFF", "baseline_requests_per_edge",
+                "total_requests_per_edge", src=mff)
+            add(f"{base} cycles / speedup (est.)", "baseline_cycles", "speedup", src=mff)
     return rows
 
 
@@ -395,6 +459,8 @@ def cmd_run(args) -> int:
     from .progress import IterationProgress
     tune_allocator()
     opts = _check_run_options(args)
+    save = _save_path(args.save) if args.save is not None else None
+    json_path = _output_path("--json", args.json)
     cls = ALGORITHMS[args.algo]
     gpu = GPUConfig.preset(args.gpu)
     graph = _load_graph_arg(args, cls.needs_weights)
@@ -437,16 +503,15 @@ def cmd_run(args) -> int:
     if r.gpu is not None and args.kernels:
         print()
         print(kernel_table(r.gpu))
-    if args.save:
-        path, added = _save_path(args.save)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, **{r.key: r.values})
+    if save is not None:
+        path, added = save
+        _write_output("--save", path, lambda f: np.savez_compressed(f, **{r.key: r.values}))
         print(f"saved {r.key} to {path}" + (" (.npz added to the name given)" if added else ""))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    if json_path is not None:
         doc = {**r.summary(), "graph": graph.summary(), "warnings": warnings, "options": shown}
-        Path(args.json).write_text(json.dumps(doc, indent=2, default=_json_default))
-        print(f"wrote {args.json}")
+        text = json.dumps(doc, indent=2, default=_json_default)
+        _write_output("--json", json_path, lambda f: f.write(text.encode()))
+        print(f"wrote {json_path}")
     return 0
 
 
@@ -473,6 +538,7 @@ def cmd_cosim(args) -> int:
     if args.mode is not None and args.mode not in cu.modes:
         raise UsageError(f"the {args.unit}'s modes are {', '.join(cu.modes)}, not {args.mode!r}")
     args.preset = args.preset or cu.default_preset
+    json_path = _output_path("--json", args.json)
     r = run_cosim(args.graph, args.algo, unit=args.unit, mode=args.mode, preset=args.preset, sim=args.sim,
                   source=args.source, undirected=args.undirected or None, vertices=args.vertices,
                   weight_seed=args.weight_seed, gpu=args.gpu)
@@ -484,9 +550,9 @@ def cmd_cosim(args) -> int:
     rows += cu.rows(r.rtl, r.tlm)
     rows.append(["wall time (s)", round(r.wall_s, 1)])
     print(format_table(["", "value"], rows))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(result_json(r))
+    if json_path is not None:
+        text = result_json(r)
+        _write_output("--json", json_path, lambda f: f.write(text.encode()))
     if r.ok:
         print(f"{r.algo} with the {args.unit.upper()} RTL in the loop matches reference (and the TLM run)")
         return 0
@@ -596,7 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="always show the progress line on stderr (default: on a terminal, after 1 s)")
     sp.add_argument("--save", metavar="OUT.npz",
                     help="save the per-vertex result (key depth/dist/rank/label/bc/core; .npz is added to a "
-                         "name without it)")
+                         "name that does not end in .npz, in any case)")
     sp.add_argument("--json", metavar="FILE", help="write every statistic as JSON")
     sp.set_defaults(func=cmd_run)
 
@@ -626,6 +692,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(e: Exception) -> str:
+    """The message of ``e``; an OSError from the system as ``path: reason``."""
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}" + (f" -> {e.filename2}" if e.filename2 is not None else "")
+    return str(e)
+
+
 def main(argv: list[str] | None = None) -> int:
     from golden.config import ConfigError
     from .toolchain import ToolError, configure
@@ -637,10 +710,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (UsageError, ConfigError, ToolError, FileNotFoundError, ValueError) as e:
+    except (UsageError, ConfigError, ToolError, OSError, ValueError) as e:
         if os.environ.get("GRAPHUNITS_DEBUG"):
             raise
-        print(f"graphunits {args.command}: error: {e}", file=sys.stderr)
+        print(f"graphunits {args.command}: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -199,6 +199,41 @@ def test_bad_inputs():
         run_algorithm(neg, "sssp")
 
 
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("algo, options, message", [
+    # NaN compares false with everything: a check written as "tol <= 0" lets it through
+    # (PR then runs max_iter iterations, its change never "< nan").
+    ("pr", {"tol": NAN}, r"^tol must be a positive finite number, not nan$"),
+    ("pr", {"tol": INF}, r"^tol must be a positive finite number, not inf$"),
+    ("pr", {"tol": 0.0}, r"^tol must be a positive finite number, not 0\.0$"),
+    ("pr", {"tol": -1e-6}, r"^tol must be a positive finite number, not -1e-06$"),
+    ("pr", {"tol": True}, r"^tol must be a positive finite number, not True$"),
+    ("pr", {"damping": NAN}, r"^damping must be in \(0, 1\), not nan$"),
+    ("pr", {"damping": 1.0}, r"^damping must be in \(0, 1\), not 1\.0$"),
+    ("pr", {"damping": 0}, r"^damping must be in \(0, 1\), not 0$"),
+    ("pr", {"max_iter": 0}, r"^max_iter must be a positive integer, not 0$"),
+    ("pr", {"max_iter": 2.0}, r"^max_iter must be a positive integer, not 2\.0$"),
+    ("pr", {"variant": "x"}, r"^variant must be 'standard' or 'nodangle', not 'x'$"),
+    ("sssp", {"delta": NAN}, r"^delta must be a positive finite number, not nan$"),
+    ("sssp", {"delta": INF}, r"^delta must be a positive finite number, not inf$"),
+    ("sssp", {"delta": 0}, r"^delta must be a positive finite number, not 0$"),
+])
+def test_numeric_options_reject_nan_and_out_of_range(algo, options, message):
+    g = graph("grid")                    # weighted: SSSP reaches its option checks
+    with pytest.raises(AlgorithmError, match=message):
+        run_algorithm(g, algo, stats=False, **options)
+
+
+def test_numeric_options_accept_their_range():
+    g = graph("grid")
+    r = run_algorithm(g, "pr", stats=False, tol=np.float64(1e-3), damping=np.float32(0.5), max_iter=np.int64(3))
+    assert 1 <= r.iterations <= 3
+    assert np.array_equal(run_algorithm(g, "sssp", stats=False, source=0, delta=1e9).values,
+                          ref_sssp_nx(g, 0))
+
+
 def test_stats_are_recorded_and_plausible():
     g = graph("kron10")
     r = run_algorithm(g, "bfs", source=pick_source(g), stats=True)
@@ -320,14 +355,51 @@ def test_against_references_built_from_the_raw_edge_list(algo, directed, seed):
 
 
 # ---------------------------------------------------------------------- per-kernel work
-@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr", "cc", "bc", "kcore"])
-def test_per_kernel_work_adds_up_to_the_run_counters(algo):
-    g = graph("kron10").with_weights(seed=2) if algo == "sssp" else graph("kron10")
-    r = run_algorithm(g, algo, **({"max_iter": 10} if algo == "pr" else {}))
+def registered_modes():
+    """Every registered (algorithm, mode) pair: the baseline and every unit's modes
+    (the units register theirs when imported, which ``modes_for`` does)."""
+    from golden.algorithms import ALGORITHMS, MODES, modes_for
+    for a in ALGORITHMS:
+        modes_for(a)
+    return sorted(MODES)
+
+
+# Modes whose kernels count no ``frontier_vertices`` (the counter is absent, every
+# kernel's ``vertices`` is 0): the pull modes (each kernel walks every vertex's
+# in-list, with no frontier), the MFF's BFS push and mff-push, and GraphPEG's BC and
+# k-core. Nothing is left unattributed in them either; the test checks that the
+# counter really is absent, so a mode that starts counting must leave this list.
+NO_VERTEX_COUNT = {("bfs", "pull"), ("bfs", "mff"), ("bfs", "push"), ("bfs", "mff-push"),
+                   ("bfs", "graphpeg-pull"), ("sssp", "pull"), ("sssp", "mff"), ("pr", "pull"),
+                   ("pr", "mff"), ("cc", "pull"), ("cc", "mff"), ("bc", "graphpeg"), ("kcore", "graphpeg")}
+
+
+@pytest.mark.parametrize("algo, mode", registered_modes())
+def test_per_kernel_work_adds_up_to_the_run_counters(algo, mode):
+    # Every pair runs on the same small graph: kron:scale=8 is undirected (k-core
+    # needs that) and SSSP gets seeded weights; no pair is left out.
+    g = load_graph("kron:scale=8,edgefactor=16,seed=1", cache=False)
+    assert not g.directed
+    r = run_algorithm(g.with_weights(seed=2) if algo == "sssp" else g, algo, mode,
+                      **({"max_iter": 5} if algo == "pr" else {}))
     ks = r.gpu["kernels"]
+    assert ks and r.gpu["unattributed"] == {"edges": 0, "vertices": 0}
     assert sum(k["edges"] for k in ks) == r.counters["edges"] == r.gpu["total"]["edges"] > 0
-    assert sum(k["vertices"] for k in ks) == r.counters["frontier_vertices"] == r.gpu["total"]["vertices"] > 0
-    assert r.gpu["unattributed"] == {"edges": 0, "vertices": 0}
+    vertices = sum(k["vertices"] for k in ks)
+    assert vertices == r.gpu["total"]["vertices"]
+    if (algo, mode) in NO_VERTEX_COUNT:
+        assert "frontier_vertices" not in r.counters and vertices == 0
+    else:
+        assert vertices == r.counters["frontier_vertices"] > 0
+
+
+def test_every_unit_registers_modes():
+    # The parametrization above covers the units, not only the baseline.
+    from golden.algorithms import MODES
+    pairs = registered_modes()
+    units = {MODES[p].__module__.split(".")[1] for p in pairs}
+    assert units >= {"algorithms", "scu", "iru", "graphpeg", "mff", "emogi"}
+    assert NO_VERTEX_COUNT <= set(pairs)
 
 
 def test_per_kernel_work_matches_an_independent_count():

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from sim.cli import main
+from sim.cli import _fmt, main
 
 
 def run_cli(*args):
@@ -178,6 +178,76 @@ def test_save_without_suffix_reports_the_file_written(tmp_path, capsys):
     assert np.array_equal(np.load(written)["depth"], ref_bfs(g, 7))
     rc, out, _ = run_main(capsys, "run", "--graph", "grid:5x6", "--algo", "bfs", "--save", str(tmp_path / "x.npz"))
     assert rc == 0 and f"saved depth to {tmp_path / 'x.npz'}\n" in out
+
+
+@pytest.mark.parametrize("name", ["x.NPZ", "x.Npz"])
+def test_save_with_an_upper_case_suffix_writes_the_name_given(tmp_path, capsys, name):
+    # numpy's own check for ".npz" is case-sensitive: given a path it would write x.NPZ.npz.
+    import numpy as np
+    from golden.graphs import load_graph
+    from sim.reference import ref_bfs
+    rc, out, _ = run_main(capsys, "run", "--graph", "grid:5x6", "--algo", "bfs", "--source", "7",
+                          "--save", str(tmp_path / name))
+    assert rc == 0 and f"saved depth to {tmp_path / name}\n" in out
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    assert np.array_equal(np.load(tmp_path / name)["depth"], ref_bfs(load_graph("grid:5x6", cache=False), 7))
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--save", "{dir}", "--save {dir}: is a directory; give a file name"),
+    ("--json", "{dir}", "--json {dir}: is a directory; give a file name"),
+    ("--save", "{dir}/", "--save {dir}/: is a directory; give a file name"),
+    ("--save", "{dir}/sub", "--save {dir}/sub: {dir}/sub.npz is a directory; give a file name"),
+    ("--save", "{file}/x.npz", "--save {file}/x.npz: {file} is a file, not a folder"),
+    ("--json", "{file}/deeper/s.json", "--json {file}/deeper/s.json: {file} is a file, not a folder"),
+    ("--save", "", "--save needs a file name, not ''"),
+    ("--json", "", "--json needs a file name, not ''"),
+    ("--json", "  ", "--json needs a file name, not '  '"),
+])
+def test_bad_output_paths_are_one_line_errors_before_the_run(tmp_path, capsys, option, value, message):
+    d, f = tmp_path / "d", tmp_path / "g.el"
+    d.mkdir()
+    (d / "sub.npz").mkdir()
+    f.write_text("0 1\n")
+    value, message = (t.format(dir=d, file=f) for t in (value, message))
+    before = sorted(tmp_path.rglob("*"))
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:4x4", "--algo", "bfs", option, value)
+    assert (rc, out) == (2, "")              # nothing ran: no table
+    assert err == f"graphunits run: error: {message}\n"
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_cosim_json_path_is_checked_before_the_run(tmp_path, capsys):
+    rc, out, err = run_main(capsys, "cosim", "--graph", "grid:4x4", "--algo", "bfs", "--json", str(tmp_path))
+    assert (rc, out) == (2, "") and err == f"graphunits cosim: error: --json {tmp_path}: is a directory; give a file name\n"
+
+
+def test_write_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+    import numpy as np
+
+    def full(*_, **__):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(np, "savez_compressed", full)
+    path = tmp_path / "new" / "d.npz"
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:4x4", "--algo", "bfs", "--save", str(path))
+    assert rc == 2 and "saved" not in out
+    assert err == f"graphunits run: error: --save {path}: cannot write (No space left on device)\n"
+    # Any other OSError reaching main is one line too, "path: reason" (here: a folder over a file).
+    (tmp_path / "f").write_text("")
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", str(tmp_path / "f"))
+    assert rc == 2 and err == f"graphunits verilog: error: {tmp_path / 'f'}: File exists\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--algo", "pr", "--tol", "nan"], "tol must be a positive finite number, not nan"),
+    (["--algo", "pr", "--tol", "inf"], "tol must be a positive finite number, not inf"),
+    (["--algo", "pr", "--damping", "nan"], r"damping must be in (0, 1), not nan"),
+    (["--algo", "sssp", "--delta", "nan"], "delta must be a positive finite number, not nan"),
+])
+def test_nan_options_are_rejected(capsys, args, message):
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:4x4", *args)
+    assert (rc, out) == (2, "") and err == f"graphunits run: error: {message}\n"
 
 
 def test_pagerank_that_stops_at_max_iter_warns(tmp_path, capsys):
@@ -357,10 +427,70 @@ def test_mff_preset_and_statistics(tmp_path, capsys):
         lib = run_algorithm(g, "pr", "mff", gpu="gtx480", mff=preset, max_iter=2).extra["mff"]
         assert mf["requests"] == lib["requests"]
         reads[preset] = mf["requests"]
-        assert table_value(out, "MFF commands / values / block reads") == \
-            f"{mf['commands']} / {mf['values']} / {mf['requests']}"
-        assert table_value(out, "MFF block reads per edge") == f"{mf['requests_per_edge']:.3g}"
+        assert mf["reads"] == mf["requests"] and mf["writes"] == 0    # a gather only reads
+        assert table_value(out, "MFF commands / values") == f"{mf['commands']} / {mf['values']}"
+        assert table_value(out, "MFF requests: reads / writes (total)") == \
+            f"{mf['reads']} / 0 ({mf['requests']})"
+        assert table_value(out, "MFF requests per edge") == f"{mf['requests_per_edge']:.3g}"
+        assert table_value(out, "MFF blocks (distinct per command)") == str(mf["blocks"])
     assert reads["sector"] != reads["gtx480"]    # 32 B against 128 B blocks
+
+
+def test_mff_baseline_and_speedup_rows(tmp_path, capsys):
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    g = load_graph("kron:scale=7", cache=False)
+    out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "pr", "--mode", "mff",
+                        "--gpu", "gtx480", "--max-iter", "2")
+    mf = doc["extra"]["mff"]
+    assert "speedup" in mf and "baseline_requests" in mf       # golden/mff/algorithms.py compares by default
+    assert table_value(out, "pull (GPU alone) / total requests") == \
+        f"{mf['baseline_requests']} / {mf['total_requests']}"
+    assert table_value(out, "pull cycles / speedup (est.)") == \
+        f"{_fmt(mf['baseline_cycles'])} / {mf['speedup']:.3g}"
+    # The baseline is the pull mode on the GPU alone: its 128 B line requests (GTX 480) and cycles.
+    pull = run_algorithm(g, "pr", "pull", gpu="gtx480", max_iter=2).gpu["total"]
+    assert mf["baseline_requests"] == pull["lines"] and mf["speedup"] == pytest.approx(pull["cycles"] / mf["cycles"])
+    assert table_value(out, "GPU / total memory requests (GPU + MFF)") == \
+        f"{mf['gpu_requests']} / {mf['gpu_requests'] + mf['reads']}"
+    rc, out, _ = run_main(capsys, "run", "--graph", "kron:scale=7", "--algo", "pr", "--mode", "mff", "--functional",
+                          "--max-iter", "2")
+    assert rc == 0 and "MFF commands" in out and "speedup" not in out    # no baseline without statistics
+
+
+def test_mff_push_rows(tmp_path, capsys):
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    g = load_graph("kron:scale=7", cache=False)
+    out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "bfs", "--mode", "mff-push",
+                        "--gpu", "gtx480", "--source", "3")
+    mf = doc["extra"]["mff"]
+    assert mf["requests"] == mf["reads"] + mf["writes"] and mf["writes"] > 0
+    assert table_value(out, "MFF scatter commands / bits set") == f"{mf['scatter_commands']} / {mf['bits']}"
+    assert table_value(out, "MFF requests: reads / writes (total)") == \
+        f"{mf['reads']} / {mf['writes']} ({mf['reads'] + mf['writes']})"
+    # The atomics replaced are those of the push mode (atomicOr per bit), counted by that run.
+    push = run_algorithm(g, "bfs", "push", gpu="gtx480", source=3).extra["mff"]
+    assert table_value(out, "atomics replaced (one per bit set)") == str(push["atomics"]) != "0"
+    assert "MFF commands / values" not in out
+    if "speedup" in mf:
+        assert table_value(out, "push cycles / speedup (est.)").endswith(f" / {mf['speedup']:.3g}")
+    out, doc = run_json(tmp_path, capsys, "--graph", "kron:scale=7", "--algo", "bfs", "--mode", "push",
+                        "--gpu", "gtx480", "--source", "3")
+    assert table_value(out, "GPU atomics / their memory requests") == \
+        f"{push['atomics']} / {push['atomic_requests']}"
+    assert "MFF" not in out and "speedup" not in out
+
+
+def test_mff_rows_tolerate_missing_keys():
+    from types import SimpleNamespace
+    from sim.cli import _unit_rows
+    rows = _unit_rows(SimpleNamespace(extra={"mff": {"commands": 3}}, mode="mff"))
+    assert rows == [["MFF commands / values", "3 / -"]]
+    rows = dict(_unit_rows(SimpleNamespace(extra={"mff": {"scatter_commands": 2, "reads": 1}}, mode="mff-push")))
+    assert rows == {"MFF scatter commands / bits set": "2 / -", "MFF requests: reads / writes (total)": "1 / - (-)"}
+    assert _unit_rows(SimpleNamespace(extra={"mff": {}}, mode="pull")) == []
+    assert _unit_rows(SimpleNamespace(extra={"mff": {"speedup": 2.0}}, mode="pull")) == []
 
 
 def test_emogi_options(tmp_path, capsys):

@@ -59,12 +59,17 @@ def test_cosim_log_records_and_restores(monkeypatch):
     from types import SimpleNamespace
 
     def fake(graph, algo, *, unit="scu", preset=None, sim="verilator", **kw):
+        # the SCU's time model runs at the testbench's latency, GraphPEG's engines at the GPU's
         return SimpleNamespace(algo=algo, mode="m", ok=True, problems=[], wall_s=0.5,
-                               rtl={"ops": 7, "cycles": 70.0}, tlm={"cycles": 140.0})
+                               rtl={"ops": 7, "cycles": 70.0, "memory": [{"requests": 3}, {"requests": 4}]},
+                               tlm={"cycles": 140.0}, model_at_testbench_latency=unit == "scu")
     monkeypatch.setattr(cosim, "run_cosim", fake)
     with CosimLog() as log:
         from sim.cosim import run_cosim                # looked up when the step runs, as the steps do
-        run_cosim("g", "bfs", unit="iru", sim="icarus")
+        run_cosim("g", "bfs", unit="scu", sim="icarus")
+        run_cosim("g", "bfs", unit="graphpeg", sim="icarus")
     assert cosim.run_cosim is fake
-    (c,) = log.records
-    assert (c["unit"], c["preset"], c["ops"], c["rtl_cycles"], c["model_over_rtl"]) == ("iru", "small", 7, 70.0, 2.0)
+    c, d = log.records
+    assert (c["unit"], c["preset"], c["ops"], c["requests"], c["rtl_cycles"], c["model_over_rtl"]) == \
+        ("scu", "tx1", 7, 3 + 4, 70.0, 2.0)
+    assert (d["unit"], d["preset"], d["model_cycles"], d["model_over_rtl"]) == ("graphpeg", "sim", 140.0, None)

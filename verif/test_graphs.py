@@ -244,20 +244,22 @@ def test_cache_roundtrip(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------- every data line on its own
 @pytest.mark.parametrize("name, text, message", [
     # Six numbers in three lines: a parser that only counts tokens would read 0->1, 2->3, 4->5.
-    ("g.el", "0 1\n2\n3 4 5\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got '2' \(1 number, not 2\)"),
-    ("g.el", "# c\n0 1\n2 3 4\n5\n", r"g\.el:3: expected an edge 'U V' \(gapbs \.el\), got '2 3 4' \(3 numbers, not 2\)"),
-    ("g.wel", "0 1 2\n3 4\n5 6 7 8\n", r"g\.wel:2: expected an edge 'U V W' \(gapbs \.wel\), got '3 4' \(2 numbers, not 3\)"),
-    ("g.wel", "0 1\n2 3 4\n5\n", r"g\.wel:1: expected an edge 'U V W' \(gapbs \.wel\), got '0 1' \(2 numbers\)"),
+    ("g.el", "0 1\n2\n3 4 5\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got '2' \(1 field, not 2\)"),
+    ("g.el", "# c\n0 1\n2 3 4\n5\n", r"g\.el:3: expected an edge 'U V' \(gapbs \.el\), got '2 3 4' \(3 fields, not 2\)"),
+    ("g.wel", "0 1 2\n3 4\n5 6 7 8\n", r"g\.wel:2: expected an edge 'U V W' \(gapbs \.wel\), got '3 4' \(2 fields, not 3\)"),
+    ("g.wel", "0 1\n2 3 4\n5\n", r"g\.wel:1: expected an edge 'U V W' \(gapbs \.wel\), got '0 1' \(2 fields\)"),
+    # Fields, not numbers: the count is of whitespace-separated tokens, whatever they hold.
+    ("g.el", "0 1\nx y z\n", r"g\.el:2: expected an edge 'U V' \(gapbs \.el\), got 'x y z' \(3 fields, not 2\)"),
     ("g.txt", "0 1\n1 2 7\n", r"g\.txt:2: expected an edge 'U V' or 'U V W' \(SNAP\), got '1 2 7' "
-                              r"\(3 numbers, not 2 like line 1\)"),
+                              r"\(3 fields, not 2 like line 1\)"),
     ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n5 5 3\n1 2\n3\n4 5 1\n",
-     r"g\.mtx:3: expected 'ROW COL VALUE' \(integer value\), got '1 2' \(2 numbers\)"),
+     r"g\.mtx:3: expected 'ROW COL VALUE' \(integer value\), got '1 2' \(2 fields\)"),
     ("g.mtx", "%%MatrixMarket matrix coordinate integer general\n5 5 3\n1 2 3\n4\n5 1 1 1\n",
-     r"g\.mtx:4: expected 'ROW COL VALUE' \(integer value\), got '4' \(1 number, not 3\)"),
+     r"g\.mtx:4: expected 'ROW COL VALUE' \(integer value\), got '4' \(1 field, not 3\)"),
     ("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n5 5 2\n1 2\n3 4 5\n",
-     r"g\.mtx:4: expected 'ROW COL', got '3 4 5' \(3 numbers, not 2\)"),
+     r"g\.mtx:4: expected 'ROW COL', got '3 4 5' \(3 fields, not 2\)"),
     ("g.gr", "p sp 5 3\na 1 2 3\na 4\na 5 1 1 1\n", r"g\.gr:3: expected an arc line 'a U V W', got 'a 4' "
-                                                   r"\(1 number, not 3\)"),
+                                                   r"\(1 field, not 3\)"),
 ])
 def test_ragged_lines_are_errors(tmp_path, name, text, message):
     with pytest.raises(GraphError, match=message):

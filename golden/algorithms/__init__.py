@@ -39,10 +39,11 @@ _loaded = False
 
 def _load_unit_modes() -> None:
     # Units register their modes when imported (golden/<unit>/algorithms.py).
+    # A unit module that fails to import raises every time (it is not marked loaded),
+    # so a broken unit never silently hides the modes of the units after it.
     global _loaded
     if _loaded:
         return
-    _loaded = True
     import importlib
     for mod in ("golden.scu.algorithms", "golden.iru.algorithms", "golden.graphpeg.algorithms",
                 "golden.mff.algorithms", "golden.emogi.algorithms"):
@@ -51,6 +52,7 @@ def _load_unit_modes() -> None:
         except ModuleNotFoundError as e:
             if e.name is None or not mod.startswith(e.name):
                 raise
+    _loaded = True
 
 
 def run_algorithm(graph, algo: str, mode: str = "baseline", *, gpu: GPUConfig | str | None = None,

@@ -22,7 +22,8 @@ Each iteration:
 Not modelled: Merrill's history-based culling (a per-block hash of recently seen
 vertices), so frontiers keep duplicates the real kernel would drop; on road-like
 graphs the visibility window multiplies them (``grid:300x300`` on ``gtx980``
-inspects about 21x its arcs; docs/golden.md).
+inspects 21.4x its arcs from the default source, ``kron:scale=14`` 1.46x;
+``python benchmarks/golden_speed.py --part inspections``, docs/golden.md).
 
 ``edges`` counts edge inspections (duplicates included), attributed to
 ``bfs_expand``; ``frontier_vertices`` the frontier entries it expands.

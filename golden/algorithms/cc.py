@@ -13,7 +13,8 @@ Every vertex starts active with its own id. Each iteration:
 
 Stops when no label changes. A label moves one hop per iteration: about
 diameter + 1 iterations and O(diameter x E) edge inspections (``grid:300x300``:
-599 iterations, 300x its arcs; docs/golden.md).
+599 iterations, 300x its arcs; ``python benchmarks/golden_speed.py --part
+inspections``, docs/golden.md).
 """
 from __future__ import annotations
 

@@ -21,11 +21,18 @@ their rank with one atomic per thread block), ``pr_push`` (edge-parallel: lane
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .common import Algorithm, AlgorithmError, cta_atomics
 
 __all__ = ["PageRank"]
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 class PageRank(Algorithm):
@@ -34,15 +41,16 @@ class PageRank(Algorithm):
     takes_source = False
 
     def check_options(self) -> None:
+        # Written so that NaN fails every check (a comparison with NaN is false).
         o = self.options
         d = o.get("damping", 0.85)
-        if not isinstance(d, (int, float)) or not 0 < d < 1:
+        if not (_is_real(d) and 0 < d < 1):
             raise AlgorithmError(f"damping must be in (0, 1), not {d!r}")
         tol = o.get("tol", 1e-6)
-        if not isinstance(tol, (int, float)) or tol <= 0:
-            raise AlgorithmError(f"tol must be a positive number, not {tol!r}")
+        if not (_is_real(tol) and 0 < tol < math.inf):
+            raise AlgorithmError(f"tol must be a positive finite number, not {tol!r}")
         mi = o.get("max_iter", 100)
-        if not isinstance(mi, int) or mi < 1:
+        if not (isinstance(mi, numbers.Integral) and not isinstance(mi, bool) and mi >= 1):
             raise AlgorithmError(f"max_iter must be a positive integer, not {mi!r}")
         if o.get("variant", "standard") not in ("standard", "nodangle"):
             raise AlgorithmError(f"variant must be 'standard' or 'nodangle', not {o.get('variant')!r}")

@@ -22,6 +22,9 @@ and a threshold that grows by ``delta`` (default: the mean edge weight times
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .common import Algorithm, AlgorithmError, cta_atomics, segments
@@ -49,8 +52,9 @@ class SSSP(Algorithm):
         if w is not None and w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
             raise AlgorithmError("sssp needs finite, non-negative edge weights")
         d = self.options.get("delta")
-        if d is not None and not (isinstance(d, (int, float)) and d > 0):
-            raise AlgorithmError(f"delta must be a positive number, not {d!r}")
+        # NaN fails the comparison; infinity would make one bucket (and no JSON number).
+        if d is not None and not (isinstance(d, numbers.Real) and not isinstance(d, bool) and 0 < d < math.inf):
+            raise AlgorithmError(f"delta must be a positive finite number, not {d!r}")
 
     def setup(self) -> None:
         super().setup()

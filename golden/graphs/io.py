@@ -57,9 +57,9 @@ def _table(path, lines, start: int, what: str, ncols: tuple[int, ...], int_cols:
     and the 1-based file line of every row.
 
     Every data line is checked on its own: it must start with ``skip_token`` (when
-    given) and hold ``k`` numbers, ``k`` the column count of the first data line
-    (one of ``ncols``); the first ``int_cols`` must be integers; no value may be
-    NaN or infinite. The first line that breaks a rule raises :class:`GraphError`
+    given) and hold ``k`` whitespace-separated fields, ``k`` the field count of the
+    first data line (one of ``ncols``); every field must be a number, the first
+    ``int_cols`` integers; no value may be NaN or infinite. The first line that breaks a rule raises :class:`GraphError`
     ``file:line: expected ..., got '...'``. Lines that are blank or start with one of
     ``prefixes`` are comments. (numpy's C reader does the work; when it fails, the
     lines are parsed again one by one to name the culprit.)"""
@@ -109,10 +109,10 @@ def _table_by_line(rows, ncols, skip_token, fail, first_line: int) -> np.ndarray
         if k is None:
             k = len(toks)
             if k not in ncols:
-                fail(i, f" ({_plural(k, 'number')})")
+                fail(i, f" ({_plural(k, 'field')})")
         elif len(toks) != k:
             first = "" if len(ncols) == 1 else f" like line {first_line}"
-            fail(i, f" ({_plural(len(toks), 'number')}, not {k}{first})")
+            fail(i, f" ({_plural(len(toks), 'field')}, not {k}{first})")
         try:
             out.append([float(t) for t in toks])
         except ValueError:
