@@ -26,20 +26,41 @@ from golden.scu import SCUConfig, SCUOp, SCUStatus
 from .memory import MemoryTiming
 
 __all__ = ["RTLBackend", "MFFRTLBackend", "CosimUnit", "CosimResult", "run_cosim", "register_cosim",
-           "cosim_units", "COSIM_ALGOS"]
+           "cosim_units", "COSIM_ALGOS", "DEFAULT_TIMING", "testbench_latency"]
 
 COSIM_ALGOS = ("bfs", "sssp", "pr")          # the SCU's
+#: The testbench memory of a cosim unless ``run_cosim(timing=...)`` names another:
+#: every request answered in a uniformly drawn 1-20 cycles.
+DEFAULT_TIMING = {"latency": [1, 20], "seed": 1}
+
+
+def testbench_latency(timing: dict | None) -> int:
+    """The memory latency a unit's TLM time model assumes to be compared with an RTL
+    run under ``timing`` (a :class:`sim.memory.MemoryTiming` as a dict): the middle of
+    its latency range, rounded down (10 for the default 1-20 cycles)."""
+    lat = (DEFAULT_TIMING if timing is None else timing).get("latency", 1)
+    lo, hi = (lat, lat) if isinstance(lat, int) else tuple(lat)
+    return (lo + hi) // 2
 
 
 @dataclass(frozen=True)
 class CosimUnit:
     """How a unit runs an algorithm with its RTL in the loop.
 
-    ``tlm_backend(config)`` builds the TLM backend; ``testbench`` is the cocotb
-    module that runs the algorithm with the RTL backend; ``stats`` names the
+    ``tlm_backend(config)`` builds the TLM backend (``tlm_backend(config, timing)``
+    when it takes a second argument: the testbench's memory timing as a dict, so
+    that its time model can assume the testbench's latency); ``testbench`` is the
+    cocotb module that runs the algorithm with the RTL backend; ``stats`` names the
     ``RunResult.extra`` entry with the unit's counters; ``check(rtl, tlm)`` returns
     the differences (beyond the result) that must not happen; ``rows(rtl, tlm)``
-    gives the CLI's table rows; ``options(config)`` extra algorithm options."""
+    gives the CLI's table rows; ``options(config)`` extra algorithm options.
+
+    ``model_at_testbench_latency``: the TLM run's cycles (``tlm["cycles"]``...) come
+    from a time model that assumes the testbench memory's latency
+    (:func:`testbench_latency`), so they can be compared with the RTL's measured
+    cycles; only then does a report show their ratio ("model / RTL"). False for a
+    model that runs at the GPU model's latency (GraphPEG's engines: 400 cycles) or
+    a 1-cycle memory (MFF's TLM run)."""
 
     name: str
     algos: tuple
@@ -51,6 +72,7 @@ class CosimUnit:
     check: object
     rows: object
     options: object = None
+    model_at_testbench_latency: bool = False
 
 
 _COSIM: dict[str, CosimUnit] = {}
@@ -189,6 +211,8 @@ class CosimResult:
     tlm: dict
     problems: list = field(default_factory=list)
     wall_s: float = 0.0
+    #: The unit's ``CosimUnit.model_at_testbench_latency`` (its TLM cycles compare with the RTL's).
+    model_at_testbench_latency: bool = False
 
     @property
     def ok(self) -> bool:
@@ -200,12 +224,30 @@ def _graph_args(spec: str, algo: str, undirected, vertices, weight_seed):
             "weight_seed": weight_seed}
 
 
+def _tlm_backend(cu: CosimUnit, cfg, timing: dict):
+    """``cu.tlm_backend(cfg, timing)`` when it takes the timing, else ``cu.tlm_backend(cfg)``."""
+    import inspect
+    try:
+        params = [p for p in inspect.signature(cu.tlm_backend).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params):
+        return cu.tlm_backend(cfg, timing)
+    return cu.tlm_backend(cfg)
+
+
 def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = None, preset: str | None = None,
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
               out_dir: Path | None = None, options: dict | None = None, log=print) -> CosimResult:
-    """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference."""
-    from golden.algorithms import run_algorithm
+    """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference.
+
+    ``timing``: the testbench memory (:class:`sim.memory.MemoryTiming` fields; default
+    :data:`DEFAULT_TIMING`). ``source``: the start vertex of an algorithm that has one
+    (BFS, SSSP; default the vertex of largest degree); a ``ValueError`` for one that
+    has none (PR, CC)."""
+    from golden.algorithms import MODES, run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
     from hw.registry import unit as get_unit
@@ -224,18 +266,27 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         raise ValueError(f"cosim with the {unit} runs {', '.join(cu.algos)}, not {algo!r}")
     if mode not in cu.modes:
         raise ValueError(f"mode must be one of {', '.join(cu.modes)}, not {mode!r}")
+    takes_source = getattr(MODES.get((algo, mode)), "takes_source", True)
+    if source is not None and not takes_source:
+        raise ValueError(f"{algo} has no source vertex: it runs on every vertex (do not give --source {source})")
+    timing = dict(DEFAULT_TIMING if timing is None else timing)
+    try:
+        from .fetch import timing_from_dict
+        timing_from_dict(timing)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"cosim timing {timing!r}: {e}") from None
     check_simulator(sim)
     preset = preset or cu.default_preset
     cfg = get_unit(unit).config_class.preset(preset)
     gargs = _graph_args(graph, algo, undirected, vertices, weight_seed)
     g = load_graph(graph, undirected=undirected, vertices=vertices, weighted=algo == "sssp", weight_seed=weight_seed)
     opts = dict(options or {})
-    if algo in ("bfs", "sssp"):
+    if takes_source:
         opts["source"] = default_source(g) if source is None else source
     t0 = time.time()
     log(f"[cosim] {algo} ({mode}) on {g.name}: {g.num_vertices} vertices, {g.num_edges} arcs; TLM run")
     extra_opts = cu.options(cfg) if cu.options else {}
-    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=cu.tlm_backend(cfg), **opts, **extra_opts)
+    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=_tlm_backend(cu, cfg, timing), **opts, **extra_opts)
     ref = reference(g, algo, source=opts.get("source"))
     log(f"[cosim] {unit} RTL (preset {preset}) on {sim}: building")
     build = build_verilog(unit, cfg)
@@ -243,7 +294,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     out_dir.mkdir(parents=True, exist_ok=True)
     values_file = out_dir / f"{unit}-{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
-            "options": opts, "timing": timing or {"latency": [1, 20], "seed": 1}, "values": str(values_file)}
+            "options": opts, "timing": timing, "values": str(values_file)}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
     res = run_cocotb(build, cu.testbench, case, sim=sim)
     values = np.load(values_file)
@@ -257,7 +308,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     unit_tlm = tlm.extra[cu.stats]
     problems += cu.check(res, unit_tlm)
     return CosimResult(algo, mode, g.summary(), opts.get("source"), values, tlm.values, ref, res, unit_tlm,
-                       problems, time.time() - t0)
+                       problems, time.time() - t0, cu.model_at_testbench_latency)
 
 
 # ---------------------------------------------------------------------- the units
@@ -274,17 +325,18 @@ def _scu_rows(rtl: dict, tlm: dict) -> list:
     return [["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(rtl["ops"].items()))],
             ["memory requests (RTL = TLM)", f"{rtl['requests']} = {tlm['requests']}"],
             ["SCU cycles, RTL measured", round(rtl["cycles"])],
-            [f"SCU cycles, TLM time model ({COSIM_SCU_LATENCY}-cycle memory)", round(tlm["cycles"])]]
+            ["SCU cycles, TLM time model (the testbench's mean latency)", round(tlm["cycles"])]]
 
 
-#: Latency the SCU time model assumes in a cosim: the middle of the default memory
-#: timing's uniform 1-20 cycles (run_cosim's ``timing``), so its cycles compare with the RTL's.
-COSIM_SCU_LATENCY = 10
+#: Latency the SCU time model assumes in a cosim with the default timing: the middle
+#: of its uniform 1-20 cycles, so its cycles compare with the RTL's
+#: (:func:`testbench_latency` of ``run_cosim``'s ``timing`` in general).
+COSIM_SCU_LATENCY = testbench_latency(DEFAULT_TIMING)
 
 
-def _scu_backend(cfg):
+def _scu_backend(cfg, timing: dict | None = None):
     from golden.scu.algorithms import TLMBackend
-    return TLMBackend(cfg, latency=COSIM_SCU_LATENCY)
+    return TLMBackend(cfg, latency=testbench_latency(timing))
 
 
 def _mff_check(rtl: dict, tlm: dict) -> list[str]:
@@ -320,9 +372,11 @@ def _mff_backend(cfg):
 
 
 register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1", _scu_backend,
-                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows))
+                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True))
 register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
                          "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg}))
+# (MFF: the TLM run reads a 1-cycle memory and reports no cycles; the RTL is checked cycle by cycle
+# against the lock-step structural TLM instead, whose cycles are rtl["tlm_cycles"].)
 
 
 def result_json(r: CosimResult) -> str:

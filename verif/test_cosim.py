@@ -52,3 +52,47 @@ def test_cosim_cli_errors():
     r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "kron:scale=5", "--algo", "bfs",
                         "--preset", "huge"], capture_output=True, text=True)
     assert r.returncode == 2 and "SCUConfig has no preset 'huge'" in r.stderr
+
+
+def test_scu_model_assumes_the_testbench_latency(tmp_path):
+    """The SCU's TLM time model runs at the latency of the testbench memory that
+    run_cosim(timing=...) sets (the middle of its range), not a fixed 10 cycles: at a
+    fixed 60-cycle memory its cycles are within 2 % of the RTL's (the model is
+    calibrated within 1 % per operation, docs/benchmarks.md SCU (a))."""
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    from golden.scu import SCUConfig
+    from golden.scu.algorithms import TLMBackend
+    from sim.cosim import DEFAULT_TIMING, _tlm_backend, cosim_units, testbench_latency
+    from sim.report.collect import cosim_record
+    assert testbench_latency(DEFAULT_TIMING) == 10 and testbench_latency({"latency": [30, 51]}) == 40
+    assert testbench_latency({"latency": 60}) == 60 and testbench_latency({}) == 1     # MemoryTiming's default
+    units = cosim_units()
+    assert _tlm_backend(units["scu"], SCUConfig.preset("tiny"), {"latency": [30, 50]}).latency == 40
+    assert _tlm_backend(units["scu"], SCUConfig.preset("tiny"), DEFAULT_TIMING).latency == 10
+
+    r = run_cosim("grid:6x6", "bfs", preset="tiny", sim="verilator", timing={"latency": 60, "seed": 1},
+                  out_dir=tmp_path, log=lambda *a: None)
+    assert r.ok, r.problems
+    g = load_graph("grid:6x6")
+    ref = run_algorithm(g, "bfs", "scu", gpu="gtx980", source=r.source,
+                        backend=TLMBackend(SCUConfig.preset("tiny"), latency=60))
+    assert r.tlm["cycles"] == ref.extra["scu"]["cycles"]
+    assert abs(r.tlm["cycles"] / r.rtl["cycles"] - 1) < 0.02, (r.tlm["cycles"], r.rtl["cycles"])
+    c = cosim_record(r, unit="scu", preset="tiny", sim="verilator", graph="grid:6x6")
+    assert c["model_at_testbench_latency"] and c["model_over_rtl"] == r.tlm["cycles"] / r.rtl["cycles"]
+
+
+@pytest.mark.parametrize("unit, algo", [("scu", "pr"), ("mff", "cc")])
+def test_cosim_rejects_a_source_for_an_algorithm_without_one(unit, algo):
+    with pytest.raises(ValueError, match=f"{algo} has no source vertex: it runs on every vertex"):
+        run_cosim("grid:4x4", algo, unit=unit, source=3, log=lambda *a: None)
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", unit, "--graph", "grid:4x4", "--algo",
+                        algo, "--source", "3"], capture_output=True, text=True)
+    assert r.returncode == 2 and f"{algo} has no source vertex" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cosim_rejects_a_bad_timing():
+    with pytest.raises(ValueError, match=r"cosim timing .*latency must be an int >= 1 or a range"):
+        run_cosim("grid:4x4", "bfs", timing={"latency": [20, 1]}, log=lambda *a: None)

@@ -40,7 +40,7 @@ def _fake_area(unit: str, preset: str, **_) -> dict:
 
 COSIM = {"graph": GRAPH, "algo": "bfs", "unit": "scu", "mode": "scu", "preset": "tx1", "sim": "icarus", "ok": True,
          "check": "matches reference", "ops": 6, "ops_key": "ops", "requests": 369, "rtl_cycles": 1891.0,
-         "model_cycles": 2983.5,
+         "model_cycles": 2983.5, "model_at_testbench_latency": True,
          "model_over_rtl": 2983.5 / 1891.0, "wall_s": 9.6}
 
 
@@ -349,9 +349,12 @@ def test_cosim_records_of_every_registered_unit(tmp_path):
     # Hand-written: where each unit keeps its operations, memory requests and cycles.
     fields = {
         "scu": lambda r: (sum(r.rtl["ops"].values()), r.rtl["memory"]["requests"], r.rtl["cycles"], r.tlm["cycles"]),
+        # the MFF's model cycles: its structural TLM, run in lock step on the testbench's memory
         "mff": lambda r: (r.rtl["commands"] + r.rtl.get("scatter_commands", 0), r.rtl["memory"]["requests"],
-                          r.rtl["cycles"], None),
-        "iru": lambda r: (r.rtl["ops"], None, r.rtl["cycles"], r.tlm["cycles"]),
+                          r.rtl["cycles"], r.rtl["tlm_cycles"]),
+        # the IRU's memory statistics: one dict per partition's memory; requests summed over them
+        "iru": lambda r: (r.rtl["ops"], sum(m["requests"] for m in r.rtl["memory"]), r.rtl["cycles"],
+                          r.tlm["cycles"]),
         "graphpeg": lambda r: (r.rtl["items"], r.rtl["engine_requests"], r.rtl["engine_cycles"],
                                r.tlm["engine_cycles"]),
         "coalescer": lambda r: (r.rtl["coalescer"]["instructions"], r.rtl["coalescer"]["request_count"],
@@ -367,9 +370,19 @@ def test_cosim_records_of_every_registered_unit(tmp_path):
         assert isinstance(c["ops"], int) and c["ops"] > 0 and c["rtl_cycles"] > 0, c
         if u in fields:
             assert (c["ops"], c["requests"], c["rtl_cycles"], c["model_cycles"]) == fields[u](r), u
-        if c["model_cycles"] is not None:
+        if u == "iru":
+            assert len(r.rtl["memory"]) == 2 and c["requests"] > 0          # preset small: 2 partitions
+        # model / RTL only where the model runs at the testbench's latency
+        assert c["model_at_testbench_latency"] is (cu.model_at_testbench_latency or "tlm_cycles" in r.rtl)
+        if c["model_at_testbench_latency"] and c["model_cycles"] is not None:
             assert _same(c["model_over_rtl"], c["model_cycles"] / c["rtl_cycles"])
+        else:
+            assert c["model_over_rtl"] is None, c
         records.append(c)
+    assert units["scu"].model_at_testbench_latency and not units["graphpeg"].model_at_testbench_latency
+    by = {c["unit"]: c for c in records}
+    assert by["mff"]["model_over_rtl"] == 1.0                     # the lock-step TLM is cycle-exact
+    assert by["graphpeg"]["model_over_rtl"] is None                # engines modelled at the GPU's 400 cycles
     res = build_report(ReportSpec(graphs=["grid:4x4"], algos=["bfs"], units=["scu"], cosim_records=records),
                        tmp_path / "report", log=None)
     md = _md_rows((tmp_path / "report" / "report.md").read_text())
@@ -411,6 +424,39 @@ def test_report_html_opens_in_a_headless_browser(report, tmp_path):
         assert sum(1 for n in im.convert("L").histogram() if n) > 10          # not a blank page
 
 
+def test_cosim_preset_of_a_cosim_only_unit():
+    # --preset coalescer=... with --cosim: accepted, and the coalescer's RTL-in-the-loop runs use it
+    from hw.registry import unit as hw_unit
+    from sim.report.collect import _cosim_plan, _validate
+    other = next(p for p in sorted(hw_unit("coalescer").config_class.PRESETS) if p != "default")
+    spec = ReportSpec(graphs=["grid:4x4"], algos=["bfs"], units=["emogi"], cosim=True,
+                      presets={"coalescer": other})
+    units, found = _validate(spec)
+    plan = _cosim_plan(spec, units, found)
+    assert plan and {(p[0], p[4]) for p in plan} == {("coalescer", other)}
+
+
+def test_area_preset_lists_the_units_without_it(monkeypatch, tmp_path):
+    """--area-preset P synthesizes the units that have P and names the others, with the
+    reason, in the report (not an Area section that silently misses them)."""
+    import sim.report.area as area
+    from golden.scu import SCUConfig
+    from golden.iru import IRUConfig
+    from sim.report.collect import _area_plan
+    assert "tx1" in SCUConfig.PRESETS and "tx1" not in IRUConfig.PRESETS
+    spec = ReportSpec(graphs=[GRAPH], algos=["bfs"], units=["scu", "iru"], area=True, area_preset="tx1")
+    plan, skipped = _area_plan(spec, ["scu", "iru"])
+    assert plan == [("scu", "tx1")] and len(skipped) == 1 and skipped[0].startswith("iru (no preset 'tx1'; IRUConfig")
+    monkeypatch.setattr(area, "cached_area", _fake_area)
+    monkeypatch.setattr(area, "area_unavailable", lambda: None)
+    res = build_report(spec, tmp_path, log=None)
+    assert [a["unit"] for a in res["area"]] == ["scu"] and skipped[0] in res["area_skipped"]
+    assert f"Area skipped: {res['area_skipped']}." in (tmp_path / "report.md").read_text()
+    # the default presets: the IRU's area preset is `default`, the SCU's that of its GPU
+    plan, skipped = _area_plan(ReportSpec(graphs=[GRAPH], area=True), ["scu", "iru"])
+    assert plan == [("scu", "gtx980"), ("iru", "default")] and skipped == []
+
+
 def test_a_new_unit_appears_without_edits(monkeypatch):
     """A mode registered by golden/<unit>/algorithms.py is a unit of the report."""
     from golden.algorithms import MODES, modes_for
@@ -433,6 +479,16 @@ def test_a_new_unit_appears_without_edits(monkeypatch):
     (["--gpu", "gtx9800"], "GPUConfig has no preset 'gtx9800'"),
     (["--preset", "scu=huge"], "--preset scu=huge: SCUConfig has no preset 'huge'"),
     (["--preset", "scu"], "--preset expects UNIT=PRESET"),
+    # --area-preset: a preset no unit of the report has is an error, not an empty Area section
+    (["--area", "--area-preset", "bogus", "--units", "scu,iru"],
+     "--area-preset bogus: no unit of the report has that preset: scu (no preset 'bogus'; SCUConfig presets: "),
+    (["--area-preset", "default"], "--area-preset default needs --area"),
+    # a unit with RTL in the loop that is not a report unit (the EMOGI coalescer) takes a preset with --cosim
+    (["--preset", "coalescer=default"], "--preset coalescer=default: unit 'coalescer' is not in the report "
+                                        "(units: scu, iru, graphpeg, mff, emogi); with --cosim, --preset also "
+                                        "takes the units with RTL in the loop"),
+    (["--cosim", "--preset", "coalescer=huge"], "--preset coalescer=huge: CoalescerConfig has no preset 'huge'"),
+    (["--cosim", "--preset", "fetch=default"], "--preset fetch=default: 'fetch' is neither a unit of the report"),
 ])
 def test_report_errors_are_one_line(args, message, capsys, tmp_path):
     assert main(["report", "--graph", "kron:scale=5", "-o", str(tmp_path), *args]) == 2

@@ -40,11 +40,22 @@ def _write(tmp_path, text, name="s.toml"):
 def test_examples_validate():
     # SCU paper Table 2: width 1 on the Tegra X1, 4 on the GTX 980; each GPU with its own SCU preset
     w = load_sweep(EXAMPLES / "scu-width.toml")
-    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8]} and w.swept == ["param.width", "gpu"]
+    # the presets' requests in flight (Table 1: 32, 8 per parameter stream) and enough that Little's law
+    # does not bind (1024 / 512), stepped together (a linked group), not crossed
+    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8], "max_inflight": [32, 1024],
+                                            "param_inflight": [8, 512]}
+    assert w.links == {"inflight": ["max_inflight", "param_inflight"]}
+    assert w.swept == ["param.width", "param.inflight", "gpu"] and w.panels_by == ["param.inflight"]
     assert w.gpus == ["tx1", "gtx980"] and w.relative_to == {"width": 8}
     pts = w.points()
-    assert len(pts) == 2 * 2 * (3 * 2 * 4 + 3)
+    assert len(pts) == 2 * 2 * (3 * 2 * 4 * 2 + 3)
     assert {(p["gpu"], p["preset"]) for p in pts if p["mode"] != "baseline"} == {("tx1", "tx1"), ("gtx980", "gtx980")}
+    assert {(p["params"]["max_inflight"], p["params"]["param_inflight"]) for p in pts
+            if p["mode"] != "baseline"} == {(32, 8), (1024, 512)}
+    from golden.scu import SCUConfig
+    for gpu in ("tx1", "gtx980"):                   # the first setting is the presets' own
+        cfg = SCUConfig.preset(gpu)
+        assert (cfg.max_inflight, cfg.param_inflight) == (32, 8)
     h = load_sweep(EXAMPLES / "scu-hash.toml")
     assert h.swept == ["param.filter_sets", "param.group_sets"] and len(h.points()) == 2 * 2 * (4 * 3 + 1)
     for s in (w, h):
@@ -112,6 +123,31 @@ def test_graphpeg_alwt_sweep_points_run():
      "[params]\nwidth = [1, 4]\n", "sweep.relative_to.width: 8 is not one of the swept values 1, 4"),
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nrelative_to = 8\n"
      "[params]\nwidth = [1, 4]\n", "sweep.relative_to: must be a table of [params] values"),
+    # linked groups: fields stepped together
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\n"
+     "inflight = { max_inflight = [32, 1024], param_inflight = [8] }\n",
+     "params.inflight: the lists of a linked group must have one length (they are stepped together), not "
+     "max_inflight: 2, param_inflight: 1"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\n"
+     "width = { max_inflight = [32], param_inflight = [8] }\n",
+     "params.width: a linked group needs a name that is not a SCUConfig field"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\n"
+     "inflight = { max_inflight = [32, 64] }\n", "params.inflight: a linked group needs two or more fields"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\nmax_inflight = [32]\n"
+     "inflight = { max_inflight = [32, 64], param_inflight = [8, 16] }\n",
+     "params.inflight.max_inflight: 'max_inflight' is given twice"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\n"
+     "inflight = { max_inflight = [32, 2048], param_inflight = [8, 16] }\n",
+     "params.inflight.max_inflight: SCUConfig.max_inflight must be"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[params]\n"
+     "inflight = { max_inflight = [8, 32], merge_window = [12, 4] }\n",
+     "params: the combination {'max_inflight': 8, 'merge_window': 12}"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nrelative_to = { max_inflight = 32 }\n"
+     "[params]\ninflight = { max_inflight = [32, 64], param_inflight = [8, 16] }\n",
+     "sweep.relative_to.max_inflight: 'max_inflight' is in the linked group 'inflight'"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\npanels_by = ['inflight']\n"
+     "[params]\nwidth = [1, 4]\n",
+     "sweep.panels_by: 'inflight' is not a swept [params] field, linked group or [options] name; swept: width"),
 ])
 def test_sweep_file_errors(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -127,6 +163,43 @@ def test_point_keys_are_stable():
     assert point_key(p) == "bb13f53ce18af487"                      # same in every process and session
     assert point_key(dict(reversed(list(p.items())))) == point_key(p)
     assert point_key(dict(p, params={"width": 2})) != point_key(p)
+
+
+def test_model_digest_covers_the_golden_model(tmp_path):
+    """The digest stamped on every row changes when a model source changes (so a
+    resumed sweep runs such rows again) and not otherwise."""
+    import shutil
+
+    from sim.report.sweep import MODEL_SOURCES, model_digest
+    root = Path(__file__).resolve().parents[1]
+    for src in MODEL_SOURCES:
+        p = root / src
+        if p.is_dir():
+            shutil.copytree(p, tmp_path / src, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (tmp_path / src).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(p, tmp_path / src)
+    digest = model_digest()
+    assert len(digest) == 16 and model_digest(tmp_path) == digest          # same sources, same digest
+    f = tmp_path / "golden" / "scu" / "algorithms.py"
+    f.write_text(f.read_text().replace("SCU_PIPELINE_CYCLES = 10", "SCU_PIPELINE_CYCLES = 11"))
+    assert model_digest(tmp_path) != digest                                 # a model constant changed
+    f = tmp_path / "sim" / "report" / "metrics.py"
+    (tmp_path / "golden" / "scu" / "algorithms.py").write_text((root / "golden/scu/algorithms.py").read_text())
+    assert model_digest(tmp_path) == digest
+    f.write_text(f.read_text() + "\n# edited\n")
+    assert model_digest(tmp_path) != digest                                 # how a run becomes a row changed
+
+
+def test_stale_rows_are_not_finished(tmp_path):
+    t = ResultTable(tmp_path / "r.csv")
+    t.append({"key": "a", "status": "ok", "model": "old"})
+    t.append({"key": "b", "status": "ok", "model": "new"})
+    t.append({"key": "c", "status": "error", "model": "new"})
+    t.append({"key": "d", "status": "mismatch"})                   # a table written before the model column
+    t = ResultTable(tmp_path / "r.csv")
+    assert t.finished_keys("new") == {"b"} and t.stale_keys("new") == {"a", "d"}
+    assert t.finished_keys() == {"a", "b", "d"}
 
 
 def test_table_drops_a_row_cut_short(tmp_path):
@@ -169,9 +242,23 @@ def test_sweep_on_dask_is_interrupted_and_resumes(tmp_path, monkeypatch):
     s3 = run_sweep(sweep, log=None, bar=False)
     assert (s3.skipped, s3.ran) == (4, 0) and len(trace.read_text().split()) == 4
 
+    # A row computed by other model sources (its digest differs) is run again, alone.
+    from sim.report.sweep import model_digest
+    text = out.read_text()
+    assert text.count(model_digest()) == 4
+    stale_key = keys[2]
+    lines = text.splitlines()
+    lines = [ln.replace(model_digest(), "0123456789abcdef") if ln.startswith(stale_key) else ln for ln in lines]
+    out.write_text("\n".join(lines) + "\n")
+    msgs = []
+    s4 = run_sweep(sweep, workers=1, log=msgs.append, bar=False, plots=False)
+    assert (s4.skipped, s4.ran, s4.left) == (3, 1, 0) and trace.read_text().split()[4:] == [stale_key]
+    assert "1 of them finished by other model sources" in msgs[0]
+
     with open(out) as f:
-        rows = {r["key"]: r for r in csv.DictReader(f)}
+        rows = {r["key"]: r for r in csv.DictReader(f)}       # the last row of each key
     assert set(rows) == set(keys) and all(r["status"] == "ok" and r["check"] == "ok" for r in rows.values())
+    assert all(r["model"] == model_digest() for r in rows.values())
     base = next(r for r in rows.values() if r["mode"] == "baseline")
     scu = {int(r["param.width"]): r for r in rows.values() if r["mode"] == "scu-enhanced"}
     assert sorted(scu) == [1, 2, 4] and all(r["config"] and f'"width": {w}' in r["config"] for w, r in scu.items())
@@ -219,3 +306,86 @@ def test_sweep_command_dry_run(tmp_path):
                        text=True)
     assert r.returncode == 0, r.stderr
     assert "4 points (0 done), swept: param.width" in r.stdout and r.stdout.count(" todo ") == 4
+
+
+def test_scu_width_matters_only_when_little_law_does_not_bind():
+    """Guards the outcome of examples/sweeps/scu-width.toml (docs/benchmarks.md,
+    "SCU pipeline width") on a small graph, through run_point as a sweep runs it.
+
+    With Table 1's 32 requests in flight (window 4) at the GPU model's latency L, a
+    stream moves at most 28 blocks per L + 2 cycles, i.e. 28 * 8 / 402 = 0.56 4-byte
+    elements per cycle, below the 1 element per cycle of a width-1 pipeline: the
+    width cannot bind, so width 1 is within a few per cent of width 8. With 1024 /
+    512 in flight Little's law allows 1 block (8 elements) per cycle on the port, so
+    a width-1 pipeline is the bottleneck: every one of the run's output elements
+    leaves it at most one per cycle and every operation waits at least two latencies
+    (its first read, its last write), which bounds the width-1 time from below."""
+    from golden.gpu import GPUConfig
+    from golden.scu import SCUConfig
+    from sim.report.sweep import run_point
+    gpu = GPUConfig.preset("gtx980")
+    cfg = SCUConfig.preset("gtx980")
+    usable = cfg.max_inflight - cfg.merge_window
+    assert usable * (cfg.block_bytes // 4) / (gpu.mem_latency + 2) < 1      # the supply a width-1 unit outruns
+
+    def point(width, inflight):
+        p = {"v": 1, "unit": "scu", "preset": "gtx980", "graph": "kron:scale=8", "algo": "bfs", "mode": "scu",
+             "gpu": "gtx980", "options": {},
+             "params": {"width": width, "max_inflight": inflight[0], "param_inflight": inflight[1]}}
+        row = run_point(p)
+        assert row["status"] == "ok" and row["check"] == "ok", row
+        return row
+
+    presets = {w: point(w, (32, 8)) for w in (1, 8)}
+    large = {w: point(w, (1024, 512)) for w in (1, 4, 8)}
+    rel_presets = presets[1]["time_us"] / presets[8]["time_us"]
+    assert 1.0 <= rel_presets < 1.05, rel_presets
+    assert large[1]["time_us"] > large[4]["time_us"] > large[8]["time_us"]
+    r1 = large[1]
+    floor = r1["scu_elements_out"] + r1["scu_ops"] * 2 * gpu.mem_latency     # width-1 SCU cycles, at least
+    assert r1["scu_cycles"] >= floor and r1["time_total_cycles"] == pytest.approx(
+        r1["time_gpu_cycles"] + r1["scu_cycles"])
+    rel_large = large[1]["time_us"] / large[8]["time_us"]
+    assert rel_large > 1.1, rel_large                                       # the width matters again
+    # ... and more than with the presets' in-flight counts, and width 4 closes most of the gap
+    assert rel_large > rel_presets and large[4]["time_us"] / large[8]["time_us"] < 1 + (rel_large - 1) / 2
+
+
+def test_sweep_dry_run_into_a_closed_pipe():
+    # `graphunits sweep FILE --dry-run | head`: the reader leaves early; no BrokenPipeError traceback
+    p = subprocess.Popen([sys.executable, "-m", "sim.cli", "sweep", str(EXAMPLES / "scu-width.toml"), "--dry-run"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()                                               # gone before the first line is written
+    with p.stderr:
+        err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_linked_parameters_and_panels(tmp_path):
+    """A linked group steps its fields together; panels_by draws one panel per value
+    (not a mean over them), each holding the table's numbers."""
+    from sim.report.sweep import plot_sweep, run_point
+    text = ("[sweep]\nunit = 'scu'\npreset = 'gtx980'\ngraphs = ['kron:scale=6']\nalgos = ['bfs']\nmodes = ['scu']\n"
+            "gpu = 'gtx980'\nplot_metrics = ['time_rel']\nrelative_to = { width = 4 }\npanels_by = ['inflight']\n"
+            f"output = '{tmp_path / 'l.csv'}'\n"
+            "[params]\nwidth = [1, 4]\ninflight = { max_inflight = [8, 1024], param_inflight = [4, 512] }\n")
+    s = load_sweep(_write(tmp_path, text))
+    pts = s.points()
+    assert [(p["params"].get("width"), p["params"].get("max_inflight"), p["params"].get("param_inflight"))
+            for p in pts] == [(None, None, None), (1, 8, 4), (1, 1024, 512), (4, 8, 4), (4, 1024, 512)]
+    assert s.swept == ["param.width", "param.inflight"]
+    rows = [run_point(p) for p in pts]
+    assert all(r["status"] == "ok" for r in rows)
+    table = ResultTable(s.output)
+    for r in rows:
+        table.append(r)
+    figs, _ = plot_sweep(s, ResultTable(s.output).rows())
+    width_png = next(f for f in figs if f.name == "l-width.png")
+    data = read_png_data(width_png)
+    assert [p["title"] for p in data["panels"]] == ["inflight = 8/4", "inflight = 1024/512"]
+    t = {(r["param.width"], r["param.max_inflight"]): r["time_us"] for r in rows if r["mode"] == "scu"}
+    for panel, mi in zip(data["panels"], (8, 1024)):
+        (ys,) = panel["series"].values()
+        assert ys == pytest.approx([t[(1, mi)] / t[(4, mi)], 1.0])
+    inflight = read_png_data(next(f for f in figs if f.name == "l-inflight.png"))
+    assert inflight["x"] == ["8/4", "1024/512"] and "mean over width" in inflight["title"]

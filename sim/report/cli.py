@@ -26,6 +26,8 @@ def cmd_report(args) -> int:
         if not sep or not unit or not name:
             raise ReportError(f"--preset expects UNIT=PRESET (e.g. scu=tx1), not {item!r}")
         presets[unit.strip()] = name.strip()
+    if args.area_preset is not None and not args.area:
+        raise ReportError(f"--area-preset {args.area_preset} needs --area (it names the preset to synthesize)")
     spec = ReportSpec(graphs=args.graph, algos=_csv(args.algo), units=_csv(args.units) if args.units else None,
                       gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim, area=args.area,
                       area_preset=args.area_preset, check=not args.no_check)
@@ -49,24 +51,46 @@ def cmd_report(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import ResultTable, load_sweep, plot_sweep, point_key, run_sweep
+    try:
+        return _cmd_sweep(args)
+    except BrokenPipeError:            # `graphunits sweep X --dry-run | head`: the reader left; stop quietly
+        import os
+        import sys
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())        # no second error when Python flushes stdout at exit
+        return 0
+
+
+def _cmd_sweep(args) -> int:
+    from .sweep import ResultTable, load_sweep, model_digest, plot_sweep, point_key, run_sweep
     sweep = load_sweep(args.file, output=args.output)
     log = None if args.quiet else print
+    model = model_digest()
     if args.dry_run:
         points = sweep.points()
-        done = ResultTable(sweep.output).finished_keys()
-        print(f"{args.file}: {len(points)} points ({len([p for p in points if point_key(p) in done])} done), "
-              f"swept: {', '.join(sweep.swept) or 'nothing'}; table {sweep.output}")
+        table = ResultTable(sweep.output)
+        done, stale = table.finished_keys(model), table.stale_keys(model)
+        n_stale = len([p for p in points if point_key(p) in stale])
+        print(f"{args.file}: {len(points)} points ({len([p for p in points if point_key(p) in done])} done"
+              + (f", {n_stale} finished by other model sources (run again)" if n_stale else "")
+              + f"), swept: {', '.join(sweep.swept) or 'nothing'}; table {sweep.output}; model {model}")
         for p in points:
-            mark = "done" if point_key(p) in done else "todo"
-            print(f"  {point_key(p)} {mark} {p['graph']} {p['algo']} {p['mode']} {p['gpu']} "
+            k = point_key(p)
+            mark = "done" if k in done else "stale" if k in stale else "todo"
+            print(f"  {k} {mark} {p['graph']} {p['algo']} {p['mode']} {p['gpu']} "
                   + (f"preset={p['preset']} " if p["preset"] else "")
-                  + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()))
+                  + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()), flush=True)
         return 0
     if args.plot_only:
-        figs, summary = plot_sweep(sweep, ResultTable(sweep.output).rows())
+        table = ResultTable(sweep.output)
+        keys = {point_key(p) for p in sweep.points()}
+        n_stale = len(keys & table.stale_keys(model))
+        figs, summary = plot_sweep(sweep, table.rows(), model=model)
         print(f"wrote {', '.join(str(f) for f in figs) or 'no plot (nothing finished or nothing swept)'}"
               + (f" and {summary}" if summary else ""))
+        if n_stale:
+            print(f"left out {n_stale} points finished by other model sources (model digest not {model}): run the "
+                  f"sweep to recompute them")
         return 0
     if sweep.skipped_pairs and log:
         log(f"[sweep] skipped (no such mode): {', '.join(sweep.skipped_pairs)}")
@@ -84,10 +108,10 @@ def cmd_sweep(args) -> int:
     return 1 if s.errors or s.mismatches else 0
 
 
-def _registries() -> tuple[str, str, str, str]:
-    """(algorithms, units, each unit's GPU, units with RTL in the loop) for the help
-    texts, from the registries (golden.algorithms, the registered modes, the unit
-    profiles, sim.cosim)."""
+def _registries() -> tuple[str, str, str, str, str]:
+    """(algorithms, units, each unit's GPU, units with RTL in the loop, each unit's
+    area preset) for the help texts, from the registries (golden.algorithms, the
+    registered modes, the unit profiles, sim.cosim)."""
     try:
         from golden.algorithms import ALGORITHMS
         algos = ", ".join(ALGORITHMS)
@@ -109,12 +133,18 @@ def _registries() -> tuple[str, str, str, str]:
         cos = ", ".join(cosim_units())
     except Exception:
         cos = "the units registered in sim/cosim.py"
-    return algos, units, gpus, cos
+    try:
+        from .units import profile
+        area = ", ".join(f"{u} {profile(u).area_preset or profile(u).presets.get(profile(u).gpu, 'default')}"
+                         for u in units.split(", "))
+    except Exception:
+        area = "scu gtx980, iru default, ..."
+    return algos, units, gpus, cos, area
 
 
 def add_report_parsers(sub) -> None:
     """Add ``report`` and ``sweep`` to the ``graphunits`` subparsers ``sub``."""
-    algos, units, gpus, cos = _registries()
+    algos, units, gpus, cos, area = _registries()
     sp = sub.add_parser(
         "report", help="run baseline and every unit mode; write a report (Markdown, HTML, JSON, CSV, figures)",
         description="Run the baseline and every available unit mode on the golden model (results checked against "
@@ -128,7 +158,8 @@ def add_report_parsers(sub) -> None:
     sp.add_argument("--units", metavar="LIST", help=f"units, comma-separated: {units} (default: all)")
     sp.add_argument("--gpu", help=f"GPU preset for every run (default: each unit's paper GPU: {gpus})")
     sp.add_argument("--preset", action="append", metavar="UNIT=PRESET",
-                    help="configuration preset of a unit's runs, e.g. scu=tx1 (repeatable)")
+                    help=f"configuration preset of a unit's runs, e.g. scu=tx1 (repeatable); with --cosim also of "
+                         f"a unit with RTL in the loop ({cos}), e.g. coalescer=default")
     sp.add_argument("--cosim", action="store_true",
                     help=f"also run the RTL in the loop of the units that have it ({cos}), each with its "
                          f"simulation-size preset unless --preset names one; slow (seconds to minutes per run)")
@@ -137,7 +168,9 @@ def add_report_parsers(sub) -> None:
     sp.add_argument("--area", action="store_true",
                     help="also synthesize the units (Yosys liberty flow, 32 nm; cached in build/area/)")
     sp.add_argument("--area-preset", dest="area_preset", metavar="PRESET",
-                    help="preset to synthesize (default: the preset of each unit's GPU)")
+                    help=f"preset to synthesize for every unit (needs --area; units without it are listed as "
+                         f"skipped, an error if none has it). Default: the unit's --preset, else its area preset "
+                         f"(with the default --gpu: {area})")
     sp.add_argument("--no-check", action="store_true", help="do not compare results with scipy/networkx")
     sp.add_argument("-o", "--output", default="build/report", metavar="DIR",
                     help="output folder (default: %(default)s)")

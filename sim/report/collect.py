@@ -100,7 +100,8 @@ def _validate(spec: ReportSpec) -> tuple[list[str], dict]:
             raise ReportError(str(e)) from None
     for u, p in spec.presets.items():
         if u not in units:
-            raise ReportError(f"--preset {u}={p}: unit {u!r} is not in the report (units: {', '.join(units)})")
+            _validate_cosim_preset(spec, units, u, p)
+            continue
         cls = profile(u).config_class()
         if cls is None:
             raise ReportError(f"--preset {u}={p}: unit {u!r} has no configuration the algorithms take")
@@ -109,6 +110,26 @@ def _validate(spec: ReportSpec) -> tuple[list[str], dict]:
         except ConfigError as e:
             raise ReportError(f"--preset {u}={p}: {e}") from None
     return units, found
+
+
+def _validate_cosim_preset(spec: ReportSpec, units: list[str], u: str, p: str) -> None:
+    """``--preset NAME=PRESET`` for a name that is not a unit of the report: with
+    ``--cosim`` it may name a unit with RTL in the loop (the EMOGI ``coalescer``),
+    whose preset :func:`_cosim_plan` uses; it must then be one of its RTL's presets."""
+    from ..cosim import cosim_units
+    reg = cosim_units()
+    if not spec.cosim:
+        hint = (f"; with --cosim, --preset also takes the units with RTL in the loop ({', '.join(reg)})"
+                if u in reg else "")
+        raise ReportError(f"--preset {u}={p}: unit {u!r} is not in the report (units: {', '.join(units)}){hint}")
+    if u not in reg:
+        raise ReportError(f"--preset {u}={p}: {u!r} is neither a unit of the report ({', '.join(units)}) nor a unit "
+                          f"with RTL in the loop ({', '.join(reg)})")
+    from hw.registry import unit as hw_unit
+    cls = hw_unit(u).config_class
+    if p not in cls.PRESETS:
+        raise ReportError(f"--preset {u}={p}: {cls.__name__} has no preset {p!r}; allowed: "
+                          f"{', '.join(sorted(cls.PRESETS))}")
 
 
 def _unit_options(u: str, gpu: str, spec: ReportSpec) -> tuple[dict, str]:
@@ -232,7 +253,8 @@ def _run_cosim(plan, spec: ReportSpec, prog: Progress) -> list[dict]:
 
 #: Where each column of a cosim record is found in a unit's RTL (``CosimResult.rtl``)
 #: and TLM (``CosimResult.tlm``) statistics: the first key present wins (``a.b``: key
-#: ``b`` of the dict ``a``; ``a+b``: the sum of those present). ``ops``: the unit's
+#: ``b`` of the dict ``a``, or the sum of ``b`` over a list of dicts ``a`` such as the
+#: IRU's per-partition memory statistics; ``a+b``: the sum of those present). ``ops``: the unit's
 #: operations (SCU and IRU operations, MFF PC_gather + PC_scatter_set commands, GraphPEG
 #: items handed to warps, EMOGI coalescer warp instructions); ``requests``: its
 #: memory (or PCIe) requests; cycles: measured on
@@ -241,13 +263,26 @@ COSIM_FIELDS = {
     "ops": ("ops", "commands+scatter_commands", "items", "coalescer.instructions"),
     "requests": ("request_count", "requests", "engine_requests", "memory.requests", "memory.reads"),
     "cycles": ("cycles", "engine_cycles"),
+    #: Model cycles measured inside the testbench (in ``CosimResult.rtl``): a structural
+    #: TLM run in lock step with the RTL on the same memory (the MFF's); found first.
+    "lockstep_cycles": ("tlm_cycles",),
 }
 
 
 def _get(d: dict, key: str):
+    """``d[a][b]...`` for ``key`` = ``a.b...``; a list of dicts on the way (one per
+    memory partition) gives the sum of the counts found in its dicts (None if none
+    of them has the key)."""
     v = d
-    for part in key.split("."):
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            vals = [_count(_get(x, ".".join(parts[i:]))) for x in v]
+            vals = [x for x in vals if x is not None]
+            return sum(vals) if vals else None
         v = v.get(part) if isinstance(v, dict) else None
+    if isinstance(v, list) and v and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        return sum(v)
     return v
 
 
@@ -266,47 +301,79 @@ def _lookup(d: dict, keys) -> tuple[str | None, object]:
 
 
 def _count(v) -> int | float | None:
-    """A count: a number as it is, a dict of counts (e.g. the SCU's operations by kind) summed."""
+    """A count: a number as it is; a dict of counts (e.g. the SCU's operations by kind)
+    or a list of counts summed."""
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, (int, float)):
         return v
     if isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()):
         return sum(v.values())
+    if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+        return sum(v)
     return None
 
 
 def cosim_record(r, *, unit: str, preset: str, sim: str, graph: str) -> dict:
     """The report's record of one :class:`sim.cosim.CosimResult` of any registered
     unit (the keys are looked up as :data:`COSIM_FIELDS` says; ``ops_key`` says
-    which one a unit's ``ops`` came from)."""
+    which one a unit's ``ops`` came from). ``model_cycles``: those of a TLM run in
+    lock step inside the testbench (MFF), else the TLM run's. ``model_over_rtl``
+    (model cycles / RTL cycles) only where the model ran at the testbench memory's
+    latency (a lock-step TLM, or ``CosimUnit.model_at_testbench_latency``);
+    otherwise the ratio would compare two different memories and is left empty."""
     rtl, tlm = r.rtl, r.tlm
+    comparable = bool(getattr(r, "model_at_testbench_latency", False))
     ops_key, ops = _lookup(rtl, COSIM_FIELDS["ops"])
     _, req = _lookup(rtl, COSIM_FIELDS["requests"])
     _, rc = _lookup(rtl, COSIM_FIELDS["cycles"])
-    _, mc = _lookup(tlm, COSIM_FIELDS["cycles"])
+    _, mc = _lookup(rtl, COSIM_FIELDS["lockstep_cycles"])
+    if mc is not None:                  # a lock-step TLM on the testbench's own memory: comparable
+        comparable = True
+    else:
+        _, mc = _lookup(tlm, COSIM_FIELDS["cycles"])
     ops, req, rc, mc = _count(ops), _count(req), _count(rc), _count(mc)
     return {"graph": graph, "algo": r.algo, "unit": unit, "mode": r.mode, "preset": preset, "sim": sim,
             "ok": r.ok, "check": "matches reference" if r.ok else "MISMATCH: " + "; ".join(r.problems),
             "ops": ops, "ops_key": ops_key, "requests": req, "rtl_cycles": rc, "model_cycles": mc,
-            "model_over_rtl": mc / rc if isinstance(mc, (int, float)) and rc else None, "wall_s": round(r.wall_s, 2)}
+            "model_at_testbench_latency": comparable,
+            "model_over_rtl": mc / rc if comparable and isinstance(mc, (int, float)) and rc else None,
+            "wall_s": round(r.wall_s, 2)}
 
 
-def _area_plan(spec: ReportSpec, units: list[str]) -> list[tuple[str, str]]:
+def _area_plan(spec: ReportSpec, units: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(hw unit, preset) of every synthesis, and the units left out with the reason
+    (no such preset). Each unit's preset: ``--area-preset``, else its ``--preset``,
+    else its profile's area preset (the IRU's ``default``), else the preset of its
+    GPU, else ``default``. A :class:`ReportError` when ``--area-preset`` leaves
+    nothing to synthesize, or ``area_units`` names a unit hw.registry lacks."""
     from hw.registry import UNITS
     if spec.area_units is not None:
-        return [(u, spec.area_preset or "default") for u in spec.area_units]
-    plan = []
-    for u in units:
-        prof = profile(u)
-        gpu = spec.gpu or prof.gpu
-        for hw in prof.hw:
-            if hw in UNITS:
-                preset = (spec.area_preset or spec.presets.get(u) or prof.area_preset
-                          or prof.presets.get(gpu, "default"))
-                if preset in UNITS[hw].config_class.PRESETS:
-                    plan.append((hw, preset))
-    return list(dict.fromkeys(plan))
+        bad = [u for u in spec.area_units if u not in UNITS]
+        if bad:
+            raise ReportError(f"area units {', '.join(map(repr, bad))} are not in hw.registry; units: "
+                              f"{', '.join(UNITS)}")
+        items = [(u, spec.area_preset or "default") for u in spec.area_units]
+    else:
+        items = []
+        for u in units:
+            prof = profile(u)
+            gpu = spec.gpu or prof.gpu
+            for hw in prof.hw:
+                if hw in UNITS:
+                    items.append((hw, spec.area_preset or spec.presets.get(u) or prof.area_preset
+                                  or prof.presets.get(gpu, "default")))
+    plan, skipped = [], []
+    for hw, preset in dict.fromkeys(items):
+        cls = UNITS[hw].config_class
+        if preset in cls.PRESETS:
+            plan.append((hw, preset))
+        else:
+            skipped.append(f"{hw} (no preset {preset!r}; {cls.__name__} presets: {', '.join(sorted(cls.PRESETS))})")
+    if spec.area_preset is not None and skipped and not plan:
+        raise ReportError(f"--area-preset {spec.area_preset}: no unit of the report has that preset: "
+                          + "; ".join(skipped))
+    return plan, skipped
 
 
 def _run_area(plan, prog: Progress) -> tuple[list[dict], list[dict], str | None]:
@@ -406,7 +473,7 @@ def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
     t0 = time.time()
     units, found = _validate(spec)
     cos_plan = _cosim_plan(spec, units, found) if spec.cosim else []
-    area_plan = _area_plan(spec, units) if spec.area else []
+    area_plan, area_left_out = _area_plan(spec, units) if spec.area else ([], [])
     total = _planned_golden(spec, units, found) + len(cos_plan) + len(area_plan)
     with Progress("report", total, log=log, bar=bar, interval=2.0) as prog:
         records, notes, hists = _run_golden(spec, units, found, prog)
@@ -431,7 +498,7 @@ def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
         "request_histograms": hists,
         "cosim": cosim,
         "area": area_sums,
-        "area_skipped": area_why,
+        "area_skipped": "; ".join([area_why] * bool(area_why) + area_left_out) or None,
         "paper": paper_rows(units, found, records, area_docs, area_why),
         "wall_s": round(time.time() - t0, 2),
     }

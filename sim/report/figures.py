@@ -154,11 +154,13 @@ def stacked_figure(path: Path, *, name: str, title: str, ylabel: str, metric: st
 
 def line_figure(path: Path, *, name: str, title: str, xlabel: str, panels: list[dict], x: list,
                 logx: bool = False) -> dict:
-    """Sweep plot: one panel per metric (``{"metric", "ylabel", "series": {label: [y per x]}}``).
+    """Sweep plot: one panel per metric (``{"metric", "ylabel", "series": {label: [y per x]}}``,
+    optionally a panel ``title``); panels of the same metric share their y range.
 
     Numeric x values are placed to scale (log 2 with ``logx``), except when they
     span more than a factor of 100 without ``logx`` (e.g. ALWT entries 8-24 and
-    65536 for "unlimited"): then they are evenly spaced categories."""
+    65536 for "unlimited"): then they are evenly spaced categories. The figure
+    grows with the legend (three labels a row) so the panels keep their height."""
     plt = _plt()
     panels = [dict(p, series={k: [_clean(v) for v in vs] for k, vs in p["series"].items()}) for p in panels]
     data = {"name": name, "kind": "lines", "title": title, "xlabel": xlabel, "x": list(x), "panels": panels,
@@ -166,9 +168,10 @@ def line_figure(path: Path, *, name: str, title: str, xlabel: str, panels: list[
     numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x)
     if numeric and not logx and x and min(x) > 0 and max(x) / min(x) > 100:
         numeric = False
+    n_labels = len(dict.fromkeys(k for p in panels for k in p["series"]))
     with plt.rc_context(_style()):
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels) + 0.6, 3.6), squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels) + 0.6, 3.2 + 0.19 * -(-n_labels // 3)),
+                                 squeeze=False, layout="constrained")
         for ax, p in zip(axes[0], panels):
             xs = list(x) if numeric else list(range(len(x)))
             for j, (label, ys) in enumerate(p["series"].items()):
@@ -184,7 +187,16 @@ def line_figure(path: Path, *, name: str, title: str, xlabel: str, panels: list[
             ax.set_ylabel(p["ylabel"])
             if p.get("hline") is not None:
                 ax.axhline(p["hline"], color="black", linewidth=0.8, linestyle="--")
+            if p.get("title"):
+                ax.set_title(p["title"], fontsize=9)
             ax.grid(True, axis="both", linestyle=":")
+        for metric in dict.fromkeys(p["metric"] for p in panels):
+            same = [ax for ax, p in zip(axes[0], panels) if p["metric"] == metric]
+            if len(same) > 1:
+                lo = min(ax.get_ylim()[0] for ax in same)
+                hi = max(ax.get_ylim()[1] for ax in same)
+                for ax in same:
+                    ax.set_ylim(lo, hi)
         _title(fig, title)
         handles, labels = axes[0][0].get_legend_handles_labels()
         if handles:

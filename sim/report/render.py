@@ -393,10 +393,15 @@ def write_report(res: dict, out: Path) -> dict:
         doc.h(2, "RTL in the loop", "cosim")
         doc.p("The golden algorithm runs unchanged while every unit operation is executed by the RTL under cocotb; "
               "the result is compared with the TLM run and with scipy/networkx (docs/architecture.md, \"RTL in the "
-              "loop\"). The RTL runs against the testbench memory (1-20 cycles). Cycles (model) is the unit's TLM "
-              "time model, the SCU's at a 10-cycle memory; where a unit's model assumes the GPU's memory latency "
-              "instead, the ratio is not an accuracy figure "
-              "(docs/benchmarks.md has the calibrated comparisons).")
+              "loop\"). The RTL runs against the testbench memory (1-20 cycles unless the run names another "
+              "timing). Cycles (model) is the unit's TLM time model (the MFF's: its structural TLM, run in lock "
+              "step on the testbench's memory). Model / RTL is given only where the model ran at the testbench's "
+              "latency (the middle of its range: 10 cycles by default)"
+              + (f": {', '.join(sorted({c['unit'] for c in res['cosim'] if c.get('model_at_testbench_latency')}))}"
+                 if any(c.get("model_at_testbench_latency") for c in res["cosim"]) else "")
+              + "; a model that assumes the GPU's memory latency (GraphPEG's engines, 400 cycles) or reports no "
+                "cycles is left empty, since the ratio would compare two different memories "
+                "(docs/benchmarks.md has the calibrated comparisons).")
         doc.p("Operations are what the unit counts as its work (`ops_key` in `cosim.csv`): SCU and IRU "
               "operations, MFF PC_gather and PC_scatter_set commands, GraphPEG items (edges or vertices) handed "
               "to warps, warp instructions through the EMOGI coalescer.")

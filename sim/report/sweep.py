@@ -16,19 +16,25 @@ The sweep file (docs/usage.md, "Sweeps")::
     check = true                       # compare each result with scipy/networkx, default true
     plot_metrics = ["speedup"]         # what the per-parameter plots show
     relative_to = { width = 8 }        # time_rel = time / time of the point with these [params]
+    panels_by = ["inflight"]           # swept columns drawn as one panel per value, not averaged
 
     [params]                           # fields of the unit's configuration; a list is swept
     width = [1, 2, 4, 8]
+    inflight = { max_inflight = [32, 1024], param_inflight = [8, 512] }   # swept together
 
     [options]                          # run_algorithm options; a list is swept
     edge_bytes = [4, 8]
 
-Every point is keyed by a stable hash of its parameters (:func:`point_key`); a
-point whose row in the table has status ``ok`` or ``mismatch`` is skipped when
-the sweep runs again, so an interrupted sweep (Ctrl-C, a killed machine,
-``--limit``) resumes where it stopped. Rows are appended (and flushed) as points
-finish: CSV rather than Parquet because a CSV row can be appended in place
-without rewriting the file or adding pyarrow (~40 MB) to the dependencies.
+Every point is keyed by a stable hash of its parameters (:func:`point_key`), and
+every row records ``model``, the digest of the sources that computed it
+(:func:`model_digest`: golden/ and the report code that turns a run into a row).
+A point whose latest row has status ``ok`` or ``mismatch`` *and* the current
+digest is skipped when the sweep runs again, so an interrupted sweep (Ctrl-C, a
+killed machine, ``--limit``) resumes where it stopped, while rows computed by
+older model code are run again instead of being mixed with new ones. Rows are
+appended (and flushed) as points finish: CSV rather than Parquet because a CSV
+row can be appended in place without rewriting the file or adding pyarrow
+(~40 MB) to the dependencies.
 """
 from __future__ import annotations
 
@@ -53,11 +59,12 @@ from .progress import Progress
 from .units import KNOWN_UNITS, profile, unit_modes, unit_of_mode
 
 __all__ = ["SweepError", "Sweep", "load_sweep", "point_key", "run_point", "run_sweep", "ResultTable",
-           "plot_sweep", "relative_times", "SweepSummary", "SWEEP_KEYS", "PLOT_METRICS"]
+           "plot_sweep", "relative_times", "SweepSummary", "SWEEP_KEYS", "PLOT_METRICS", "model_digest",
+           "MODEL_SOURCES"]
 
 #: Keys of the [sweep] table.
 SWEEP_KEYS = ("name", "description", "unit", "preset", "graphs", "algos", "modes", "gpu", "output", "reference",
-              "check", "plot_metrics", "relative_to")
+              "check", "plot_metrics", "relative_to", "panels_by")
 TABLES = ("sweep", "params", "options")
 #: Metrics a plot can show (plus any ``<unit>_...`` column of the unit).
 PLOT_METRICS = ("speedup", "time_norm", "time_rel", "time_us", "workload_left", "gpu_workload", "sectors_per_request",
@@ -66,6 +73,35 @@ PLOT_METRICS = ("speedup", "time_norm", "time_rel", "time_us", "workload_left", 
 FINISHED = ("ok", "mismatch")
 #: Bump when the meaning of a point changes (every key changes with it).
 POINT_VERSION = 1
+#: What computes a row (relative to the project root): a change in any of these makes
+#: every row of an existing table stale (run again). golden/ is the model; the rest
+#: turn a run into a row (checks, metrics, which unit a mode belongs to).
+MODEL_SOURCES = ("golden", "sim/reference.py", "sim/report/metrics.py", "sim/report/units.py",
+                 "sim/report/sweep.py")
+
+
+def model_digest(root: Path | None = None) -> str:
+    """A 16-hex-digit digest of :data:`MODEL_SOURCES` under ``root`` (default: this
+    checkout, computed once per process; every ``.py`` file, with its path) and the
+    numpy version: the ``model`` column of each row. Computed by the process that
+    runs the point, so a Dask worker with other sources is noticed."""
+    return _own_digest() if root is None else _digest(Path(root))
+
+
+@functools.lru_cache(maxsize=1)
+def _own_digest() -> str:
+    return _digest(Path(__file__).resolve().parents[2])
+
+
+def _digest(root: Path) -> str:
+    import numpy
+    h = hashlib.sha256(f"numpy {numpy.__version__}\n".encode())
+    for src in MODEL_SOURCES:
+        p = root / src
+        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
+            h.update(str(f.relative_to(root)).encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 class SweepError(ValueError):
@@ -94,25 +130,66 @@ class Sweep:
     presets: dict = field(default_factory=dict)
     #: [params] values of the point that ``time_rel`` divides by (empty: no time_rel).
     relative_to: dict = field(default_factory=dict)
+    #: Linked [params]: group name -> the fields swept together (their lists stepped
+    #: in step, not crossed), e.g. ``inflight`` -> ``[max_inflight, param_inflight]``.
+    links: dict = field(default_factory=dict)
+    #: Swept columns (as in :attr:`swept`: ``param.inflight``) drawn as one panel per
+    #: value in the other columns' plots instead of averaged over (``sweep.panels_by``).
+    panels_by: list = field(default_factory=list)
 
     @property
     def reference_mode(self) -> str:
         return profile(self.unit).reference
 
     @property
+    def axes(self) -> list[tuple[str, tuple]]:
+        """The [params] axes of the grid in file order: (name, fields); a field on
+        its own is (field, (field,)), a linked group is (group, its fields)."""
+        out, seen = [], set()
+        member = {f: g for g, fs in self.links.items() for f in fs}
+        for k in self.params:
+            name = member.get(k, k)
+            if name not in seen:
+                seen.add(name)
+                out.append((name, tuple(self.links.get(name, (k,)))))
+        return out
+
+    @property
     def swept(self) -> list[str]:
-        """Columns that take more than one value (one plot each)."""
-        out = [f"param.{k}" for k, v in self.params.items() if len(v) > 1]
+        """Columns that take more than one value (one plot each): ``param.<field>``,
+        ``param.<group>`` for a linked group, ``option.<name>``, ``gpu``."""
+        out = [f"param.{name}" for name, fs in self.axes if len(self.params[fs[0]]) > 1]
         out += [f"option.{k}" for k, v in self.options.items() if len(v) > 1]
         if len(self.gpus) > 1:
             out.append("gpu")
         return out
 
+    def column(self, col: str) -> tuple[tuple, list, list[str]]:
+        """A swept column's row columns, its x values (tuples for a linked group) and
+        their labels (``32/8`` for a group)."""
+        if col == "gpu":
+            return ("gpu",), list(self.gpus), list(self.gpus)
+        if col.startswith("option."):
+            vals = self.options[col[7:]]
+            return (col,), list(vals), [str(v) for v in vals]
+        name = col[6:]
+        fields = tuple(self.links.get(name, (name,)))
+        if len(fields) == 1:
+            vals = self.params[name]
+            return (col,), list(vals), [str(v) for v in vals]
+        xs = list(zip(*(self.params[f] for f in fields)))
+        return tuple(f"param.{f}" for f in fields), xs, ["/".join(map(str, x)) for x in xs]
+
+    def param_combos(self) -> list[dict]:
+        """Every combination of [params] values (linked fields stepped together)."""
+        axes = [[dict(zip(fs, vals)) for vals in zip(*(self.params[f] for f in fs))] for _, fs in self.axes]
+        return [{k: v for d in combo for k, v in d.items()} for combo in itertools.product(*axes)]
+
     def points(self) -> list[dict]:
         """Every point of the grid, reference points first for each graph/algo."""
         from golden.algorithms import MODES
-        pnames, onames = list(self.params), list(self.options)
-        pcombos = [dict(zip(pnames, c)) for c in itertools.product(*(self.params[k] for k in pnames))]
+        onames = list(self.options)
+        pcombos = self.param_combos()
         ocombos = [dict(zip(onames, c)) for c in itertools.product(*(self.options[k] for k in onames))]
         ref = self.reference_mode
         out = []
@@ -258,26 +335,50 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
             if len(set(presets.values())) == 1:
                 preset = presets[gpus[0]]
     fields = [f.name for f in dataclasses.fields(cls)] if cls is not None else []
-    pvals = {}
-    for k, v in params.items():
+    pvals, links = {}, {}
+
+    def one_field(key, k, v):
         if k not in fields:
-            raise _err(path, f"params.{k}", f"{cls.__name__} has no parameter {k!r}; allowed: {', '.join(fields)}")
-        vals = _list(path, f"params.{k}", v, None)
+            raise _err(path, key, f"{cls.__name__} has no parameter {k!r}; allowed: {', '.join(fields)}")
+        if k in pvals:
+            raise _err(path, key, f"{k!r} is given twice (on its own and in a linked group, or in two groups)")
+        vals = _list(path, key, v, None)
         for x in vals:
             if isinstance(x, (dict, list)):
-                raise _err(path, f"params.{k}", f"values must be numbers, strings or booleans, not {x!r}")
+                raise _err(path, key, f"values must be numbers, strings or booleans, not {x!r}")
             for p in dict.fromkeys(presets.values()):
                 try:
                     cls.preset(p, **{k: x})
                 except ConfigError as e:
-                    raise _err(path, f"params.{k}", str(e)) from None
+                    raise _err(path, key, str(e)) from None
         pvals[k] = vals
-    for combo in itertools.product(*pvals.values()) if pvals else ():
+
+    for k, v in params.items():
+        if not isinstance(v, dict):
+            one_field(f"params.{k}", k, v)
+            continue
+        # a linked group: { field = [...], field = [...] }, lists of one length, stepped together
+        if k in fields:
+            raise _err(path, f"params.{k}", f"a linked group needs a name that is not a {cls.__name__} field "
+                                            f"(e.g. inflight = {{ max_inflight = [32, 1024], "
+                                            f"param_inflight = [8, 512] }})")
+        if len(v) < 2:
+            raise _err(path, f"params.{k}", "a linked group needs two or more fields (one field: give it on its own)")
+        lens = set()
+        for f, fv in v.items():
+            one_field(f"params.{k}.{f}", f, fv)
+            lens.add(len(pvals[f]))
+        if len(lens) > 1:
+            raise _err(path, f"params.{k}", "the lists of a linked group must have one length (they are stepped "
+                                            f"together), not {', '.join(f'{f}: {len(pvals[f])}' for f in v)}")
+        links[k] = list(v)
+    probe = Sweep(path, "", unit, preset, [], [], [], gpus, pvals, {}, Path("x.csv"), links=links)
+    for combo in probe.param_combos() if pvals else ():
         for p in dict.fromkeys(presets.values()):
             try:
-                cls.preset(p, **dict(zip(pvals, combo)))
+                cls.preset(p, **combo)
             except ConfigError as e:
-                raise _err(path, "params", f"the combination {dict(zip(pvals, combo))}: {e}") from None
+                raise _err(path, "params", f"the combination {combo}: {e}") from None
 
     # relative_to: the [params] point that time_rel divides by
     rel = sw.get("relative_to", {})
@@ -288,6 +389,10 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         if k not in pvals:
             raise _err(path, f"sweep.relative_to.{k}", f"not a field of [params]; [params] fields: "
                                                        f"{', '.join(pvals) or 'none'}")
+        grp = next((g for g, fs in links.items() if k in fs), None)
+        if grp is not None:
+            raise _err(path, f"sweep.relative_to.{k}", f"{k!r} is in the linked group {grp!r}: time_rel compares "
+                                                       f"points with the same {grp}; name a field swept on its own")
         if not any(x == v and isinstance(x, bool) == isinstance(v, bool) for x in pvals[k]):
             raise _err(path, f"sweep.relative_to.{k}", f"{v!r} is not one of the swept values "
                                                        f"{', '.join(map(repr, pvals[k]))}")
@@ -326,8 +431,16 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     desc = sw.get("description", "")
     if not isinstance(desc, str):
         raise _err(path, "sweep.description", "must be a string")
-    return Sweep(path, name, unit, preset, graphs, algos, modes, gpus, pvals, ovals, Path(out),
-                 sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel))
+    sweep = Sweep(path, name, unit, preset, graphs, algos, modes, gpus, pvals, ovals, Path(out),
+                  sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel), links)
+    panels_by = _list(path, "sweep.panels_by", sw.get("panels_by", []), str, nonempty=False)
+    names = {c.split(".", 1)[-1]: c for c in sweep.swept if c != "gpu"}
+    for c in panels_by:
+        if c not in names:
+            raise _err(path, "sweep.panels_by", f"{c!r} is not a swept [params] field, linked group or [options] "
+                                                f"name; swept: {', '.join(names) or 'none'}")
+    sweep.panels_by = [names[c] for c in panels_by]
+    return sweep
 
 
 # ---------------------------------------------------------------------- one point (on a worker)
@@ -353,8 +466,9 @@ def run_point(point: dict, check: bool = True) -> dict:
     from golden.algorithms import run_algorithm
     from golden.gpu import GPUConfig
     t0 = time.time()
-    row = {"key": point_key(point), "status": "error", "graph": point["graph"], "algo": point["algo"],
-           "mode": point["mode"], "unit": point["unit"], "gpu": point["gpu"], "preset": point["preset"] or ""}
+    row = {"key": point_key(point), "status": "error", "model": model_digest(), "graph": point["graph"],
+           "algo": point["algo"], "mode": point["mode"], "unit": point["unit"], "gpu": point["gpu"],
+           "preset": point["preset"] or ""}
     row.update({f"param.{k}": v for k, v in point["params"].items()})
     row.update({f"option.{k}": v for k, v in point["options"].items()})
     trace = os.environ.get("GRAPHUNITS_SWEEP_TRACE")
@@ -424,8 +538,16 @@ class ResultTable:
             out[r["key"]] = r
         return out
 
-    def finished_keys(self) -> set[str]:
-        return {k for k, r in self.latest().items() if r.get("status") in FINISHED}
+    def finished_keys(self, model: str | None = None) -> set[str]:
+        """Keys whose last row is finished (``ok``/``mismatch``) and, with ``model``,
+        was computed by model sources of that digest (the ``model`` column; a row of
+        a table written before the column existed has none, so it is stale)."""
+        return {k for k, r in self.latest().items() if r.get("status") in FINISHED
+                and (model is None or r.get("model") == model)}
+
+    def stale_keys(self, model: str) -> set[str]:
+        """Keys whose last row is finished but computed by other model sources."""
+        return {k for k, r in self.latest().items() if r.get("status") in FINISHED and r.get("model") != model}
 
     def append(self, row: dict) -> None:
         row = {k: "" if v is None else v for k, v in row.items()}
@@ -480,8 +602,11 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
     """Run the points of ``sweep`` that are not finished in its table (at most ``limit``)."""
     t0 = time.time()
     table = ResultTable(sweep.output)
-    done = table.finished_keys()
+    model = model_digest()
+    done = table.finished_keys(model)
     points = sweep.points()
+    keys = {point_key(p) for p in points}
+    stale = len(keys & table.stale_keys(model))
     todo = [p for p in points if point_key(p) not in done]
     skipped = len(points) - len(todo)
     if limit is not None:
@@ -491,8 +616,10 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
     if log:
         where = scheduler or f"a local Dask cluster ({max(1, min(workers or os.cpu_count() or 1, len(todo)))} workers)"
         log(f"[sweep] {sweep.name}: {len(points)} points, {skipped} already done, {len(todo)} to run"
-            + (f" on {where}" if todo else "") + f"; results: {sweep.output}")
+            + (f" ({stale} of them finished by other model sources: run again)" if stale else "")
+            + (f" on {where}" if todo else "") + f"; results: {sweep.output} (model {model})")
     ran = errors = mismatches = 0
+    foreign = set()
     if todo:
         client, cluster = _client(scheduler, workers, len(todo))
         futures = []
@@ -503,6 +630,11 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
                 for fut in as_completed(futures):
                     row = fut.result()
                     table.append(row)
+                    if row.get("model") != model and row.get("worker") not in foreign:
+                        foreign.add(row.get("worker"))      # its rows stay stale: they would run every time
+                        if log:
+                            log(f"[sweep] warning: worker {row.get('worker')} runs other model sources (digest "
+                                f"{row.get('model')}, here {model}): install the same checkout on every worker")
                     ran += 1
                     errors += row["status"] == "error"
                     mismatches += row["status"] == "mismatch"
@@ -520,10 +652,10 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
             client.close()
             if cluster is not None:
                 cluster.close()
-    left = len([p for p in points if point_key(p) not in ResultTable(sweep.output).finished_keys()])
+    left = len([p for p in points if point_key(p) not in ResultTable(sweep.output).finished_keys(model)])
     figs, summary_csv = [], None
     if plots and sweep.output.exists():
-        figs, summary_csv = plot_sweep(sweep, ResultTable(sweep.output).rows())
+        figs, summary_csv = plot_sweep(sweep, ResultTable(sweep.output).rows(), model=model)
     if log:
         log(f"[sweep] ran {ran} points ({errors} errors, {mismatches} mismatches), {left} left; "
             f"table {sweep.output}" + (f"; plots: {', '.join(str(f) for f in figs)}" if figs else ""))
@@ -532,6 +664,11 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
 
 
 # ---------------------------------------------------------------------- plots
+#: Columns kept as text when a table is read back (a hex key or digest can look like a number).
+_TEXT_COLUMNS = frozenset({"key", "model", "status", "graph", "algo", "mode", "gpu", "unit", "preset", "config",
+                           "error", "worker", "finished", "check"})
+
+
 def _value(s: str):
     if s is None or s == "":
         return None
@@ -564,18 +701,20 @@ def relative_times(sweep: Sweep, recs: list[dict]) -> None:
             r["time_rel"] = t / t0
 
 
-def plot_sweep(sweep: Sweep, rows: list[dict]) -> tuple[list[Path], Path | None]:
+def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tuple[list[Path], Path | None]:
     """One PNG per swept column (``<output stem>-<column>.png``) with one panel per
-    plotted metric, one line per graph/algorithm/mode (mean over the other swept
-    columns); and ``<output stem>-summary.csv`` with the normalised metrics."""
+    plotted metric (and value of the ``panels_by`` columns), one line per
+    graph/algorithm/mode (and GPU; mean over the other swept columns); and ``<output stem>-summary.csv``
+    with the normalised metrics. With ``model``, only rows computed by model
+    sources of that digest are used (never old results mixed with new ones)."""
     from .figures import line_figure
     from .render import csv_columns
     latest = {}
     for r in rows:
         latest[r["key"]] = r
     keys = {point_key(p) for p in sweep.points()}
-    recs = [{k: _value(v) for k, v in r.items()} for r in latest.values() if r["key"] in keys
-            and r.get("status") in FINISHED]
+    recs = [{k: v if k in _TEXT_COLUMNS else _value(v) for k, v in r.items()} for r in latest.values()
+            if r["key"] in keys and r.get("status") in FINISHED and (model is None or r.get("model") == model)]
     for r in recs:
         for k in ("graph", "algo", "mode", "gpu", "unit"):
             r[k] = str(r.get(k))
@@ -601,39 +740,52 @@ def plot_sweep(sweep: Sweep, rows: list[dict]) -> tuple[list[Path], Path | None]
     figs = []
     unit_recs = [r for r in recs if r["unit"] != "baseline" and r["mode"] != sweep.reference_mode]
     multi_gpu = len(sweep.gpus) > 1
+    rel = ", ".join(f"{k}={v}" for k, v in sweep.relative_to.items())
+    ylabels = {"speedup": f"speedup over {sweep.reference_mode}", "time_norm": f"time / {sweep.reference_mode}",
+               "time_rel": f"time / time at {rel}", "workload_left": "GPU workload left",
+               "sectors_per_request": "sectors per warp request",
+               "contract_sectors_per_request": "contraction sectors per request", "time_us": "estimated time (us)"}
+
+    def at(r, col, x) -> bool:
+        fs = sweep.column(col)[0]
+        return tuple(r.get(f) for f in fs) == (x if len(fs) > 1 else (x,))
+
     for col in sweep.swept:
-        xs = sweep.gpus if col == "gpu" else (sweep.params[col[6:]] if col.startswith("param.")
-                                               else sweep.options[col[7:]])
+        _, xs, xlabels = sweep.column(col)
+        split = [c for c in sweep.panels_by if c != col]           # one panel per value of these
+        combos = [[]]
+        for c in split:
+            _, cx, cl = sweep.column(c)
+            combos = [prev + [(c, x, lab)] for prev in combos for x, lab in zip(cx, cl)]
+
+        def label_of(r, col=col):
+            return f"{r['graph']} {r['algo']} {r['mode']}" + (f" {r['gpu']}" if multi_gpu and col != "gpu" else "")
+        labels = list(dict.fromkeys(label_of(r) for r in unit_recs))   # the same order (styles) in every panel
         panels = []
         for metric in sweep.plot_metrics:
-            series = {}
-            for r in unit_recs:
-                label = f"{r['graph']} {r['algo']} {r['mode']}" + (f" {r['gpu']}" if multi_gpu and col != "gpu" else "")
-                series.setdefault(label, {})
-            for label in series:
-                ys = []
-                for x in xs:
-                    vals = [r[metric] for r in unit_recs
-                            if f"{r['graph']} {r['algo']} {r['mode']}" + (f" {r['gpu']}" if multi_gpu and col != "gpu"
-                                                                         else "") == label
-                            and r.get(col) == x and isinstance(r.get(metric), (int, float))]
-                    ys.append(sum(vals) / len(vals) if vals else None)
-                series[label] = ys
-            rel = ", ".join(f"{k}={v}" for k, v in sweep.relative_to.items())
-            ylabel = {"speedup": f"speedup over {sweep.reference_mode}", "time_norm": f"time / {sweep.reference_mode}",
-                      "time_rel": f"time / time at {rel}",
-                      "workload_left": "GPU workload left", "sectors_per_request": "sectors per warp request",
-                      "contract_sectors_per_request": "contraction sectors per request",
-                      "time_us": "estimated time (us)"}.get(metric, metric)
-            panels.append({"metric": metric, "ylabel": ylabel, "series": series,
-                           "hline": 1.0 if metric in ("speedup", "time_norm", "time_rel") else None})
-        others = [c for c in sweep.swept if c not in (col, "gpu")]          # the GPU is in the line labels
-        title = f"{sweep.name}: {sweep.unit} {col.split('.', 1)[-1]}" + (
+            for combo in combos:
+                sel = [r for r in unit_recs if all(at(r, c, x) for c, x, _ in combo)]
+                series = {}
+                for label in labels:
+                    ys = []
+                    for x in xs:
+                        vals = [r[metric] for r in sel if label_of(r) == label and at(r, col, x)
+                                and isinstance(r.get(metric), (int, float))]
+                        ys.append(sum(vals) / len(vals) if vals else None)
+                    series[label] = ys
+                panels.append({"metric": metric, "ylabel": ylabels.get(metric, metric), "series": series,
+                               "hline": 1.0 if metric in ("speedup", "time_norm", "time_rel") else None,
+                               "title": ", ".join(f"{c.split('.', 1)[-1]} = {lab}" for c, _, lab in combo)})
+        others = [c for c in sweep.swept if c not in (col, "gpu") and c not in split]   # GPU: in the labels
+        name = col.split(".", 1)[-1]
+        fields = sweep.column(col)[0]
+        xlabel = name if len(fields) == 1 else f"{name} ({' / '.join(f.split('.', 1)[-1] for f in fields)})"
+        title = f"{sweep.name}: {sweep.unit} {name}" + (
             f" (mean over {', '.join(c.split('.', 1)[-1] for c in others)})" if others else "")
         logx = all(isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & (x - 1) == 0 for x in xs) \
             and len(xs) > 2
-        path = out_dir / f"{sweep.output.stem}-{col.split('.', 1)[-1]}.png"
-        line_figure(path, name=f"{sweep.name}-{col}", title=title, xlabel=col.split(".", 1)[-1], panels=panels,
-                    x=list(xs), logx=logx)
+        path = out_dir / f"{sweep.output.stem}-{name}.png"
+        line_figure(path, name=f"{sweep.name}-{col}", title=title, xlabel=xlabel, panels=panels,
+                    x=list(xs) if len(fields) == 1 else xlabels, logx=logx)
         figs.append(path)
     return figs, summary

@@ -296,13 +296,15 @@ def _generic_coalescing(unit: str):
 _SCU_SCALED = ("our hashes are on chip and scaled (gtx980: 1024 x 4 filter entries, tx1: 256 x 4) where the "
                "paper's live in memory (262 144 / 33 792 entries); large frontiers overflow them (docs/benchmarks.md)")
 _SCU_TIME = ("the analytic GPU model does not charge the baseline's scans and extra kernels (> 40 % of the "
-             "paper's baseline time); the SCU moves every element through one 32 B port per cycle and the GPU "
-             "waits for each operation (docs/benchmarks.md, SCU (b))")
+             "paper's baseline time); at the 400-cycle memory latency Table 1's 32 requests in flight (8 per "
+             "parameter stream) bind the SCU by Little's law (28 data blocks per 402 cycles), and the GPU waits for "
+             "each operation (docs/benchmarks.md, SCU (b))")
 
 _IRU_TIME = ("the analytic GPU model runs the baseline at its issue rate with no limit on L2 atomic throughput, so "
              "the IRU's 1 element/cycle/partition dominates (docs/benchmarks.md, IRU (b))")
-_IRU_FILTER = ("the paper's share is over its 6 large graphs; on a small graph more of a frontier fits the hash at "
-               "once, so more duplicates meet and are merged")
+_IRU_FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:scale=16 SSSP 90.4 %, PR 91.1 %; "
+               "grid:256x256 SSSP 43.4 %, PR 23.3 %): the edge frontiers of a Kronecker graph repeat its hub "
+               "vertices many times, and every repeat that meets its first copy in the hash is merged")
 
 PROFILES: dict[str, UnitProfile] = {
     "scu": UnitProfile(
