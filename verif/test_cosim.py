@@ -58,7 +58,7 @@ def test_scu_model_assumes_the_testbench_latency(tmp_path):
     """The SCU's TLM time model runs at the latency of the testbench memory that
     run_cosim(timing=...) sets (the middle of its range), not a fixed 10 cycles: at a
     fixed 60-cycle memory its cycles are within 2 % of the RTL's (the model is
-    calibrated within 1 % per operation, docs/benchmarks.md SCU (a))."""
+    within 1 % on 87 of 90 single operations, docs/benchmarks.md SCU (a))."""
     from golden.algorithms import run_algorithm
     from golden.graphs import load_graph
     from golden.scu import SCUConfig
