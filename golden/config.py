@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+from pathlib import Path
 from typing import Any, ClassVar
 
 __all__ = ["ConfigError", "Config", "check_int", "check_choice", "check_pow2", "check"]
@@ -38,8 +39,9 @@ def check_int(owner: str, name: str, value: Any, lo: int | None = None, hi: int 
 
 
 def check_choice(owner: str, name: str, value: Any, choices) -> None:
-    """Check that ``value`` is one of ``choices``."""
-    if isinstance(value, bool) or value not in tuple(choices):
+    """Check that ``value`` is one of ``choices`` and of the same type (``4.0``
+    is not the choice ``4``; a bool is not an int)."""
+    if isinstance(value, bool) or not any(value == c and type(value) is type(c) for c in choices):
         allowed = ", ".join(repr(c) for c in choices)
         raise ConfigError(f"{owner}.{name} must be one of {allowed}, not {value!r}")
 
@@ -134,9 +136,45 @@ class Config:
     @classmethod
     def from_json(cls, text: str):
         doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise ConfigError(f"a {cls.__name__} JSON must be an object with \"type\" and \"params\", "
+                              f"not a {type(doc).__name__}")
         if doc.get("type") != cls.__name__:
             raise ConfigError(f"JSON holds a {doc.get('type')!r}, not a {cls.__name__}")
+        if not isinstance(doc.get("params"), dict):
+            raise ConfigError(f"a {cls.__name__} JSON needs a \"params\" object (field: value), "
+                              f"not {doc.get('params')!r}")
         return cls.from_dict(doc["params"])
+
+    @classmethod
+    def from_file(cls, path):
+        """The configuration in the JSON file ``path`` (as written next to the
+        Verilog); every problem is a :class:`ConfigError` that names the file."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"configuration file {path} " + ("is not a file" if path.exists() else "does not exist"))
+        try:
+            return cls.from_json(path.read_text())
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a text (UTF-8) JSON file") from None
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    @classmethod
+    def from_cli(cls, preset: str | None, config_file: str | None, overrides: list[str] | None = None):
+        """The configuration a command line asks for: ``--preset`` (default
+        ``"default"``) or ``--config FILE`` (not both: a file holds every
+        parameter), then the ``--set KEY=VALUE`` ``overrides``."""
+        if preset is not None and config_file:
+            raise ConfigError(f"give --preset {preset} or --config {config_file}, not both "
+                              "(the configuration file holds every parameter; change one with --set)")
+        fields = cls.parse_overrides(overrides or [])
+        if config_file:
+            cfg = cls.from_file(config_file)
+            return cfg.replace(**fields) if fields else cfg
+        return cls.preset(preset or "default", **fields)
 
     @classmethod
     def parse_overrides(cls, items: list[str]) -> dict[str, Any]:

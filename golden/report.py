@@ -1,7 +1,34 @@
 """Plain-text and Markdown tables (used by the CLI, the demo and the benchmarks)."""
 from __future__ import annotations
 
-__all__ = ["format_table", "fmt"]
+import os
+from pathlib import Path
+
+__all__ = ["format_table", "fmt", "output_path", "OutputPathError"]
+
+
+class OutputPathError(ValueError):
+    """An output option names a file that cannot be written."""
+
+
+def output_path(flag: str, value: str | None) -> Path | None:
+    """The file an output option (``flag``) names, checked before anything runs:
+    one-line errors for an empty name, a directory, and a parent folder that is a
+    file. ``None`` stays ``None`` (the option was not given)."""
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise OutputPathError(f"{flag} needs a file name, not {value!r}")
+    value = str(value)
+    path = Path(value)
+    if path.is_dir() or value.endswith(("/", os.sep)):
+        raise OutputPathError(f"{flag} {value}: is a directory; give a file name")
+    for parent in path.parents:            # the nearest existing folder must be a folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputPathError(f"{flag} {value}: {parent} is a file, not a folder")
+            break
+    return path
 
 
 def fmt(value, digits: int = 3) -> str:

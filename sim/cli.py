@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
+
+from golden.report import output_path
 
 __all__ = ["main", "build_parser"]
 
@@ -23,28 +26,33 @@ class UsageError(Exception):
 
 def _config_from_args(spec, args):
     """Configuration of ``spec`` from ``--preset``, ``--config`` and ``--set``."""
-    cls = spec.config_class
-    overrides = cls.parse_overrides(args.set or [])
-    if getattr(args, "config", None):
-        path = Path(args.config)
-        if not path.exists():
-            raise UsageError(f"configuration file {path} does not exist")
-        try:
-            cfg = cls.from_json(path.read_text())
-        except json.JSONDecodeError as e:
-            raise UsageError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
-        return cfg.replace(**overrides) if overrides else cfg
-    return cls.preset(args.preset, **overrides)
+    return spec.config_class.from_cli(args.preset, getattr(args, "config", None), args.set)
 
 
 # ---------------------------------------------------------------------- commands
+_output_path = output_path     # one-line errors for output options, checked before a run
+_VERILOG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Verilog-2005 keywords a module name must not be (the ones a user might try).
+_VERILOG_KEYWORDS = frozenset(
+    "always and assign begin buf case default defparam else end endcase endfunction endmodule function "
+    "generate genvar if initial inout input integer localparam module nand nor not or output parameter reg "
+    "signed task time tri wire xor".split())
+
+
 def cmd_verilog(args) -> int:
     from hw.registry import unit
     from .build import write_verilog
     spec = unit(args.unit)
     cfg = _config_from_args(spec, args)
+    if not args.output:
+        raise UsageError("-o/--output must name a folder, not ''")
     out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o/--output {out}: is a file, not a folder")
     name = args.name or args.unit
+    if not _VERILOG_NAME.fullmatch(name) or name in _VERILOG_KEYWORDS:
+        raise UsageError(f"--name must be a plain Verilog module name (a letter or _, then letters, digits "
+                         f"or _; not a keyword): {name!r}")
     b = write_verilog(args.unit, cfg, out, name)
     print(f"wrote {b.verilog} and {b.json}")
     if args.lint:
@@ -287,24 +295,6 @@ def _shown_options(args, opts: dict) -> dict:
     """The options of the run as the command line gave them (for the table and JSON)."""
     out = {k: v for k, v in opts.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     return out
-
-
-def _output_path(flag: str, value: str | None) -> Path | None:
-    """The file an output option names, checked before anything runs: one-line
-    errors for an empty name, a directory, and a parent folder that is a file."""
-    if value is None:
-        return None
-    if not value.strip():
-        raise UsageError(f"{flag} needs a file name, not {value!r}")
-    path = Path(value)
-    if path.is_dir() or value.endswith(("/", os.sep)):
-        raise UsageError(f"{flag} {value}: is a directory; give a file name")
-    for parent in path.parents:            # the nearest existing folder must be a folder
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"{flag} {value}: {parent} is a file, not a folder")
-            break
-    return path
 
 
 def _save_path(save: str) -> tuple[Path, bool]:
@@ -553,6 +543,7 @@ def cmd_cosim(args) -> int:
     if json_path is not None:
         text = result_json(r)
         _write_output("--json", json_path, lambda f: f.write(text.encode()))
+        print(f"wrote {json_path}")
     if r.ok:
         print(f"{r.algo} with the {args.unit.upper()} RTL in the loop matches reference (and the TLM run)")
         return 0
@@ -596,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def config_args(sp):
         sp.add_argument("--unit", required=True, help="unit name (see `graphunits units`)")
-        sp.add_argument("--preset", default="default", help="configuration preset (default: %(default)s)")
+        sp.add_argument("--preset", help="configuration preset (default: default)")
         sp.add_argument("--config", metavar="FILE", help="configuration JSON (as written next to the Verilog)")
         sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                         help="change one parameter of the preset (repeatable)")
@@ -701,6 +692,7 @@ def _one_line(e: Exception) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from golden.config import ConfigError
+    from .runner import SimulationError
     from .toolchain import ToolError, configure
     configure()
     parser = build_parser()
@@ -714,6 +706,15 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("GRAPHUNITS_DEBUG"):
             raise
         print(f"graphunits {args.command}: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except SimulationError as e:
+        if os.environ.get("GRAPHUNITS_DEBUG"):
+            raise
+        print(f"graphunits {args.command}: error: simulation failed: {e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"graphunits {args.command}: error: out of memory: the graph or the run needs more memory than "
+              "this machine has (try a smaller scale or graph)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -220,6 +220,10 @@ class CosimResult:
 
 
 def _graph_args(spec: str, algo: str, undirected, vertices, weight_seed):
+    """The graph as the testbench loads it; a file path made absolute (the
+    simulator runs in its own folder)."""
+    if Path(spec).exists():
+        spec = str(Path(spec).resolve())
     return {"spec": spec, "undirected": undirected, "vertices": vertices, "weighted": algo == "sssp",
             "weight_seed": weight_seed}
 

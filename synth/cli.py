@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+import os
+
+from golden.report import output_path
 
 from .flow import FLOWS, FMAX_FLOWS, AreaError, check_flow, run_area
 
@@ -25,7 +27,7 @@ def add_area_parser(sub) -> argparse.ArgumentParser:
                     "SRAM macros, transistors, standard-cell area (0.18 um, scaled to 32 and 28 nm), "
                     "FPGA resources and Fmax, per unit and per submodule. Model and JSON schema: docs/area.md.")
     sp.add_argument("--unit", required=True, help="unit name (see `graphunits units`)")
-    sp.add_argument("--preset", default="default", help="configuration preset (default: %(default)s)")
+    sp.add_argument("--preset", help="configuration preset (default: default)")
     sp.add_argument("--config", metavar="FILE", help="configuration JSON (as written next to the Verilog)")
     sp.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="change one parameter of the preset (repeatable)")
@@ -40,19 +42,12 @@ def add_area_parser(sub) -> argparse.ArgumentParser:
 
 
 def config_from_args(spec, args):
-    """The configuration from ``--preset``, ``--config`` and ``--set`` (as ``graphunits verilog``)."""
+    """``(configuration, preset name or None, overrides)`` from ``--preset``,
+    ``--config`` and ``--set`` (as ``graphunits verilog``)."""
     cls = spec.config_class
-    overrides = cls.parse_overrides(args.set or [])
-    if getattr(args, "config", None):
-        path = Path(args.config)
-        if not path.exists():
-            raise AreaError(f"configuration file {path} does not exist")
-        try:
-            cfg = cls.from_json(path.read_text())
-        except json.JSONDecodeError as e:
-            raise AreaError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
-        return (cfg.replace(**overrides) if overrides else cfg), None, overrides
-    return cls.preset(args.preset, **overrides), args.preset, overrides
+    cfg = cls.from_cli(args.preset, args.config, args.set)
+    preset = None if args.config else (args.preset or "default")
+    return cfg, preset, cls.parse_overrides(args.set or [])
 
 
 def cmd_area(args) -> int:
@@ -60,13 +55,16 @@ def cmd_area(args) -> int:
     from .report import format_area
     flow = args.flow or ("ecp5" if args.fmax else "liberty")
     check_flow(flow, args.fmax)
+    json_path = output_path("--json", args.json)       # checked before the synthesis, not after
+    if args.workdir is not None and os.path.exists(args.workdir) and not os.path.isdir(args.workdir):
+        raise AreaError(f"--workdir {args.workdir}: is a file, not a folder")
     spec = unit(args.unit)
     cfg, preset, overrides = config_from_args(spec, args)
     doc = run_area(args.unit, cfg, preset=preset, overrides=overrides, flow=flow, fmax=args.fmax,
                    workdir=args.workdir)
     print(format_area(doc))
-    if args.json:
-        out = Path(args.json)
+    if json_path:
+        out = json_path
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(doc, indent=2) + "\n")
         print(f"wrote {out}")

@@ -242,6 +242,7 @@ def test_cli_writes_json(tmp_path):
     (["--unit", "fetch", "--flow", "asic"], {}, "unknown flow 'asic'; flows: generic, cmos, liberty, ecp5"),
     (["--unit", "fetch", "--flow", "xilinx", "--fmax"], {}, "--fmax needs --flow ecp5 or --flow ice40"),
     (["--unit", "fetch", "--config", "/nonexistent.json"], {}, "configuration file /nonexistent.json does not exist"),
+    (["--unit", "fetch", "--flow", "generic", "--json", "/"], {}, "--json /: is a directory; give a file name"),
     (["--unit", "fetch"], {"GRAPHUNITS_LIBERTY": "/nonexistent.lib"},
      "the liberty flow needs the OSU 0.18 um liberty file /nonexistent.lib"),
     (["--unit", "fetch", "--flow", "generic"], {"GRAPHUNITS_YOSYS": "/nonexistent/yosys"},

@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +72,98 @@ def test_bad_config_json(tmp_path):
     f.write_text("{ not json")
     r = run_cli("verilog", "--unit", "fetch", "--config", str(f))
     assert r.returncode == 2 and "not valid JSON (line 1" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[1, 2]", "a FetchConfig JSON must be an object with \"type\" and \"params\", not a list"),
+    ("null", "must be an object"),
+    ('{"type": "FetchConfig"}', "needs a \"params\" object"),
+    ('{"type": "FetchConfig", "params": [1]}', "needs a \"params\" object"),
+    ('{"type": "FetchConfig", "params": {"width": 4.0}}', "FetchConfig.width must be one of 1, 2, 4, 8, not 4.0"),
+    ('{"type": "FetchConfig", "params": {"width": true}}', "FetchConfig.width must be one of 1, 2, 4, 8, not True"),
+    ('{"type": "SCUConfig", "params": {}}', "JSON holds a 'SCUConfig', not a FetchConfig"),
+])
+def test_config_json_problems_name_the_file(tmp_path, text, message):
+    """A configuration file that is JSON but not a configuration: one line naming
+    the file and the problem, never a traceback from inside Amaranth."""
+    f = tmp_path / "c.json"
+    f.write_text(text)
+    for cmd in ("verilog", "area"):
+        r = run_cli(cmd, "--unit", "fetch", "--config", str(f))
+        assert r.returncode == 2 and f"{f}: " in r.stderr and message in r.stderr, (cmd, r.stderr)
+        assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_config_file_that_is_not_text(tmp_path):
+    f = tmp_path / "c.json"
+    f.write_bytes(bytes(range(128, 256)))
+    r = run_cli("verilog", "--unit", "fetch", "--config", str(f))
+    assert r.returncode == 2 and f"{f}: not a text (UTF-8) JSON file" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("verilog", "--unit", "fetch", "--config", str(tmp_path))
+    assert r.returncode == 2 and f"configuration file {tmp_path} is not a file" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["../../escape", "bad name", "1abc", "module", "a$b", ""])
+def test_verilog_name_must_be_a_plain_module_name(tmp_path, capsys, name):
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", str(tmp_path / "v"), "--name", name)
+    if name == "":               # an empty --name means the unit's own name
+        assert rc == 0 and (tmp_path / "v" / "fetch.v").exists()
+        return
+    assert rc == 2 and "--name must be a plain Verilog module name" in err and repr(name) in err
+    assert not list(tmp_path.rglob("*.v")) and not (tmp_path.parent / "escape.v").exists()
+
+
+def test_verilog_output_must_not_be_empty(capsys):
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", "")
+    assert rc == 2 and "-o/--output must name a folder" in err
+    f = Path(__file__)
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", str(f))
+    assert rc == 2 and f"-o/--output {f}: is a file, not a folder" in err
+
+
+def test_preset_and_config_are_exclusive(tmp_path, capsys):
+    """A configuration file holds every parameter: --preset beside it would be
+    silently ignored, so it is an error; --set still changes the file's values."""
+    assert main(["verilog", "--unit", "fetch", "--preset", "tx1", "-o", str(tmp_path)]) == 0
+    cfg = tmp_path / "fetch.json"
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "--preset", "tx1", "--config", str(cfg),
+                            "-o", str(tmp_path / "b"))
+    assert rc == 2 and "give --preset tx1 or --config" in err and "not both" in err
+    rc, out, err = run_main(capsys, "config", "--unit", "fetch", "--config", str(cfg), "--set", "width=8")
+    assert rc == 0, err
+    doc = json.loads(out[out.index("{"):])
+    tx1 = json.loads(cfg.read_text())["params"]
+    assert doc["params"] == {**tx1, "width": 8} and tx1["width"] != 8
+
+
+def test_simulation_failure_and_memory_error_are_one_line(capsys, monkeypatch):
+    """A failed cocotb run (SimulationError is an AssertionError) and running out
+    of memory end with one error line and a non-zero status, not a traceback."""
+    import sim.cli
+    from sim.runner import SimulationError
+
+    def fail(args):
+        raise SimulationError("verilator: 1 of 1 cocotb tests failed (log /x/sim.log)")
+    monkeypatch.setattr(sim.cli, "cmd_units", fail)
+    rc, out, err = run_main(capsys, "units")
+    assert rc == 1 and err == "graphunits units: error: simulation failed: verilator: 1 of 1 cocotb tests " \
+        "failed (log /x/sim.log)\n"
+
+    def oom(args):
+        raise MemoryError()
+    monkeypatch.setattr(sim.cli, "cmd_units", oom)
+    rc, out, err = run_main(capsys, "units")
+    assert rc == 2 and "error: out of memory" in err and err.count("\n") == 1
+
+
+def test_mff_modes_on_an_empty_graph(tmp_path, capsys):
+    """No vertices: the MFF modes report zero work and no speedup (nothing to compare)."""
+    f = tmp_path / "empty.el"
+    f.write_text("")
+    for algo in ("pr", "cc"):
+        rc, out, err = run_main(capsys, "run", "--graph", str(f), "--algo", algo, "--mode", "mff")
+        assert rc == 0, err
+        assert table_value(out, "MFF commands / values") == "0 / 0"
 
 
 def test_every_command_has_help():
@@ -235,8 +328,8 @@ def test_write_errors_are_one_line(tmp_path, capsys, monkeypatch):
     assert err == f"graphunits run: error: --save {path}: cannot write (No space left on device)\n"
     # Any other OSError reaching main is one line too, "path: reason" (here: a folder over a file).
     (tmp_path / "f").write_text("")
-    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", str(tmp_path / "f"))
-    assert rc == 2 and err == f"graphunits verilog: error: {tmp_path / 'f'}: File exists\n"
+    rc, out, err = run_main(capsys, "verilog", "--unit", "fetch", "-o", str(tmp_path / "f" / "sub"))
+    assert rc == 2 and err == f"graphunits verilog: error: {tmp_path / 'f' / 'sub'}: Not a directory\n"
 
 
 @pytest.mark.parametrize("args, message", [

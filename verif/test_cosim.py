@@ -42,6 +42,16 @@ def test_cosim_cli_prints_matches_reference():
     assert "matches reference" in r.stdout and "MISMATCH" not in r.stdout
 
 
+def test_cosim_reads_a_graph_file_given_by_a_relative_path(tmp_path):
+    """The testbench runs in its own folder: a relative graph file path still works."""
+    lines = [f"{i} {(i * 7 + 3) % 40}" for i in range(40)] + [f"{i} {i + 1}" for i in range(39)]
+    (tmp_path / "g.el").write_text("\n".join(lines) + "\n")
+    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "g.el", "--algo", "bfs"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "matches reference" in r.stdout and "MISMATCH" not in r.stdout
+
+
 def test_cosim_cli_errors():
     r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "nounit", "--graph", "grid:4x4",
                         "--algo", "bfs"], capture_output=True, text=True)

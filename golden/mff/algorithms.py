@@ -403,8 +403,10 @@ class _Pull(Algorithm):
         """The run, then (unit modes with statistics on and ``compare_baseline``,
         the default) :meth:`compare_with_baseline`, outside the run's wall time."""
         res = super().execute()
-        if self.use_mff and self.gpu.stats_on and self.options.get("compare_baseline", True):
-            self.compare_with_baseline(res.extra["mff"])
+        st = res.extra["mff"]
+        # "cycles" is absent when the run had nothing to do (no vertices): nothing to compare.
+        if self.use_mff and self.gpu.stats_on and self.options.get("compare_baseline", True) and "cycles" in st:
+            self.compare_with_baseline(st)
         return res
 
     def compare_with_baseline(self, st: dict) -> None:
