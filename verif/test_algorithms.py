@@ -2,6 +2,8 @@
 networkx; sim/reference.py), on generated graphs and on corner cases. The
 references never use the golden model's code: they get the graph's edge list
 and compute on their own."""
+import re
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -439,3 +441,124 @@ def test_source_is_rejected_where_there_is_none():
         with pytest.raises(AlgorithmError, match=f"^{algo} has no source vertex"):
             run_algorithm(g, algo, source=1)
     assert run_algorithm(g, "pr", source=None, max_iter=1).iterations == 1
+
+
+# ---------------------------------------------------------------------- audit: options, inputs, overflow
+@pytest.mark.parametrize("algo, mode, options, bad", [
+    ("pr", "baseline", {"dampng": 0.5}, "'dampng'"),
+    ("bfs", "baseline", {"nope": 1}, "'nope'"),
+    ("bfs", "scu", {"edge_bytes": 4}, "'edge_bytes'"),
+    ("bfs", "baseline", {"delta": 2.0}, "'delta'"),
+    ("cc", "pull", {"tol": 1e-3, "max_iter": 5}, "'tol', 'max_iter'"),
+    ("kcore", "baseline", {"graphpeg": "sim"}, "'graphpeg'"),
+])
+def test_unknown_options_are_errors_naming_the_allowed_ones(algo, mode, options, bad):
+    g = load_graph("grid:4x4", cache=False)
+    with pytest.raises(AlgorithmError) as e:
+        run_algorithm(g, algo, mode, stats=False, **options)
+    msg = str(e.value)
+    assert msg.startswith(f"{algo} in mode {mode} takes no option {bad}; its options: ") and "source" in msg, msg
+
+
+def test_every_option_a_mode_reads_is_accepted():
+    """Every option name that a registered mode's classes read literally from
+    self.options (``.get("x")``, ``["x"]``, ``"x" in``) is one it accepts: the
+    declarations (Algorithm.option_names, common.UNIT_OPTIONS) cannot fall behind
+    the code and reject a legitimate caller."""
+    import ast
+    import inspect
+    import textwrap
+
+    from golden.algorithms import ALGORITHMS, MODES, modes_for
+
+    def literal_reads(cls) -> set:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):            # made with type(): no source of its own
+            return set()
+        aliases = {"options"}
+        for node in ast.walk(tree):             # o = self.options
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "options":
+                aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+
+        def is_opts(n) -> bool:
+            return (isinstance(n, ast.Attribute) and n.attr == "options") or \
+                (isinstance(n, ast.Name) and n.id in aliases)
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("get", "pop") and is_opts(node.func.value) and node.args and \
+                    isinstance(node.args[0], ast.Constant):
+                out.add(node.args[0].value)
+            elif isinstance(node, ast.Subscript) and is_opts(node.value) and isinstance(node.slice, ast.Constant):
+                out.add(node.slice.value)
+            elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and \
+                    isinstance(node.ops[0], ast.In) and is_opts(node.comparators[0]):
+                out.add(node.left.value)
+        return out
+
+    for a in ALGORITHMS:
+        modes_for(a)
+    assert len(MODES) > len(ALGORITHMS)
+    for (algo, mode), cls in MODES.items():
+        read = set().union(*(literal_reads(c) for c in cls.__mro__ if c.__module__.startswith("golden.")))
+        assert read <= cls.accepted_options(), \
+            (algo, mode, read - cls.accepted_options())
+
+
+def test_callers_options_are_accepted():
+    # what sim/cosim.py, the report and benchmarks pass to the unit modes
+    from golden.algorithms import check_options
+    from golden.iru import IRUConfig
+    check_options("bfs", "iru", {"iru": IRUConfig.preset("gtx980"), "iru_exact": True, "backend": None})
+    check_options("pr", "mff", {"mff": "gtx480", "compare_baseline": False, "pc_size": 2, "damping": 0.5})
+    check_options("bfs", "graphpeg", {"graphpeg": "default", "compare_baseline": False, "latency": 3})
+    check_options("sssp", "scu-enhanced", {"scu": "gtx980", "group": False, "delta": 2.0, "source": 0})
+    check_options("bfs", "uvm", {"uvm_capacity": "0.5", "pcie": "pcie3-x16", "edge_bytes": 4})
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"source": -1}, "source must be a vertex id (an integer >= 0), not -1"),
+    ({"source": True}, "not True"),
+    ({"source": 1.0}, "not 1.0"),
+])
+def test_check_options_without_a_graph(options, message):
+    from golden.algorithms import check_options
+    with pytest.raises(AlgorithmError, match=re.escape(message)):
+        check_options("bfs", "baseline", options)
+    for opts, msg in [({"damping": 2.0}, "damping must be in (0, 1)"), ({"max_iter": 0}, "max_iter must be"),
+                      ({"tol": 0.0}, "tol must be"), ({"source": 1}, "pr has no source vertex")]:
+        with pytest.raises(AlgorithmError, match=re.escape(msg)):
+            check_options("pr", "baseline", opts)
+    with pytest.raises(AlgorithmError, match="delta must be"):
+        check_options("sssp", "baseline", {"delta": -1.0})
+    check_options("pr", "baseline", {"damping": 0.5, "max_iter": 1, "tol": 1e-3, "source": None})
+
+
+@pytest.mark.parametrize("source", [True, False, np.bool_(True)])
+def test_bool_source_is_not_a_vertex(source):
+    g = load_graph("grid:4x4", cache=False)
+    with pytest.raises(AlgorithmError, match="source must be a vertex id"):
+        run_algorithm(g, "bfs", source=source, stats=False)
+
+
+def test_bad_graph_or_gpu_is_a_clear_type_error():
+    g = load_graph("grid:4x4", cache=False)
+    with pytest.raises(TypeError, match="run_algorithm needs a CSRGraph .*, not NoneType"):
+        run_algorithm(None, "bfs")
+    with pytest.raises(TypeError, match="gpu must be a GPUConfig or a preset name, not 5"):
+        run_algorithm(g, "bfs", gpu=5)
+    with pytest.raises(AlgorithmError, match="unknown algorithm"):
+        run_algorithm(g, ["bfs"])
+
+
+@pytest.mark.parametrize("mode", ["baseline", "emogi-merged", "pull"])
+def test_sssp_path_cost_overflow_is_an_error(mode, recwarn):
+    g = CSRGraph.from_edges([0, 1, 2], [1, 2, 3], [1e308, 1e308, 1.0], directed=True)
+    with pytest.raises(AlgorithmError, match=r"^sssp: the path cost of vertex 2 exceeds the float64 range"):
+        run_algorithm(g, "sssp", mode, source=0)
+    assert not [w for w in recwarn if "overflow" in str(w.message)]
+    # large but representable: every reachable vertex has a finite distance
+    ok = CSRGraph.from_edges([0, 1], [1, 2], [1e307, 1e307], directed=True)
+    assert np.isfinite(run_algorithm(ok, "sssp", mode, source=0).values).all()

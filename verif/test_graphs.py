@@ -368,3 +368,42 @@ def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):
         entry.write_bytes(junk)
         assert arcs(load_graph(str(el))) == ref == {(0, 1), (1, 2), (2, 0)}
         assert load_graph(str(el)).num_edges == 3
+
+
+# ---------------------------------------------------------------------- audit: specs, ids, paths
+@pytest.mark.parametrize("spec, message", [
+    ("kron:scale=3,scale=4", "graph spec 'kron:scale=3,scale=4': scale is given twice"),
+    ("grid:4x4,seed=1,seed=2", "seed is given twice"),
+    ("kron:scale=99", "graph spec 'kron:scale=99': kron scale must be an integer in [1, 28], not 99"),
+    ("urand:scale=4,edgefactor=0", "urand edgefactor must be an integer in [1, 1024], not 0"),
+    ("grid:0x4", "grid rows must be an integer in [1, 16384], not 0"),
+    ("kron:scale=4,seed=-1", "kron seed must be an integer in [0, "),
+])
+def test_parse_spec_rejects_duplicates_and_out_of_range_values(spec, message):
+    # parse_spec checks the ranges itself (sweep --dry-run parses without generating)
+    with pytest.raises(GraphError) as e:
+        parse_spec(spec)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("ids", [[0.5], [1.0, 2.5], [float("nan")], [True], ["a"]])
+def test_from_edges_rejects_non_integer_ids(ids):
+    with pytest.raises(GraphError, match="vertex ids must be integers"):
+        CSRGraph.from_edges(ids, [1] * len(ids))
+    with pytest.raises(GraphError, match="destination vertex ids must be integers"):
+        CSRGraph.from_edges([1] * len(ids), ids)
+
+
+def test_from_edges_takes_integral_floats_and_unsigned_ids():
+    g = CSRGraph.from_edges(np.array([0.0, 1.0]), np.array([1, 2], np.uint8))
+    assert g.num_vertices == 3 and g.col.tolist() == [1, 2]
+
+
+def test_load_graph_takes_a_path_object(tmp_path):
+    import pathlib
+    p = tmp_path / "g.el"
+    p.write_text("0 1\n1 2\n")
+    g = load_graph(pathlib.Path(p), cache=False)
+    assert g.num_vertices == 3 and g.num_edges == 2
+    with pytest.raises(GraphError, match="does not exist"):
+        load_graph(tmp_path / "missing.el", cache=False)

@@ -35,7 +35,8 @@ SMALL["grid"] = load_graph("grid:5x7,seed=4", cache=False)
 def _case(g, algo):
     if algo == "sssp":
         g = g.with_weights(seed=5)
-    opts = {"source": default_source(g)} if algo in ("bfs", "sssp") else {"tol": 1e-10, "max_iter": 3000}
+    opts = ({"source": default_source(g)} if algo in ("bfs", "sssp")
+            else {"tol": 1e-10, "max_iter": 3000} if algo == "pr" else {})
     return g, opts
 
 
@@ -299,3 +300,16 @@ def test_sourceless_algorithms_reject_a_source(algo, mode):
     g = load_graph("grid:4x4")
     with pytest.raises(AlgorithmError, match=f"{algo} has no source vertex"):
         run_algorithm(g, algo, mode, gpu="gtx480", source=0)
+
+
+@pytest.mark.parametrize("mode", ["pull", "mff"])
+@pytest.mark.parametrize("opts, message", [
+    ({"damping": 2.0}, "damping must be in \\(0, 1\\)"),
+    ({"tol": float("nan")}, "tol must be a positive finite number"),
+    ({"max_iter": 0}, "max_iter must be a positive integer"),
+    ({"source": 1}, "pr has no source vertex"),
+])
+def test_pull_pagerank_checks_its_options(mode, opts, message):
+    """The pull PageRank of the MFF modes checks PageRank's options as the push one does."""
+    with pytest.raises(AlgorithmError, match=message):
+        run_algorithm(SMALL["kron6"], "pr", mode, **opts)

@@ -489,6 +489,10 @@ def test_a_new_unit_appears_without_edits(monkeypatch):
                                         "takes the units with RTL in the loop"),
     (["--cosim", "--preset", "coalescer=huge"], "--preset coalescer=huge: CoalescerConfig has no preset 'huge'"),
     (["--cosim", "--preset", "fetch=default"], "--preset fetch=default: 'fetch' is neither a unit of the report"),
+    # empty lists: no algorithm (was "max() arg is an empty sequence"), no unit (was: every unit)
+    (["--algo", ""], "--algo needs a comma-separated list with at least one name"),
+    (["--algo", " , "], "--algo needs a comma-separated list with at least one name"),
+    (["--units", ""], "--units needs a comma-separated list with at least one name"),
 ])
 def test_report_errors_are_one_line(args, message, capsys, tmp_path):
     assert main(["report", "--graph", "kron:scale=5", "-o", str(tmp_path), *args]) == 2
@@ -520,3 +524,16 @@ def test_report_help_lists_the_registries(capsys):
     assert set(available_units()) <= {u.strip() for u in units_help.split(",")}
     cos_help = text.split("RTL in the loop of the units that have it (", 1)[1].split(")", 1)[0]
     assert [u.strip() for u in cos_help.split(",")] == list(cosim_units()) and "SCU; slow" not in text
+
+
+@pytest.mark.parametrize("sub", ["", "/sub"])
+def test_report_output_that_is_a_file_fails_before_any_run(sub, tmp_path, capsys, monkeypatch):
+    import importlib
+    collect_mod = importlib.import_module("sim.report.collect")
+    f = tmp_path / "existfile"
+    f.write_text("x")
+    monkeypatch.setattr(collect_mod, "_run_golden", lambda *a, **k: pytest.fail("ran before checking -o"))
+    assert main(["report", "--graph", "kron:scale=4", "--algo", "bfs", "-q", "-o", str(f) + sub]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {f}{sub}: " in err and "not a folder" in err and len(err.strip().splitlines()) == 1, err
+    assert f.read_text() == "x"

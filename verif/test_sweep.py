@@ -148,6 +148,26 @@ def test_graphpeg_alwt_sweep_points_run():
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\npanels_by = ['inflight']\n"
      "[params]\nwidth = [1, 4]\n",
      "sweep.panels_by: 'inflight' is not a swept [params] field, linked group or [options] name; swept: width"),
+    # [options]: names a mode of the sweep takes, values the algorithm accepts (checked without the graph)
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[options]\nnope = [1]\n",
+     "options.nope: no mode of this sweep takes option 'nope'; options: group, source"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[options]\nedge_bytes = [4]\n",
+     "options.edge_bytes: no mode of this sweep takes option 'edge_bytes'"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs', 'sssp']\n[options]\ndelta = [2.0]\n",
+     "options.delta: bfs in mode scu takes no option 'delta'"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[options]\nsource = [0, -1]\n",
+     "options.source: bfs in mode scu: source must be a vertex id (an integer >= 0), not -1"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['pr']\n[options]\ndamping = [0.5, 2.0]\n",
+     "options.damping: pr in mode scu: damping must be in (0, 1), not 2.0"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['pr']\n[options]\nmax_iter = [0]\n",
+     "options.max_iter: pr in mode scu: max_iter must be a positive integer, not 0"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['pr']\n[options]\ntol = [0.0]\n",
+     "options.tol: pr in mode scu: tol must be a positive finite number, not 0.0"),
+    # graph specs: parsed and range-checked, not generated
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=99']\nalgos = ['bfs']\n",
+     "sweep.graphs: graph spec 'kron:scale=99': kron scale must be an integer in [1, 28], not 99"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=3,scale=4']\nalgos = ['bfs']\n",
+     "sweep.graphs: graph spec 'kron:scale=3,scale=4': scale is given twice"),
 ])
 def test_sweep_file_errors(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -389,3 +409,74 @@ def test_linked_parameters_and_panels(tmp_path):
         assert ys == pytest.approx([t[(1, mi)] / t[(4, mi)], 1.0])
     inflight = read_png_data(next(f for f in figs if f.name == "l-inflight.png"))
     assert inflight["x"] == ["8/4", "1024/512"] and "mean over width" in inflight["title"]
+
+
+# ---------------------------------------------------------------------- audit: tables, flags, reference options
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "sim.cli", "sweep", *map(str, args)], capture_output=True,
+                          text=True)
+
+
+def test_dry_run_validates_graphs_and_options(tmp_path):
+    path = _write(tmp_path, "[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=99']\nalgos = ['bfs']\n"
+                            "[options]\nsource = [-1]\n")
+    r = _cli(path, "--dry-run")
+    assert r.returncode == 2 and "kron scale must be an integer in [1, 28], not 99" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_table_that_is_not_a_sweep_table_is_refused(tmp_path):
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(SweepError, match=f"{other} is not a sweep results table .*no 'key' column"):
+        ResultTable(other)
+    path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
+    for extra in ([], ["--plot-only"]):
+        r = _cli(path, "-o", other, "--limit", "0", *extra)
+        assert r.returncode == 2 and "is not a sweep results table" in r.stderr, r.stderr
+    assert other.read_text() == "a,b\n1,2\n"                     # untouched
+    folder = tmp_path / "dir.csv"
+    folder.mkdir()
+    with pytest.raises(SweepError, match="is a folder"):
+        ResultTable(folder)
+
+
+def test_plot_only_without_a_table_is_an_error(tmp_path):
+    path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
+    r = _cli(path, "--plot-only")
+    assert r.returncode == 2 and f"results table {tmp_path / 't.csv'} does not exist" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("flag, value", [("--workers", 0), ("--workers", -3), ("--limit", -1)])
+def test_bad_worker_and_limit_counts(tmp_path, flag, value):
+    path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
+    r = _cli(path, flag, value)
+    assert r.returncode == 2 and f"{flag} must be an integer >= " in r.stderr, r.stderr
+    assert not (tmp_path / "t.csv").exists()
+    sweep = load_sweep(path)
+    with pytest.raises(SweepError, match=f"{flag} must be"):
+        run_sweep(sweep, **{flag[2:]: value}, log=None)
+
+
+def test_unit_options_are_not_given_to_the_baseline(tmp_path):
+    # GraphPEG's reference is the baseline, which has no `latency`: its points run
+    # without it (they are still one per value, for the speedups), the unit's with it.
+    from sim.report.sweep import point_options, run_point
+    path = _write(tmp_path, "[sweep]\nunit = 'graphpeg'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n"
+                            "modes = ['graphpeg']\n[options]\nlatency = [100, 200]\n")
+    points = load_sweep(path).points()
+    base = [p for p in points if p["mode"] == "baseline"]
+    unit = [p for p in points if p["mode"] == "graphpeg"]
+    assert len(base) == 2 and len(unit) == 2
+    assert all(point_options(p) == {} for p in base)
+    assert [point_options(p) for p in unit] == [{"latency": 100}, {"latency": 200}]
+    row = run_point(base[0], check=False)
+    assert row["status"] == "ok", row["error"]
+
+
+def test_malformed_scheduler_address_is_one_line(tmp_path):
+    """A scheduler address Dask cannot parse names the option's value, not int()."""
+    path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
+    r = _cli(path, "--scheduler", "localhost:8786x")
+    assert r.returncode == 2 and "cannot reach the Dask scheduler localhost:8786x" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") <= 1

@@ -16,7 +16,7 @@ import numpy as np
 from ..gpu import GPU, ArrayRef
 
 __all__ = ["RunResult", "Algorithm", "DeviceGraph", "segments", "first_in_warp", "CTA_THREADS",
-           "cta_atomics", "AlgorithmError", "default_source"]
+           "cta_atomics", "AlgorithmError", "default_source", "UNIT_OPTIONS"]
 
 #: Threads per thread block.
 CTA_THREADS = 256
@@ -24,6 +24,25 @@ CTA_THREADS = 256
 
 class AlgorithmError(ValueError):
     """Bad algorithm input (source out of range, missing weights...)."""
+
+
+#: The options that the classes of the units' golden models read, by
+#: ``(module, class name)``: the units' mode classes (mixins and their subclasses)
+#: are not annotated with :attr:`Algorithm.option_names` themselves, so they are
+#: listed here; :meth:`Algorithm.accepted_options` merges the entries of every
+#: class along the MRO. A class may also set ``option_names`` itself (both count).
+#: verif/test_algorithms.py checks that every option a registered mode's classes
+#: read by name (``self.options.get("x")``...) is listed.
+UNIT_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("golden.scu.algorithms", "_SCUMode"): ("backend", "scu", "group"),
+    ("golden.iru.algorithms", "_IRUMode"): ("backend", "iru", "iru_latency", "iru_policy", "iru_check",
+                                            "iru_exact"),
+    ("golden.graphpeg.algorithms", "_GraphPEGMode"): ("backend", "graphpeg", "latency", "compare_baseline"),
+    ("golden.mff.algorithms", "_Pull"): ("backend", "mff", "pc_size", "mff_rate", "mff_units", "compare_baseline"),
+    # reads PageRank's options through PageRank.parameters()
+    ("golden.mff.algorithms", "PullPageRank"): ("damping", "tol", "max_iter", "variant"),
+    ("golden.emogi.algorithms", "_EMOGIMode"): ("backend", "pcie", "edge_bytes", "uvm", "uvm_capacity"),
+}
 
 
 @dataclass
@@ -131,24 +150,63 @@ class Algorithm:
     #: Whether the algorithm starts from a source vertex (option ``source``);
     #: giving a source to one that does not is an error, not silently ignored.
     takes_source = True
+    #: The options this class reads (``run_algorithm`` keywords); a class takes
+    #: those of every class in its MRO (:meth:`accepted_options`), any other name
+    #: is an error. ``source`` is taken by all (``source=None`` is always allowed).
+    option_names: tuple[str, ...] = ("source",)
+
+    @classmethod
+    def accepted_options(cls) -> frozenset[str]:
+        """The option names this class takes: ``option_names`` and the
+        :data:`UNIT_OPTIONS` entries of every class along its MRO."""
+        names: set[str] = set()
+        for c in cls.__mro__:
+            names.update(vars(c).get("option_names", ()))
+            names.update(UNIT_OPTIONS.get((c.__module__, c.__name__), ()))
+        return frozenset(names)
+
+    @classmethod
+    def check_option_names(cls, options) -> None:
+        """Every name in ``options`` is one this class takes (:meth:`accepted_options`)."""
+        allowed = cls.accepted_options()
+        unknown = [k for k in options if k not in allowed]
+        if unknown:
+            raise AlgorithmError(f"{cls.name} in mode {cls.mode} takes no option "
+                                 f"{', '.join(map(repr, unknown))}; its options: {', '.join(sorted(allowed))}")
+
+    @classmethod
+    def check_option_values(cls, options: dict) -> None:
+        """The checks of option values that need no graph (``source`` an integer
+        >= 0 where the algorithm has one, PageRank's ``damping``...): run before
+        every run and by ``graphunits sweep`` when it reads a sweep file.
+        Subclasses extend it (calling ``super()``); checks that need the graph go
+        in :meth:`check_options`."""
+        s = options.get("source")
+        if s is None:
+            return
+        if not cls.takes_source:
+            raise AlgorithmError(f"{cls.name} has no source vertex: it runs on every vertex (do not give a source)")
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise AlgorithmError(f"source must be a vertex id (an integer >= 0), not {s!r}")
 
     def __init__(self, graph, gpu: GPU, *, progress: Callable | None = None, **options):
         self.graph = graph
         self.gpu = gpu
         self.progress = progress or (lambda it, active: None)
         self.options = options
+        self.check_option_names(options)
         self.iterations = 0
         self.extra: dict = {}
-        if not self.takes_source and options.get("source") is not None:
-            raise AlgorithmError(f"{self.name} has no source vertex: it runs on every vertex (do not give a source)")
+        self.check_option_values(options)
         if self.needs_weights and graph.weight is None:
             raise AlgorithmError(f"{self.name} needs edge weights: load the graph with weights "
                                  f"(`--weighted` or a weighted file)")
-        self.check_options()
+        with np.errstate(over="ignore"):   # checks of huge weights compare with inf, quietly
+            self.check_options()
         self.setup()
 
     def check_options(self) -> None:
-        pass
+        """Checks that need the graph (weights...); after :meth:`check_option_values`."""
 
     def setup(self) -> None:
         self.dg = DeviceGraph(self.gpu, self.graph, weights=self.needs_weights)
@@ -165,14 +223,32 @@ class Algorithm:
             if V == 0:
                 raise AlgorithmError(f"{self.name} needs a source vertex, and the graph has none")
             s = default_source(self.graph)
-        if not isinstance(s, (int, np.integer)) or not 0 <= s < V:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < V:
             raise AlgorithmError(f"source must be a vertex id in [0, {V - 1}], not {s!r}")
         self.extra["source"] = int(s)
         return int(s)
 
+    def check_path_costs(self, values: np.ndarray) -> None:
+        """Path costs (sums of weights) that overflowed float64: a vertex with an
+        in-edge from a reached vertex is reached, so an infinite cost there is an
+        overflow, not "unreachable" (an error rather than a silently wrong answer)."""
+        g = self.graph
+        if not g.num_edges or values.dtype.kind != "f":
+            return
+        bad = np.isfinite(values[g.src()]) & ~np.isfinite(values[g.col])
+        if bad.any():
+            v = int(g.col[np.flatnonzero(bad)[0]])
+            raise AlgorithmError(f"{self.name}: the path cost of vertex {v} exceeds the float64 range "
+                                 f"(~1.8e308): the edge weights are too large; scale them down")
+
     def execute(self) -> RunResult:
         t0 = time.perf_counter()
-        values = self.run()
+        if self.needs_weights:          # path costs are sums of weights: an overflow is an error
+            with np.errstate(over="ignore"):
+                values = self.run()
+            self.check_path_costs(values)
+        else:
+            values = self.run()
         wall = time.perf_counter() - t0
         g = self.gpu
         return RunResult(self.name, self.mode, self.graph.name, self.key, values, self.iterations, wall,

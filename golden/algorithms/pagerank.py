@@ -39,10 +39,12 @@ class PageRank(Algorithm):
     name = "pr"
     key = "rank"
     takes_source = False
+    option_names = ("damping", "tol", "max_iter", "variant")
 
-    def check_options(self) -> None:
+    @classmethod
+    def check_option_values(cls, o: dict) -> None:
+        super().check_option_values(o)
         # Written so that NaN fails every check (a comparison with NaN is false).
-        o = self.options
         d = o.get("damping", 0.85)
         if not (_is_real(d) and 0 < d < 1):
             raise AlgorithmError(f"damping must be in (0, 1), not {d!r}")

@@ -46,15 +46,20 @@ class SSSP(Algorithm):
     name = "sssp"
     key = "dist"
     needs_weights = True
+    option_names = ("delta",)
+
+    @classmethod
+    def check_option_values(cls, options: dict) -> None:
+        super().check_option_values(options)
+        d = options.get("delta")
+        # NaN fails the comparison; infinity would make one bucket (and no JSON number).
+        if d is not None and not (isinstance(d, numbers.Real) and not isinstance(d, bool) and 0 < d < math.inf):
+            raise AlgorithmError(f"delta must be a positive finite number, not {d!r}")
 
     def check_options(self) -> None:
         w = self.graph.weight
         if w is not None and w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
             raise AlgorithmError("sssp needs finite, non-negative edge weights")
-        d = self.options.get("delta")
-        # NaN fails the comparison; infinity would make one bucket (and no JSON number).
-        if d is not None and not (isinstance(d, numbers.Real) and not isinstance(d, bool) and 0 < d < math.inf):
-            raise AlgorithmError(f"delta must be a positive finite number, not {d!r}")
 
     def setup(self) -> None:
         super().setup()

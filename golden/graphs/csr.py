@@ -30,6 +30,26 @@ class GraphError(ValueError):
     """A malformed graph file, a bad graph spec or an impossible graph."""
 
 
+def _vertex_ids(ids, name: str, what: str) -> np.ndarray:
+    """``ids`` as a flat int64 array; integers only (a float id such as 0.5 is an
+    error, not truncated; an integral float such as 2.0 is taken; bools are not ids)."""
+    a = np.asarray(ids)
+    if a.dtype.kind in "iu":
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise GraphError(f"{name}: {what} vertex id {int(a.max())} is too large")
+        return a.astype(np.int64).reshape(-1)
+    if a.dtype.kind == "f":
+        flat = a.reshape(-1)
+        bad = ~np.isfinite(flat) | (flat != np.floor(flat)) | (np.abs(flat) >= 2.0**63)
+        if bad.any():
+            raise GraphError(f"{name}: {what} vertex ids must be integers, not {float(flat[np.argmax(bad)])!r}")
+        return flat.astype(np.int64)
+    if a.size == 0 and a.dtype.kind in "fO":
+        return np.zeros(0, np.int64)
+    kind = "booleans" if a.dtype.kind == "b" else f"{a.dtype} values"
+    raise GraphError(f"{name}: {what} vertex ids must be integers, not {kind}")
+
+
 @dataclass(eq=False)
 class CSRGraph:
     """A graph in compressed sparse row form. Build it with :meth:`from_edges`."""
@@ -46,8 +66,8 @@ class CSRGraph:
     def from_edges(cls, src, dst, weight=None, *, num_vertices: int | None = None, directed: bool = True,
                    name: str = "graph", meta: dict | None = None) -> "CSRGraph":
         """Build a graph from edge lists (see the module docstring for the rules)."""
-        src = np.asarray(src, dtype=np.int64).reshape(-1)
-        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
+        src = _vertex_ids(src, name, "source")
+        dst = _vertex_ids(dst, name, "destination")
         if src.shape != dst.shape:
             raise GraphError(f"{name}: {src.size} sources for {dst.size} destinations")
         w = None

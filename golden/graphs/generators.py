@@ -20,10 +20,27 @@ import numpy as np
 
 from .csr import CSRGraph, GraphError, edge_weights
 
-__all__ = ["kron", "urand", "grid", "GRAPH500_ABC"]
+__all__ = ["kron", "urand", "grid", "GRAPH500_ABC", "LIMITS", "check_params"]
 
 #: Graph500 initiator probabilities a, b, c (d = 1 - a - b - c).
 GRAPH500_ABC = (0.57, 0.19, 0.19)
+
+
+#: Generator -> parameter -> the allowed range ``(lo, hi)`` of the integer value
+#: (checked by the generators and, before anything is generated, by
+#: :func:`golden.graphs.spec.parse_spec`).
+LIMITS = {
+    "kron": {"scale": (1, 28), "edgefactor": (1, 1024), "seed": (0, 2**63 - 1)},
+    "urand": {"scale": (1, 28), "edgefactor": (1, 1024), "seed": (0, 2**63 - 1)},
+    "grid": {"rows": (1, 1 << 14), "cols": (1, 1 << 14), "seed": (0, 2**63 - 1)},
+}
+
+
+def check_params(kind: str, params: dict) -> None:
+    """Every parameter of generator ``kind`` in its :data:`LIMITS` range (``GraphError``)."""
+    for key, (lo, hi) in LIMITS[kind].items():
+        if key in params:
+            _check(f"{kind} {key}", params[key], lo, hi)
 
 
 def _check(name, value, lo, hi):
@@ -34,9 +51,7 @@ def _check(name, value, lo, hi):
 def kron(scale: int, edgefactor: int = 16, seed: int = 1, *, a: float = GRAPH500_ABC[0],
          b: float = GRAPH500_ABC[1], c: float = GRAPH500_ABC[2], name: str | None = None) -> CSRGraph:
     """Graph500 Kronecker graph with ``2**scale`` vertices."""
-    _check("kron scale", scale, 1, 28)
-    _check("kron edgefactor", edgefactor, 1, 1024)
-    _check("kron seed", seed, 0, 2**63 - 1)
+    check_params("kron", {"scale": scale, "edgefactor": edgefactor, "seed": seed})
     if not (0 < a and 0 <= b and 0 <= c and a + b + c < 1):
         raise GraphError(f"kron needs a > 0, b, c >= 0 and a + b + c < 1, not a={a}, b={b}, c={c}")
     rng = np.random.default_rng(seed)
@@ -60,9 +75,7 @@ def kron(scale: int, edgefactor: int = 16, seed: int = 1, *, a: float = GRAPH500
 
 def urand(scale: int, edgefactor: int = 16, seed: int = 1, *, name: str | None = None) -> CSRGraph:
     """Uniform random graph with ``2**scale`` vertices."""
-    _check("urand scale", scale, 1, 28)
-    _check("urand edgefactor", edgefactor, 1, 1024)
-    _check("urand seed", seed, 0, 2**63 - 1)
+    check_params("urand", {"scale": scale, "edgefactor": edgefactor, "seed": seed})
     rng = np.random.default_rng(seed)
     n = 1 << scale
     m = edgefactor * n
@@ -74,9 +87,7 @@ def urand(scale: int, edgefactor: int = 16, seed: int = 1, *, name: str | None =
 
 def grid(rows: int, cols: int, seed: int = 1, *, name: str | None = None) -> CSRGraph:
     """``rows x cols`` four-neighbour grid, vertex ``r * cols + c``, weights in [1, 255]."""
-    _check("grid rows", rows, 1, 1 << 14)
-    _check("grid cols", cols, 1, 1 << 14)
-    _check("grid seed", seed, 0, 2**63 - 1)
+    check_params("grid", {"rows": rows, "cols": cols, "seed": seed})
     ids = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
     dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])

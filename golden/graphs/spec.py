@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from .csr import CSRGraph, GraphError, load_npz
-from .generators import grid, kron, urand
+from .generators import check_params, grid, kron, urand
 from .io import read_graph_file
 
 __all__ = ["parse_spec", "load_graph", "cache_dir", "GENERATORS"]
@@ -69,12 +69,18 @@ def parse_spec(spec: str) -> tuple[str, dict] | None:
         if key not in defaults or key in ("rows", "cols"):
             allowed = ", ".join(k for k in defaults if k not in ("rows", "cols"))
             raise GraphError(f"graph spec {spec!r}: {kind} has no parameter {key!r}; parameters: {allowed}")
+        if key in params:
+            raise GraphError(f"graph spec {spec!r}: {key} is given twice")
         params[key] = _int(spec, key, val.strip())
     for key, default in defaults.items():
         if key not in params:
             if default is None:
                 raise GraphError(f"graph spec {spec!r}: {kind} needs {key}=N")
             params[key] = default
+    try:
+        check_params(kind, params)          # the ranges, before anything is generated
+    except GraphError as e:
+        raise GraphError(f"graph spec {spec!r}: {e}") from None
     return kind, params
 
 
@@ -112,8 +118,8 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
 
     Parameters
     ----------
-    spec : str
-        A generator spec or a file path.
+    spec : str or os.PathLike
+        A generator spec or a file path (a ``pathlib.Path`` is always a file).
     undirected : bool or None
         ``True`` symmetrizes a file's edges (generated graphs are undirected).
     vertices : int or None
@@ -124,7 +130,15 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
     cache : bool
         Reuse/write ``.npz`` copies of parsed files and large generated graphs.
     """
-    parsed = parse_spec(spec)
+    if isinstance(spec, os.PathLike):     # a pathlib.Path: always a file
+        spec = os.fspath(spec)
+        if not isinstance(spec, str):
+            raise GraphError(f"a graph file path must be text, not {spec!r}")
+        parsed = None
+        if not spec.strip():
+            raise GraphError("a graph spec must be a non-empty string, not ''")
+    else:
+        parsed = parse_spec(spec)
     if parsed is None:
         path = Path(spec)
         if not path.exists():

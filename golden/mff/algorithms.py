@@ -436,6 +436,11 @@ class PullPageRank(_Pull):
     key = "rank"
     takes_source = False
 
+    @classmethod
+    def check_option_values(cls, o: dict) -> None:
+        """PageRank's checks (damping in (0, 1), tol, max_iter, variant; no source)."""
+        PageRank.check_option_values(o)
+
     def run(self) -> np.ndarray:
         g = self.graph
         V = g.num_vertices

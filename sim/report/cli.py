@@ -12,8 +12,39 @@ from .collect import ReportError
 __all__ = ["add_report_parsers", "cmd_report", "cmd_sweep"]
 
 
-def _csv(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
+def _csv(text: str, flag: str | None = None, example: str = "") -> list[str]:
+    """The comma-separated items of ``text``; with ``flag``, at least one (an empty
+    list would run nothing, or everything)."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if flag is not None and not items:
+        raise ReportError(f"{flag} needs a comma-separated list with at least one name (e.g. {example}), "
+                          f"not {text!r}")
+    return items
+
+
+def _output_dir(text: str) -> Path:
+    """``-o DIR`` checked before any run: a folder, or a path that can become one
+    (not an existing file, nor under one; writable)."""
+    import os
+    out = Path(text)
+    if not text.strip():
+        raise ReportError("-o/--output needs a folder name, not ''")
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"-o {out}: exists and is not a folder (the report is a folder of files)")
+    for sub in ("figures",):
+        if (out / sub).exists() and not (out / sub).is_dir():
+            raise ReportError(f"-o {out}: {out / sub} exists and is not a folder (the report writes its figures "
+                              f"there)")
+    anc = out
+    while not anc.exists():
+        if anc.parent == anc:
+            break
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise ReportError(f"-o {out}: {anc} is a file, not a folder")
+    if anc.exists() and not os.access(anc, os.W_OK | os.X_OK):
+        raise ReportError(f"-o {out}: {anc} is not writable")
+    return out
 
 
 def cmd_report(args) -> int:
@@ -28,10 +59,12 @@ def cmd_report(args) -> int:
         presets[unit.strip()] = name.strip()
     if args.area_preset is not None and not args.area:
         raise ReportError(f"--area-preset {args.area_preset} needs --area (it names the preset to synthesize)")
-    spec = ReportSpec(graphs=args.graph, algos=_csv(args.algo), units=_csv(args.units) if args.units else None,
+    algos = _csv(args.algo, "--algo", "bfs,sssp")
+    units = _csv(args.units, "--units", "scu,iru") if args.units is not None else None
+    out = _output_dir(args.output)
+    spec = ReportSpec(graphs=args.graph, algos=algos, units=units,
                       gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim, area=args.area,
                       area_preset=args.area_preset, check=not args.no_check)
-    out = Path(args.output)
     res = build_report(spec, out, log=None if args.quiet else print)
     rows = [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("speedup"), r.get("sectors_per_request"),
              r.get("workload_left"), r.get("check")] for r in res["runs"]]
@@ -62,7 +95,10 @@ def cmd_sweep(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import ResultTable, load_sweep, model_digest, plot_sweep, point_key, run_sweep
+    from .sweep import ResultTable, SweepError, load_sweep, model_digest, plot_sweep, point_key, run_sweep
+    for flag, v, lo in (("--workers", args.workers, 1), ("--limit", args.limit, 0)):
+        if v is not None and v < lo:
+            raise SweepError(f"{flag} must be an integer >= {lo}, not {v}")
     sweep = load_sweep(args.file, output=args.output)
     log = None if args.quiet else print
     model = model_digest()
@@ -82,7 +118,10 @@ def _cmd_sweep(args) -> int:
                   + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()), flush=True)
         return 0
     if args.plot_only:
-        table = ResultTable(sweep.output)
+        if not sweep.output.exists():
+            raise SweepError(f"--plot-only: results table {sweep.output} does not exist (run the sweep first, "
+                             f"or give the table with -o)")
+        table = ResultTable(sweep.output)          # SweepError if it is not a sweep table
         keys = {point_key(p) for p in sweep.points()}
         n_stale = len(keys & table.stale_keys(model))
         figs, summary = plot_sweep(sweep, table.rows(), model=model)

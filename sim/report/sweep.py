@@ -236,6 +236,42 @@ def _list(path, key, value, kind, *, allow_scalar=True, nonempty=True) -> list:
     return value
 
 
+def _check_options(path, ovals: dict, algos: list, modes: list, reference: str, reserved=frozenset()) -> None:
+    """[options]: every name taken by every unit mode the sweep runs, every value one
+    that the algorithm accepts (the checks that need no graph:
+    :func:`golden.algorithms.check_options`). The reference mode ``baseline`` runs
+    with the options it takes and without the unit's (:func:`point_options`)."""
+    from golden.algorithms import MODES, AlgorithmError, check_options
+    pairs = [(a, m) for a in algos for m in modes if (a, m) in MODES and m != reference]
+    pairs += [(a, reference) for a in algos if (a, reference) in MODES]
+    for k, vals in ovals.items():
+        if not any(k in MODES[p].accepted_options() for p in pairs):
+            names = sorted({n for p in pairs for n in MODES[p].accepted_options()} - set(reserved))
+            raise _err(path, f"options.{k}", f"no mode of this sweep takes option {k!r}; options: "
+                                             f"{', '.join(names)}")
+        for a, m in pairs:
+            taken = k in MODES[(a, m)].accepted_options()
+            if not taken and m == "baseline":
+                continue
+            for x in vals:
+                try:
+                    check_options(a, m, {k: x})
+                except AlgorithmError as e:
+                    raise _err(path, f"options.{k}", f"{a} in mode {m}: {e}" if taken else str(e)) from None
+
+
+def point_options(point: dict) -> dict:
+    """The run_algorithm options of a point: its [options], less those that its mode
+    does not take when it is the baseline (the reference of a unit's modes runs
+    without the unit's options, e.g. GraphPEG's ``latency``)."""
+    from golden.algorithms import MODES
+    opts = dict(point["options"])
+    if point["mode"] == "baseline":
+        taken = MODES[(point["algo"], "baseline")].accepted_options()
+        opts = {k: v for k, v in opts.items() if k in taken}
+    return opts
+
+
 def load_sweep(path, *, output: str | None = None) -> Sweep:
     """Read and validate a sweep file; :class:`SweepError` names the file and the key."""
     from golden.algorithms import ALGORITHMS
@@ -409,6 +445,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
             if isinstance(x, (dict, list)):
                 raise _err(path, f"options.{k}", f"values must be numbers, strings or booleans, not {x!r}")
         ovals[k] = vals
+    _check_options(path, ovals, algos, modes, prof.reference, reserved)
 
     # the rest
     name = sw.get("name", path.stem)
@@ -478,7 +515,7 @@ def run_point(point: dict, check: bool = True) -> dict:
     try:
         g = _graph(point["graph"], point["algo"] == "sssp")
         gcfg = GPUConfig.preset(point["gpu"])
-        opts = dict(point["options"])
+        opts = point_options(point)
         config = None
         if point["unit"] != "baseline":
             prof = profile(point["unit"])
@@ -519,14 +556,31 @@ class ResultTable:
         self.path = Path(path)
         self.columns: list[str] = []
         self._rows: list[dict] = []
+        if self.path.is_dir():
+            raise SweepError(f"results table {self.path} is a folder, not a CSV file")
         if self.path.exists():
-            text = self.path.read_text()
+            try:
+                text = self.path.read_text()
+            except (OSError, UnicodeDecodeError) as e:
+                raise SweepError(f"results table {self.path} cannot be read: {e}") from None
+            rd = csv.DictReader(io.StringIO(text))
+            try:
+                columns = list(rd.fieldnames or [])
+            except csv.Error as e:
+                raise SweepError(f"results table {self.path} is not a CSV table: {e}") from None
+            if text.strip() and "key" not in columns:
+                # Appending to another file would rewrite its header and corrupt it.
+                raise SweepError(f"{self.path} is not a sweep results table (its header has no 'key' column); "
+                                 f"give another table (-o) or move the file away")
             if text and not text.endswith("\n"):
                 text = text[:text.rfind("\n") + 1]       # a row cut short by a kill
                 self.path.write_text(text)
             rd = csv.DictReader(io.StringIO(text))
-            self.columns = list(rd.fieldnames or [])
-            self._rows = [dict(r) for r in rd if r.get("key")]
+            try:
+                self.columns = list(rd.fieldnames or [])
+                self._rows = [dict(r) for r in rd if r.get("key")]
+            except csv.Error as e:
+                raise SweepError(f"results table {self.path} is not a CSV table: {e}") from None
 
     def rows(self) -> list[dict]:
         return list(self._rows)
@@ -589,9 +643,9 @@ def _client(scheduler: str | None, workers: int | None, n: int):
     if scheduler:
         try:
             return Client(scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:    # ValueError: a malformed address ("host:87x")
             raise SweepError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
-    nw = max(1, min(workers or os.cpu_count() or 1, n))
+    nw = max(1, min(workers or os.cpu_count() or 1, n))     # workers >= 1: checked by run_sweep
     cluster = LocalCluster(n_workers=nw, threads_per_worker=1, processes=True, dashboard_address=None,
                            silence_logs=logging.ERROR)
     return Client(cluster), cluster
@@ -601,6 +655,10 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
               log=print, bar: bool | None = None, plots: bool = True) -> SweepSummary:
     """Run the points of ``sweep`` that are not finished in its table (at most ``limit``)."""
     t0 = time.time()
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SweepError(f"--workers must be an integer >= 1, not {workers!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise SweepError(f"--limit must be 0 or more, not {limit!r}")
     table = ResultTable(sweep.output)
     model = model_digest()
     done = table.finished_keys(model)
@@ -610,11 +668,10 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
     todo = [p for p in points if point_key(p) not in done]
     skipped = len(points) - len(todo)
     if limit is not None:
-        if limit < 0:
-            raise SweepError(f"--limit must be 0 or more, not {limit}")
         todo = todo[:limit]
     if log:
-        where = scheduler or f"a local Dask cluster ({max(1, min(workers or os.cpu_count() or 1, len(todo)))} workers)"
+        nw = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        where = scheduler or f"a local Dask cluster ({nw} worker{'s' if nw != 1 else ''})"
         log(f"[sweep] {sweep.name}: {len(points)} points, {skipped} already done, {len(todo)} to run"
             + (f" ({stale} of them finished by other model sources: run again)" if stale else "")
             + (f" on {where}" if todo else "") + f"; results: {sweep.output} (model {model})")
