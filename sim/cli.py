@@ -443,7 +443,7 @@ def _warnings(args, r) -> list[str]:
 def cmd_run(args) -> int:
     import numpy as np
     from golden.algorithms import ALGORITHMS, AlgorithmError, run_algorithm
-    from golden.gpu import GPUConfig, kernel_table
+    from golden.gpu import GPUConfig, bounds_table, kernel_table
     from golden.report import format_table
     from golden.perf import tune_allocator
     from .progress import IterationProgress
@@ -458,6 +458,7 @@ def cmd_run(args) -> int:
                                                                  else {}))
     try:
         r = run_algorithm(graph, args.algo, args.mode, gpu=gpu, stats=not args.functional, caches=args.caches,
+                          cache_model=args.cache_model,
                           progress=prog, **opts)
     except AlgorithmError as e:
         raise UsageError(str(e)) from None
@@ -481,10 +482,11 @@ def cmd_run(args) -> int:
         rows += [["GPU", gpu.name], ["warp instructions", t["warp_instructions"]],
                  ["memory instructions", t["mem_instructions"]], ["sectors", t["sectors"]],
                  ["accesses per warp request", round(t["accesses_per_request"], 3)],
-                 ["estimated GPU time (us)", round(t["time_us"], 1)]]
+                 ["estimated GPU time (us)", round(t["time_us"], 1)],
+                 ["bound of most cycles (--kernels: per kernel)", t["bound"]]]
         if r.gpu["caches"]:
-            rows += [["L1 hit rate", round(t["l1"]["hit_rate"], 3)], ["L2 hit rate", round(t["l2"]["hit_rate"], 3)],
-                     ["DRAM sectors", t["dram_sectors"]]]
+            rows += [["L1 hit rate", round(t["l1"]["hit_rate"], 3)], ["L2 hit rate", round(t["l2"]["hit_rate"], 3)]]
+        rows += [["DRAM sectors (reads + write-backs)", t["dram_sectors"]]]
     rows += _unit_rows(r)
     print(format_table(["", "value"], rows))
     warnings = _warnings(args, r)
@@ -493,6 +495,8 @@ def cmd_run(args) -> int:
     if r.gpu is not None and args.kernels:
         print()
         print(kernel_table(r.gpu))
+        print()
+        print(bounds_table(r.gpu))
     if save is not None:
         path, added = save
         _write_output("--save", path, lambda f: np.savez_compressed(f, **{r.key: r.values}))
@@ -646,9 +650,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--variant", choices=["standard", "nodangle"], help="PageRank definition")
     sp.add_argument("--delta", type=float, help="SSSP near-far threshold step")
     sp.add_argument("--functional", action="store_true", help="results only, no GPU statistics (fastest)")
-    sp.add_argument("--caches", action="store_true", help="also run the L1/L2 cache model (slower)")
+    sp.add_argument("--caches", action=argparse.BooleanOptionalAction, default=True,
+                    help="model the L1s and the L2 (default; --no-caches: every sector goes to DRAM)")
+    sp.add_argument("--cache-model", dest="cache_model", choices=["fast", "exact"], default="fast",
+                    help="fast (default): the vectorised fully associative LRU model; exact: the set-associative "
+                         "LRU replay it is measured against (slow; docs/golden.md, \"Caches\")")
     sp.add_argument("--kernels", action="store_true",
-                    help="print the per-kernel table (edges and vertices processed, instructions, sectors, cycles)")
+                    help="print the per-kernel tables: work (edges, vertices, instructions, sectors, hit rate, DRAM "
+                         "sectors, cycles) and every bound of the time model, naming the one that binds")
     sp.add_argument("--progress", action="store_true",
                     help="always show the progress line on stderr (default: on a terminal, after 1 s)")
     sp.add_argument("--save", metavar="OUT.npz",

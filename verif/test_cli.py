@@ -670,7 +670,14 @@ def test_edge_bytes_must_be_4_or_8():
 
 def test_kernel_table_shows_work_per_kernel(tmp_path, capsys):
     out, doc = run_json(tmp_path, capsys, "--graph", "grid:4x4", "--algo", "bfs", "--source", "0", "--kernels")
-    rows = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith(("bfs_", "total "))}
+    rows = {}                                       # the first table (work); the second lists the bounds
+    for ln in out.splitlines():
+        if ln.startswith(("bfs_", "total ")):
+            rows.setdefault(ln.split()[0], ln.split())
+    bounds = next(ln.split() for ln in out.splitlines() if ln.startswith("kernel ") and "binds" in ln)
+    assert bounds[2:] == ["issue", "lsu", "mshr", "icnt", "l2", "atomics", "dram", "unit", "latency", "cycles",
+                          "binds"]
+    assert {k["name"]: k["bound"] for k in doc["gpu"]["kernels"]}.keys() == {"bfs_expand", "bfs_contract"}
     header = next(ln.split() for ln in out.splitlines() if ln.startswith("kernel "))
     assert header[:4] == ["kernel", "launches", "edges", "vertices"]
     # A 4x4 grid from a corner: every vertex expanded once, its 48 arcs inspected once

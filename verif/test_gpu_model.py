@@ -94,8 +94,9 @@ def test_gpu_config_presets_and_errors():
 
 
 def test_kernel_counts_and_time_model():
-    cfg = GPUConfig(launch_cycles=100, mem_latency=10)
-    gpu = GPU(cfg)
+    # Every limit off and no caches: the time model is launch + max(issue, DRAM) + latency.
+    cfg = GPUConfig(launch_cycles=100, mem_latency=10).unlimited()
+    gpu = GPU(cfg, caches=False)
     a = gpu.array("a", 4096)
     b = gpu.array("b", 4096)
     with gpu.kernel("copy", 64) as k:
@@ -127,16 +128,25 @@ def test_loop_slots_form_separate_instructions():
     assert st.loads.lanes == 96
 
 
-def test_cache_mode_counts_reuse():
-    gpu = GPU(GPUConfig(), caches=True)
+@pytest.mark.parametrize("model", ["fast", "exact"])
+def test_cache_mode_counts_reuse(model):
+    gpu = GPU(GPUConfig(), caches=True, cache_model=model)
     a = gpu.array("a", 4096)
     for _ in range(2):
         with gpu.kernel("read", 1024) as k:
             k.load(a, np.arange(1024))
     st = gpu.kernels["read"]
-    # First pass misses everywhere (128 sectors), the second hits in L1 of the same SMs.
-    assert st.l1.accesses == 256 and st.l1.misses == 128 and st.l1.hits == 128
-    assert st.l2.accesses == 128 and st.dram_sectors == 128
+    # The L1s are emptied at every launch: both launches miss there (128 sectors each);
+    # the second finds the lines in the L2, so only the first reads DRAM.
+    assert st.l1.accesses == 256 and st.l1.misses == 256 and st.l1.hits == 0
+    assert st.l2.accesses == 256 and st.l2.hits == 128 and st.dram_sectors == 128
+    # Inside one launch, the same warps (same SMs) reading the data again hit in their L1.
+    with gpu.kernel("twice", 1024) as k:
+        k.load(a, np.arange(1024))
+        k.load(a, np.arange(1024))
+    st = gpu.kernels["twice"]
+    assert st.l1.accesses == 256 and st.l1.hits == 128 and st.l2.accesses == 128 and st.l2.hits == 128
+    assert st.dram_sectors == 0
 
 
 def test_functional_mode_records_nothing():

@@ -156,7 +156,8 @@ def test_time_model_littles_law_hand_derived():
     st = _status(8192, 8192, 1024, data=1024)
     t = scu_cycle_terms("data", st, deep.replace(width=8), tx1_gpu)
     assert t["dram"] == pytest.approx(2048 * 32 / 25.6) and t["dram"] > max(t["elements"], t["port"], t["little"])
-    assert scu_cycles("data", st, deep.replace(width=8), tx1_gpu) == pytest.approx(20 + 10 + 2 * 400 + 2560)
+    assert scu_cycles("data", st, deep.replace(width=8), tx1_gpu) == \
+        pytest.approx(20 + 10 + 2 * tx1_gpu.mem_latency + 2560)
 
 
 def test_time_model_in_a_session():

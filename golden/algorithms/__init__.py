@@ -80,7 +80,8 @@ def check_options(algo: str, mode: str, options: dict) -> None:
 
 
 def run_algorithm(graph, algo: str, mode: str = "baseline", *, gpu: GPUConfig | str | None = None,
-                  stats: bool = True, caches: bool = False, progress: Callable | None = None,
+                  stats: bool = True, caches: bool = True, cache_model: str = "fast",
+                  progress: Callable | None = None,
                   **options) -> RunResult:
     """Run ``algo`` on ``graph`` in ``mode``; ``options`` go to the algorithm
     (``source``, ``damping``, ``tol``, ``delta``, ...)."""
@@ -92,5 +93,5 @@ def run_algorithm(graph, algo: str, mode: str = "baseline", *, gpu: GPUConfig | 
     cls = mode_class(algo, mode)
     if isinstance(gpu, str) or gpu is None:
         gpu = GPUConfig.preset(gpu or "gtx980")
-    machine = GPU(gpu, stats=stats, caches=caches)
+    machine = GPU(gpu, stats=stats, caches=caches, cache_model=cache_model)
     return cls(graph, machine, progress=progress, **options).execute()

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Coalesced", "coalesce", "coalesce_compacted", "coalesce_dense", "coalesce_range", "coalesce_spans", "coalesce_warp", "warp_keys"]
+__all__ = ["Coalesced", "coalesce", "coalesce_compacted", "coalesce_dense", "coalesce_range", "coalesce_spans", "coalesce_warp",
+           "warp_keys", "line_items", "span_items", "counts_from_items"]
 
 
 @dataclass
@@ -34,9 +35,11 @@ class Coalesced:
     sectors: int = 0               # distinct (instruction, sector)
     lines: int = 0                 # distinct (instruction, line)
     requests: np.ndarray = field(default_factory=lambda: np.zeros(5, np.int64))  # index k: requests of k sectors
-    # For the cache model: the distinct (key, sector) pairs in key order (only when asked for).
+    # For the memory system: the distinct (key, sector) pairs in key order (:func:`coalesce`
+    # with ``keep``), or the line accesses (key, line, mask) (:func:`coalesce_dense` with ``keep``).
     keys: np.ndarray | None = None
     sector_ids: np.ndarray | None = None
+    items: tuple | None = None
 
     @property
     def request_count(self) -> int:
@@ -204,21 +207,55 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
 _SENT32 = np.iinfo(np.int32).max
 
 
+def _request_table(spl: int) -> np.ndarray:
+    """``T[mask, k]``: requests of ``k`` sectors in a line whose sectors ``mask`` are
+    touched (maximal runs of contiguous set bits), for every 8-bit mask."""
+    t = np.zeros((256, spl + 1), np.int64)
+    for m in range(256):
+        run = 0
+        for b in range(spl + 1):
+            if b < spl and m >> b & 1:
+                run += 1
+            elif run:
+                t[m, run] += 1
+                run = 0
+    return t
+
+
+_REQ = {spl: _request_table(spl) for spl in (1, 2, 4, 8)}
+_POP8 = np.array([bin(i).count("1") for i in range(256)], np.int64)
+
+
+def counts_from_items(mask: np.ndarray, spl: int, out: Coalesced) -> None:
+    """Fill ``out.sectors``, ``.lines`` and ``.requests`` from line accesses' masks."""
+    h = np.bincount(mask, minlength=256)
+    out.lines = int(mask.size)
+    out.sectors = int(h @ _POP8)
+    out.requests = h @ _REQ[spl]
+
+
 def coalesce_dense(sec: np.ndarray, active: np.ndarray | None = None, *, warp_size: int = 32,
-                   sectors_per_line: int = 4, bounds: tuple[int, int] | None = None, shift: int = 0) -> Coalesced:
+                   sectors_per_line: int = 4, bounds: tuple[int, int] | None = None, shift: int = 0,
+                   keep: bool = False) -> Coalesced:
     """Lane ``t`` of thread ``t`` (warp ``t // warp_size``) touches sector ``sec[t]``
     when ``active[t]`` (default: all). Same counts as :func:`coalesce` on those
     accesses, computed on an ``(warps, warp_size)`` matrix of sectors sorted row
-    by row, without compacting the active lanes first.
+    by row, without compacting the active lanes first: a line access starts
+    where a row starts or its line changes, its mask ORs its lanes' sector bits,
+    and the counts follow from the masks (:func:`counts_from_items`).
 
     ``sec`` may be relative to any line-aligned origin (the counts only depend on
     differences), which lets callers keep it in 32 bits. ``bounds`` = (smallest,
     largest) sector when the caller already knows them. With ``shift``, ``sec``
     holds element indices and the sector is ``sec >> shift`` (elements that divide
-    a sector, array at a line boundary): it is computed straight into the matrix."""
+    a sector, array at a line boundary): it is computed straight into the matrix.
+    With ``keep``, ``items`` holds the line accesses ``(warp, line, mask)`` of
+    :func:`line_items` (lines relative to the same origin)."""
     spl = sectors_per_line
     out = Coalesced(requests=np.zeros(spl + 1, np.int64))
     n = sec.size
+    if keep:
+        out.items = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint8))
     if n == 0:
         return out
     lo, hi = bounds if bounds is not None else (int(sec.min()), int(sec.max()))
@@ -235,43 +272,27 @@ def coalesce_dense(sec: np.ndarray, active: np.ndarray | None = None, *, warp_si
         out.lanes = int(np.count_nonzero(active))
         if out.lanes == 0:
             return out
-    mat = mat.reshape(nw, warp_size)
-    a, b = mat[:, 1:], mat[:, :-1]
-    if not bool(np.all(a >= b)):
-        mat.sort(axis=1)
-    # Every row ends in at most one run of sentinels, counted below as one extra
-    # "sector" of its own line and request; ``spur`` removes them again.
-    spur = int(np.count_nonzero(mat[:, -1] == sent))
-    out.instructions = nw - int(np.count_nonzero(mat[:, 0] == sent))
-    # Rows are sorted, so d = a - b >= 0: a new sector where d > 0; a new line where
-    # d exceeds a's offset in its line; the same request where d == 1 within a line.
-    d = a - b
-    first = np.empty(mat.shape, bool)
-    first[:, 0] = True
-    np.greater(d, 0, out=first[:, 1:])
-    nfirst = int(np.count_nonzero(first))
-    out.sectors = nfirst - spur
-    newline = np.greater(d, a & (spl - 1))
-    out.lines = nw + int(np.count_nonzero(newline)) - spur
-    cont = np.zeros(mat.shape, bool)
-    np.equal(d, 1, out=cont[:, 1:])
-    cont[:, 1:] &= ~newline
-    if nfirst != mat.size:
-        cont = cont[first]              # keep distinct sectors only
-    else:
-        cont = cont.ravel()
-    # at_least[k]: distinct sectors that are the k-th (or later) of their request;
-    # requests of k sectors = at_least[k] - 2 at_least[k+1] + at_least[k+2].
-    at_least = [0, cont.size, int(np.count_nonzero(cont))]
-    m = cont
-    for _ in range(spl - 1):
-        m = m[1:] & cont[:m.size - 1]
-        at_least.append(int(np.count_nonzero(m)))
-    at_least += [0, 0]
-    req = np.array([0] + [at_least[k] - 2 * at_least[k + 1] + at_least[k + 2] for k in range(1, spl + 1)],
-                   np.int64)
-    req[1] -= spur
-    out.requests = req
+    m2 = mat.reshape(nw, warp_size)
+    if not bool(np.all(m2[:, 1:] >= m2[:, :-1])):
+        m2.sort(axis=1)
+    sh = spl.bit_length() - 1
+    line = mat >> sh
+    nl = np.empty(mat.size, bool)
+    nl[0] = True
+    np.not_equal(line[1:], line[:-1], out=nl[1:])
+    nl[::warp_size] = True
+    pos = np.flatnonzero(nl)
+    bits = np.left_shift(np.uint8(1), (mat & (spl - 1)).astype(np.uint8))
+    mask = np.bitwise_or.reduceat(bits, pos)
+    start = line[pos]
+    real = start != (sent >> sh)
+    if not real.all():
+        pos, start, mask = pos[real], start[real], mask[real]
+    row = pos >> (warp_size.bit_length() - 1)
+    out.instructions = int(np.count_nonzero(np.diff(row, prepend=-1))) if row.size else 0
+    counts_from_items(mask, spl, out)
+    if keep:
+        out.items = (row, start.astype(np.int64), mask)
     return out
 
 
@@ -327,6 +348,48 @@ def coalesce_compacted(base: int, esize: int, tid: np.ndarray, *, warp_size: int
     ends = np.append(starts[1:], n)
     return coalesce_spans(base + starts * esize, base + ends * esize - 1, n, sector_bytes=sector_bytes,
                           line_bytes=line_bytes)
+
+
+def line_items(keys: np.ndarray, sectors: np.ndarray, sectors_per_line: int = 4):
+    """The line accesses of warp instructions: from the distinct ``(key, sector)``
+    pairs sorted by key then sector (``Coalesced.keys`` / ``.sector_ids``),
+    ``(key, line, mask)`` for every distinct (key, line), ``mask`` holding bit
+    ``s % sectors_per_line`` of every sector ``s`` of the line."""
+    if keys.size == 0:
+        return keys, sectors, np.zeros(0, np.uint8)
+    sh = sectors_per_line.bit_length() - 1
+    line = sectors >> sh
+    new = np.empty(keys.size, bool)
+    new[0] = True
+    np.not_equal(line[1:], line[:-1], out=new[1:])
+    new[1:] |= keys[1:] != keys[:-1]
+    starts = np.flatnonzero(new)
+    bits = np.left_shift(np.uint8(1), (sectors & (sectors_per_line - 1)).astype(np.uint8))
+    mask = bits if starts.size == keys.size else np.bitwise_or.reduceat(bits, starts)
+    return keys[starts], line[starts], mask
+
+
+def span_items(lo: np.ndarray, hi: np.ndarray, keys: np.ndarray, *, sector_bytes: int = 32, line_bytes: int = 128):
+    """The line accesses of warp instructions that each touch the byte span
+    ``[lo[i], hi[i]]`` (inclusive): ``(key, line, mask)`` per line of each span."""
+    if lo.size == 0:
+        return keys[:0], lo[:0], np.zeros(0, np.uint8)
+    sb, lb = sector_bytes.bit_length() - 1, line_bytes.bit_length() - 1
+    spl = line_bytes // sector_bytes
+    l0, l1 = lo >> lb, hi >> lb
+    nl = l1 - l0 + 1
+    if int(nl.max()) == 1:
+        owner = None
+        line = l0
+        s0, s1 = (lo >> sb) - (l0 << (lb - sb)), (hi >> sb) - (l0 << (lb - sb))
+    else:
+        owner = np.repeat(np.arange(lo.size), nl)
+        line = l0[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(nl) - nl, nl))
+        base = line << (lb - sb)
+        s0 = np.maximum(lo[owner] >> sb, base) - base
+        s1 = np.minimum(hi[owner] >> sb, base + spl - 1) - base
+    mask = (((np.int64(1) << (s1 - s0 + 1)) - 1) << s0).astype(np.uint8)
+    return (keys if owner is None else keys[owner]), line, mask
 
 
 def coalesce_warp(addrs, mask=None, *, sector_bytes: int = 32, line_bytes: int = 128) -> Coalesced:

@@ -1,6 +1,6 @@
 """The GPU execution model: arrays placed in an address space, kernels that record
-their warp memory instructions, the coalescer and caches counting them, and the
-analytic time model (docs/golden.md).
+their warp memory instructions, the coalescer counting them, the memory system
+(golden/gpu/memsys.py) and the time model (golden/gpu/timing.py); docs/golden.md.
 
 Algorithms are written as bulk-synchronous kernels over numpy arrays. Their
 results are computed with numpy; the :class:`Kernel` calls only *describe* the
@@ -10,7 +10,8 @@ numpy speed.
 
 Threads, warps and loop iterations: thread ``t`` belongs to warp ``t // 32``;
 an access inside a per-thread loop passes the iteration number as ``slot``, so
-the lanes of one warp at one iteration form one warp memory instruction.
+the lanes of one warp at one iteration form one warp memory instruction. Warps
+go to SMs by thread block (8 warps), blocks round robin.
 """
 from __future__ import annotations
 
@@ -21,12 +22,15 @@ import numpy as np
 
 from ..memory import AddressSpace
 from ..report import format_table
-from .cache import CacheStats, SectoredCache
-from .coalescer import Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range
+from .cache import CacheStats
+from .coalescer import (Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range, line_items,
+                        span_items)
 from .config import GPUConfig
+from .memsys import Batch, MemorySystem, Traffic
+from .timing import BOUNDS, kernel_time
 
 __all__ = ["ArrayRef", "Kernel", "KernelStats", "GPU", "WARPS_PER_CTA", "ALU_PER_MEM", "ALU_PER_WARP", "QUEUE_CAPACITY",
-           "KERNEL_COUNTERS", "kernel_table"]
+           "KERNEL_COUNTERS", "kernel_table", "bounds_table"]
 
 #: Warps per thread block (256 threads); thread blocks go to SMs round robin.
 WARPS_PER_CTA = 8
@@ -39,16 +43,21 @@ QUEUE_CAPACITY = 1 << 30
 #: Run counters (:meth:`GPU.count`) that are also attributed to kernels, and the
 #: :class:`KernelStats` field each one goes to.
 KERNEL_COUNTERS = {"edges": "edges", "frontier_vertices": "vertices"}
+#: Per-resource counters kept for every kernel (total and busiest instance).
+RESOURCES = ("sm_instructions", "sm_lsu", "sm_miss_requests", "sm_flits_out", "sm_flits_in", "slice_sectors",
+             "slice_atomics", "slice_flits_in", "slice_flits_out", "ch_sectors", "ch_activations")
 
 
 @dataclass(frozen=True)
 class ArrayRef:
-    """An array of the algorithm, placed in the GPU's address space."""
+    """An array of the algorithm, placed in the GPU's address space (``host``:
+    in pinned host memory, read over PCIe, outside the GPU's caches and DRAM)."""
 
     name: str
     base: int
     esize: int
     length: int
+    host: bool = False
 
     def addr(self, idx) -> np.ndarray:
         return self.base + np.asarray(idx, dtype=np.int64) * self.esize
@@ -61,7 +70,11 @@ class KernelStats:
     ``edges`` and ``vertices`` are the algorithm's work done by the kernel: the
     edges it inspects (the run counter ``edges``, duplicates and re-relaxations
     included) and the vertices whose adjacency lists it expands (the run counter
-    ``frontier_vertices``); see :meth:`GPU.count` for how they are attributed."""
+    ``frontier_vertices``); see :meth:`GPU.count` for how they are attributed.
+
+    ``bounds`` holds every resource's bound (cycles, summed over launches),
+    ``binding`` the cycles of the launches each bound bound, ``resources`` the
+    work per resource (``total``, and ``busiest`` instance summed over launches)."""
 
     name: str
     launches: int = 0
@@ -77,11 +90,21 @@ class KernelStats:
     l1: CacheStats = field(default_factory=CacheStats)
     l2: CacheStats = field(default_factory=CacheStats)
     dram_sectors: int = 0                                 # sectors read from / written to DRAM
+    dram_reads: int = 0
+    dram_writes: int = 0
+    dram_activations: int = 0
     unit_sectors: int = 0                                 # DRAM sectors moved by an attached unit (MFF)
     unit_cycles: float = 0.0                              # the attached unit's own time (a lower bound)
+    atomic_chain: int = 0                                 # longest run of atomics to one address
+    phases: int = 1
+    waves: int = 0
+    latency: float = 0.0                                  # mean load latency (cycles), summed over launches
     issue_cycles: float = 0.0
-    memory_cycles: float = 0.0
+    memory_cycles: float = 0.0                            # the DRAM bound
     cycles: float = 0.0
+    bounds: dict = field(default_factory=lambda: dict.fromkeys(BOUNDS, 0.0))
+    binding: dict = field(default_factory=dict)           # bound -> cycles of the launches it bound
+    resources: dict = field(default_factory=dict)         # resource -> [total, busiest]
 
     @property
     def mem_instructions(self) -> int:
@@ -99,6 +122,11 @@ class KernelStats:
     def lines(self) -> int:
         return self.loads.lines + self.stores.lines + self.atomics.lines
 
+    @property
+    def bound(self) -> str:
+        """The bound that binds most of the kernel's cycles."""
+        return max(self.binding, key=self.binding.get) if self.binding else "-"
+
     def as_dict(self, gpu: GPUConfig) -> dict:
         def c(x: Coalesced):
             return {"instructions": x.instructions, "lanes": x.lanes, "sectors": x.sectors, "lines": x.lines,
@@ -113,8 +141,14 @@ class KernelStats:
                                            self.mem_instructions),
             "by_array": {k: c(v) for k, v in self.by_array.items()},
             "l1": self.l1.as_dict(), "l2": self.l2.as_dict(), "dram_sectors": self.dram_sectors,
+            "dram_reads": self.dram_reads, "dram_writes": self.dram_writes,
+            "dram_activations": self.dram_activations, "atomic_chain": self.atomic_chain,
             "unit_sectors": self.unit_sectors, "unit_cycles": self.unit_cycles,
+            "phases": self.phases, "waves": self.waves,
+            "latency": _ratio(self.latency, self.launches),
             "issue_cycles": self.issue_cycles, "memory_cycles": self.memory_cycles, "cycles": self.cycles,
+            "bounds": dict(self.bounds), "bound": self.bound, "binding": dict(self.binding),
+            "resources": {k: {"total": v[0], "busiest": v[1]} for k, v in self.resources.items()},
         }
 
 
@@ -122,17 +156,41 @@ def _ratio(a, b):
     return a / b if b else 0.0
 
 
+def _sm_of_warp(warp: np.ndarray, sms: int) -> np.ndarray:
+    """The SM of each warp (thread blocks of 8 warps, round robin), as int32."""
+    cta = warp.astype(np.int32) >> 3
+    return cta & np.int32(sms - 1) if sms & (sms - 1) == 0 else cta % np.int32(sms)
+
+
+def _warps_per_sm(warps: int, sms: int) -> np.ndarray:
+    """Warps of a launch of ``warps`` warps on each SM (blocks of 8, round robin)."""
+    ctas = -(-warps // WARPS_PER_CTA)
+    full, rest = divmod(ctas, sms)
+    out = np.full(sms, full * WARPS_PER_CTA, np.int64)
+    out[:rest] += WARPS_PER_CTA
+    if ctas:
+        last = (ctas - 1) % sms
+        out[last] -= ctas * WARPS_PER_CTA - warps
+    return out
+
+
 class Kernel:
     """One kernel launch: describe its memory instructions with :meth:`load`,
-    :meth:`store`, :meth:`atomic` (and extra ALU work with :meth:`alu`)."""
+    :meth:`store`, :meth:`atomic` (and extra ALU work with :meth:`alu`); a unit
+    the kernel waits for declares its work with :meth:`unit` and its memory
+    requests with :meth:`unit_access`."""
 
-    def __init__(self, gpu: "GPU", name: str, threads: int):
+    def __init__(self, gpu: "GPU", name: str, threads: int, phases: int = 1):
         self.gpu = gpu
         self.name = name
         self.threads = int(threads)
         self.stats = KernelStats(name)
+        self.stats.phases = int(phases)
         self._alu = 0
-        self._memo = None      # last dense access: (idx, active, esize, offset, result)
+        self._memo = None      # last dense access: (idx, active, esize, result, items)
+        self._batches: list[Batch] = []
+        self._sm_inst = np.zeros(gpu.config.sms, np.int64)
+        self._unit_sectors = 0
 
     def __enter__(self):
         self.gpu._open = self
@@ -166,14 +224,44 @@ class Kernel:
 
     def unit(self, sectors: int, cycles: float) -> None:
         """Work of a unit the kernel waits for (e.g. the MFF's gathers): ``sectors``
-        of DRAM traffic, and ``cycles`` the unit needs at least (docs/golden.md)."""
+        of DRAM traffic (spread evenly over the channels, outside the caches),
+        and ``cycles`` the unit needs at least (docs/golden.md)."""
         self.stats.unit_sectors += int(sectors)
+        self._unit_sectors += int(sectors)
         self.stats.unit_cycles += float(cycles)
 
+    def unit_access(self, kind: str, arr: ArrayRef, idx, *, place: str = "partition") -> None:
+        """Memory requests of a unit: one request per element of ``idx`` (in
+        order), each for the sector holding it, through the L2 (and DRAM on a
+        miss) like the GPU's own, so the unit and the GPU share the slices'
+        and channels' bandwidth. ``place``: ``"partition"`` (the unit sits in
+        the memory partitions: no interconnect), ``"icnt"`` (beside the
+        interconnect: its packets use the slices' ports)."""
+        if kind not in ("load", "store", "atomic"):
+            raise ValueError(f"unit_access kind must be load, store or atomic, not {kind!r}")
+        if place not in ("partition", "icnt"):
+            raise ValueError(f"unit_access place must be 'partition' or 'icnt', not {place!r}")
+        if not self.gpu.stats_on:
+            return
+        idx = np.arange(idx.start, idx.stop, dtype=np.int64) if isinstance(idx, range) else \
+            np.asarray(idx, dtype=np.int64).reshape(-1)
+        if idx.size == 0:
+            return
+        if int(idx.min()) < 0 or int(idx.max()) >= arr.length:
+            raise IndexError(f"kernel {self.name}: unit access out of range for array {arr.name} of {arr.length}")
+        if arr.host:
+            return
+        c = self.gpu.config
+        sec = arr.addr(idx) // c.sector_bytes
+        spl = c.line_bytes // c.sector_bytes
+        mask = np.left_shift(np.uint8(1), (sec % spl).astype(np.uint8))
+        self._batches.append(Batch(kind, sec // spl, mask, None, place))
+
+    # -- recording ------------------------------------------------------------------
     def _access(self, kind, arr, idx, tid, slot, active) -> None:
         given = (idx, active)
         if isinstance(idx, range):
-            fast = slot is None and active is None and idx.step == 1 and not self.gpu.caches
+            fast = slot is None and active is None and idx.step == 1
             if fast and tid is None:
                 self._access_range(kind, arr, idx)
                 return
@@ -181,7 +269,7 @@ class Kernel:
                 return
             idx = np.arange(idx.start, idx.stop, idx.step, dtype=np.int64)
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        if tid is None and slot is None and not self.gpu.caches:
+        if tid is None and slot is None:
             self._access_dense(kind, arr, idx, active, given)
             return
         tid = np.arange(idx.size, dtype=np.int64) if tid is None else np.asarray(tid, dtype=np.int64).reshape(-1)
@@ -196,18 +284,17 @@ class Kernel:
                 slot = slot[active]
         if idx.size == 0:
             return
-        g = self.gpu
-        cfg = g.config
+        cfg = self.gpu.config
         if idx.min() < 0 or idx.max() >= arr.length:
             raise IndexError(f"kernel {self.name}: index out of range for array {arr.name} of {arr.length}")
         warps = tid // cfg.warp_size
         nw = int(warps.max()) + 1
         key = warps if slot is None else np.asarray(slot, dtype=np.int64) * nw + warps
         res = coalesce(arr.addr(idx), key, lane=tid % cfg.warp_size, warp_size=cfg.warp_size,
-                       sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, keep=g.caches)
+                       sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, keep=True)
         self._add(kind, arr, res)
-        if g.caches:
-            g._cache_access(self, kind, res, nw)
+        ikey, line, mask = line_items(res.keys, res.sector_ids, cfg.line_bytes // cfg.sector_bytes)
+        self._record(kind, arr, ikey, line, mask, None if kind != "atomic" else idx, nw)
 
     def _compacted(self, kind, arr, idx: range, tid) -> bool:
         # Element start + i written by thread tid[i], tid ascending: a compacted output.
@@ -221,9 +308,15 @@ class Kernel:
         if idx.start < 0 or idx.stop > arr.length or tid[0] < 0:
             raise IndexError(f"kernel {self.name}: index out of range for array {arr.name} of {arr.length}")
         cfg = self.gpu.config
-        self._add(kind, arr, coalesce_compacted(arr.base + idx.start * arr.esize, arr.esize, tid,
-                                                warp_size=cfg.warp_size, sector_bytes=cfg.sector_bytes,
-                                                line_bytes=cfg.line_bytes))
+        base = arr.base + idx.start * arr.esize
+        self._add(kind, arr, coalesce_compacted(base, arr.esize, tid, warp_size=cfg.warp_size,
+                                                sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes))
+        w = tid // cfg.warp_size
+        starts = np.flatnonzero(np.diff(w, prepend=-1))
+        ends = np.append(starts[1:], tid.size)
+        lo = base + starts * arr.esize
+        hi = base + ends * arr.esize - 1
+        self._record_spans(kind, arr, lo, hi, w[starts], None if kind != "atomic" else np.arange(len(idx)))
         return True
 
     def _access_dense(self, kind, arr, idx: np.ndarray, active, given) -> None:
@@ -243,12 +336,17 @@ class Kernel:
             raise IndexError(f"kernel {self.name}: index out of range for array {arr.name} of {arr.length}")
         cfg = self.gpu.config
         off = arr.base % cfg.line_bytes
+        chain = None
+        if kind == "atomic":
+            chain = idx if active is None else idx[active]
         # The same lanes reading another array of the same element size and alignment
         # (col[e] then weight[e]) coalesce the same way: reuse the counts. Index
         # arrays must not be modified while the kernel is open.
         m = self._memo
         if m is not None and m[0] is given[0] and m[1] is given[1] and m[2] == arr.esize and m[3] == off:
             self._add(kind, arr, m[4])
+            w, rel, mask = m[5]
+            self._record(kind, arr, w, rel + (arr.base - off) // cfg.line_bytes, mask, chain)
             return
         # Sectors relative to the array's first line (arrays are line aligned): 32 bits suffice.
         # Inactive lanes may hold any index: their sectors are computed but never used.
@@ -257,12 +355,17 @@ class Kernel:
         spl = cfg.line_bytes // cfg.sector_bytes
         if off == 0 and cfg.sector_bytes % arr.esize == 0 and arr.esize & (arr.esize - 1) == 0:
             res = coalesce_dense(idx, active, warp_size=cfg.warp_size, sectors_per_line=spl, bounds=bounds,
-                                 shift=sb - (arr.esize.bit_length() - 1))
+                                 shift=sb - (arr.esize.bit_length() - 1), keep=True)
         else:
             sec = (idx * arr.esize + off) >> sb
-            res = coalesce_dense(sec, active, warp_size=cfg.warp_size, sectors_per_line=spl, bounds=bounds)
-        self._memo = (given[0], given[1], arr.esize, off, res)
+            res = coalesce_dense(sec, active, warp_size=cfg.warp_size, sectors_per_line=spl, bounds=bounds,
+                                 keep=True)
+        items = res.items
+        res.items = None
+        self._memo = (given[0], given[1], arr.esize, off, res, items)
         self._add(kind, arr, res)
+        w, rel, mask = items
+        self._record(kind, arr, w, rel + (arr.base - off) // cfg.line_bytes, mask, chain)
 
     def _access_range(self, kind, arr, idx: range) -> None:
         if len(idx) == 0:
@@ -270,9 +373,40 @@ class Kernel:
         if idx.start < 0 or idx.stop > arr.length:
             raise IndexError(f"kernel {self.name}: index out of range for array {arr.name} of {arr.length}")
         cfg = self.gpu.config
-        res = coalesce_range(arr.base + idx.start * arr.esize, arr.esize, len(idx), warp_size=cfg.warp_size,
-                             sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes)
-        self._add(kind, arr, res)
+        base = arr.base + idx.start * arr.esize
+        n = len(idx)
+        self._add(kind, arr, coalesce_range(base, arr.esize, n, warp_size=cfg.warp_size,
+                                            sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes))
+        first = np.arange(-(-n // cfg.warp_size), dtype=np.int64) * cfg.warp_size
+        lo = base + first * arr.esize
+        hi = base + np.minimum(first + cfg.warp_size, n) * arr.esize - 1
+        self._record_spans(kind, arr, lo, hi, first // cfg.warp_size, None)
+
+    def _record_spans(self, kind, arr, lo, hi, warp, chain) -> None:
+        cfg = self.gpu.config
+        w, line, mask = span_items(lo, hi, warp, sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes)
+        self._record(kind, arr, w, line, mask, chain)
+
+    def _record(self, kind, arr, key, line, mask, chain, nw=None) -> None:
+        """Keep the line accesses for the memory system; count instructions per
+        SM. ``key``: the instruction of each line access (grouped); its warp is
+        ``key % nw`` (``key`` itself without loop iterations)."""
+        if key.size == 0:
+            return
+        sms = self.gpu.config.sms
+        new = np.empty(key.size, bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        warp = key if nw is None else key % nw
+        sm = _sm_of_warp(warp, sms)
+        # instructions: items are grouped by instruction; an instruction's items are contiguous
+        self._sm_inst += np.bincount(sm[new], minlength=sms) if sms > 1 else np.count_nonzero(new)
+        if chain is not None and chain.size:
+            top = int(np.bincount(chain).max()) if int(chain.max()) < 1 << 26 else \
+                int(np.unique(chain, return_counts=True)[1].max())
+            self.stats.atomic_chain = max(self.stats.atomic_chain, top)
+        if not arr.host:
+            self._batches.append(Batch(kind, line, mask, sm))
 
     def _add(self, kind, arr, res: Coalesced) -> None:
         st = self.stats
@@ -294,7 +428,7 @@ class _NullKernel:
     def load(self, *a, **k):
         pass
 
-    store = atomic = load
+    store = atomic = unit_access = load
 
     def alu(self, n):
         pass
@@ -312,27 +446,32 @@ class GPU:
     stats : bool
         Record and count warp memory instructions (False: functional only).
     caches : bool
-        Also run the L1/L2 cache model (slower; ``stats`` must be on).
+        Model the L1s and the L2 (default); without them every sector goes to DRAM.
+    cache_model : str
+        ``"fast"`` (default) or ``"exact"`` (the set-associative reference, slow):
+        golden/gpu/memsys.py.
     """
 
-    def __init__(self, config: GPUConfig | None = None, *, stats: bool = True, caches: bool = False):
+    def __init__(self, config: GPUConfig | None = None, *, stats: bool = True, caches: bool = True,
+                 cache_model: str = "fast"):
         self.config = config or GPUConfig()
         self.stats_on = bool(stats)
         self.caches = bool(caches) and self.stats_on
+        self.cache_model = cache_model
         self.space = AddressSpace(addr_bits=40)
         self.arrays: dict[str, ArrayRef] = {}
         self.kernels: "OrderedDict[str, KernelStats]" = OrderedDict()
         self.counters: dict[str, int] = {}
         self._open: Kernel | None = None
         self._pending = {f: 0 for f in KERNEL_COUNTERS.values()}
-        if self.caches:
-            c = self.config
-            self._l1 = [SectoredCache(c.l1_kb * 1024, c.l1_ways, c.line_bytes, c.sector_bytes) for _ in range(c.sms)]
-            self._l2 = SectoredCache(c.l2_kb * 1024, c.l2_ways, c.line_bytes, c.sector_bytes)
+        self.memory = MemorySystem(self.config, caches=self.caches, cache_model=cache_model) if self.stats_on \
+            else None
 
     # -- arrays ---------------------------------------------------------------------
-    def array(self, name: str, length: int, dtype=np.uint32) -> ArrayRef:
-        """The array ``name`` (placed on first use; later calls return it)."""
+    def array(self, name: str, length: int, dtype=np.uint32, *, host: bool = False) -> ArrayRef:
+        """The array ``name`` (placed on first use; later calls return it).
+        ``host``: the array lives in pinned host memory (EMOGI's zero-copy edge
+        list): its accesses are counted but stay out of the GPU's caches and DRAM."""
         ref = self.arrays.get(name)
         if ref is not None:
             if length > ref.length:
@@ -340,7 +479,7 @@ class GPU:
             return ref
         dt = np.dtype(dtype)
         base = self.space.reserve(name, max(int(length), 1), dt, align=256)
-        ref = self.arrays[name] = ArrayRef(name, base, dt.itemsize, max(int(length), 1))
+        ref = self.arrays[name] = ArrayRef(name, base, dt.itemsize, max(int(length), 1), bool(host))
         return ref
 
     def queue(self, name: str, dtype=np.uint32) -> ArrayRef:
@@ -351,11 +490,16 @@ class GPU:
         return self.array(name, QUEUE_CAPACITY, dtype)
 
     # -- kernels --------------------------------------------------------------------
-    def kernel(self, name: str, threads: int):
-        """A kernel launch of ``threads`` threads (a context manager)."""
+    def kernel(self, name: str, threads: int, *, phases: int = 1):
+        """A kernel launch of ``threads`` threads (a context manager). ``phases``:
+        the dependent memory phases each warp goes through (a load whose address
+        comes from an earlier load starts a new phase): the time model charges
+        waves x phases latencies at least."""
         if not self.stats_on:
             return _NullKernel(name)
-        return Kernel(self, name, threads)
+        if not isinstance(phases, int) or isinstance(phases, bool) or phases < 1:
+            raise ValueError(f"kernel {name}: phases must be an integer >= 1, not {phases!r}")
+        return Kernel(self, name, threads, phases)
 
     def count(self, name: str, n: int = 1) -> None:
         """Algorithm-level counters (edges traversed, vertices visited...).
@@ -386,58 +530,32 @@ class GPU:
         st.threads = k.threads
         st.warps = warps
         st.alu = ALU_PER_MEM * st.mem_instructions + ALU_PER_WARP * warps + k._alu
-        if not self.caches:
-            tx = st.sectors if c.coalescing == "sector" else st.lines * (c.line_bytes // c.sector_bytes)
-            st.dram_sectors = tx
-        st.issue_cycles = st.warp_instructions / (c.sms * c.issue_per_sm)
-        st.memory_cycles = (st.dram_sectors + st.unit_sectors) * c.sector_bytes / c.bytes_per_cycle
-        st.cycles = (c.launch_cycles + max(st.issue_cycles, st.memory_cycles, st.unit_cycles) +
-                     (c.mem_latency if st.mem_instructions else 0))
+        sm_warps = _warps_per_sm(warps, c.sms)
+        share = sm_warps / warps if warps else np.full(c.sms, 1.0 / c.sms)
+        sm_inst = (1 + ALU_PER_MEM) * k._sm_inst + ALU_PER_WARP * sm_warps + k._alu * share
+        traffic = self.memory.run(k._batches, k._unit_sectors)
+        k._batches = []
+        tm = kernel_time(c, traffic, sm_instructions=sm_inst, sm_warps=sm_warps,
+                         mem_instructions=st.mem_instructions, unit_cycles=st.unit_cycles, phases=st.phases,
+                         atomic_chain=st.atomic_chain)
+        st.l1, st.l2 = traffic.l1, traffic.l2
+        st.dram_reads = int(round(traffic.ch_reads.sum()))
+        st.dram_writes = int(round(traffic.ch_writes.sum()))
+        st.dram_sectors = st.dram_reads + st.dram_writes
+        st.dram_activations = int(traffic.ch_activations.sum())
+        st.bounds = tm["bounds"]
+        st.binding = {tm["binding"]: tm["cycles"]}
+        st.waves = tm["waves"]
+        st.latency = tm["latency"]
+        st.issue_cycles = tm["bounds"]["issue"]
+        st.memory_cycles = tm["bounds"]["dram"]
+        st.cycles = tm["cycles"]
+        st.resources = _resources(traffic, sm_inst, c.cta_scheduler == "balanced")
         agg = self.kernels.get(k.name)
         if agg is None:
             self.kernels[k.name] = st
         else:
             _merge(agg, st)
-
-    def _cache_access(self, k: Kernel, kind: str, res: Coalesced, nw: int) -> None:
-        c = self.config
-        spl = c.line_bytes // c.sector_bytes
-        keys, secs = res.keys, res.sector_ids
-        lines = secs // spl
-        bits = (1 << (secs % spl)).astype(np.int64)
-        # One cache access per (instruction, line) with the mask of its sectors.
-        new = np.ones(keys.size, bool)
-        new[1:] = (keys[1:] != keys[:-1]) | (lines[1:] != lines[:-1])
-        starts = np.flatnonzero(new)
-        masks = np.bitwise_or.reduceat(bits, starts)
-        lkeys, llines = keys[starts], lines[starts]
-        sms = ((lkeys % nw) // WARPS_PER_CTA) % c.sms
-        st = k.stats
-        l1s, l2 = self._l1, self._l2
-        l2_before = (l2.stats.accesses, l2.stats.hits, l2.stats.misses)
-        dram = 0
-        use_l1 = c.l1_global and kind == "load"
-        for sm, line, mask in zip(sms.tolist(), llines.tolist(), masks.tolist()):
-            if use_l1:
-                l1 = l1s[sm]
-                before = (l1.stats.accesses, l1.stats.hits, l1.stats.misses)
-                miss = l1.access(line, mask)
-                st.l1.accesses += l1.stats.accesses - before[0]
-                st.l1.hits += l1.stats.hits - before[1]
-                st.l1.misses += l1.stats.misses - before[2]
-                if not miss:
-                    continue
-            else:
-                miss = mask
-                if kind != "load":
-                    for l1 in l1s:
-                        l1.invalidate(line)
-            m2 = l2.access(line, miss)
-            dram += bin(m2).count("1")
-        st.l2.accesses += l2.stats.accesses - l2_before[0]
-        st.l2.hits += l2.stats.hits - l2_before[1]
-        st.l2.misses += l2.stats.misses - l2_before[2]
-        st.dram_sectors += dram
 
     # -- results --------------------------------------------------------------------
     def unattributed(self) -> dict:
@@ -449,6 +567,7 @@ class GPU:
         :meth:`unattributed` ones: they equal the run's counters)."""
         c = self.config
         t = KernelStats("total")
+        t.binding = {}
         for st in self.kernels.values():
             _merge(t, st)
         for f, n in self._pending.items():
@@ -466,31 +585,56 @@ class GPU:
             d = st.as_dict(c)
             d["time_us"] = st.cycles / c.clock_mhz
             kernels.append(d)
-        return {"gpu": c.to_dict(), "caches": self.caches, "kernels": kernels, "total": self.totals(),
-                "unattributed": self.unattributed(), "counters": dict(self.counters)}
+        return {"gpu": c.to_dict(), "caches": self.caches, "cache_model": self.cache_model, "kernels": kernels,
+                "total": self.totals(), "unattributed": self.unattributed(), "counters": dict(self.counters)}
 
     def table(self) -> str:
         """Per-kernel table for people (:func:`kernel_table` of :meth:`report`)."""
         return kernel_table(self.report())
 
 
+def _resources(t: Traffic, sm_inst: np.ndarray, balanced: bool) -> dict:
+    def tb(x, sm=False):
+        x = np.asarray(x, dtype=float)
+        tot = float(x.sum())
+        return [tot, tot / x.size if (sm and balanced) else float(x.max()) if x.size else 0.0]
+    return {"sm_instructions": tb(sm_inst, True), "sm_lsu": tb(t.sm_lsu, True),
+            "sm_miss_requests": tb(t.sm_miss_requests, True), "sm_flits_out": tb(t.sm_flits_out, True),
+            "sm_flits_in": tb(t.sm_flits_in, True), "slice_sectors": tb(t.slice_sectors),
+            "slice_atomics": tb(t.slice_atomics), "slice_flits_in": tb(t.slice_flits_in),
+            "slice_flits_out": tb(t.slice_flits_out), "ch_sectors": tb(t.ch_reads + t.ch_writes),
+            "ch_activations": tb(t.ch_activations)}
+
+
 def kernel_table(report: dict) -> str:
     """The per-kernel table of a :meth:`GPU.report`: one row per kernel, a row for
     the edges and vertices counted outside any kernel (when there are some), and
-    the total."""
+    the total; ``bound`` names the bound that binds most of the kernel's cycles."""
     rows = []
     un = report.get("unattributed") or {}
     extra = [{"name": "(outside kernels)", "edges": un.get("edges", 0), "vertices": un.get("vertices", 0)}] \
         if any(un.values()) else []
     for d in report["kernels"] + extra + [dict(report["total"], name="total")]:
         if "launches" not in d:
-            rows.append([d["name"], "", d["edges"], d["vertices"], "", "", "", "", "", "", ""])
+            rows.append([d["name"], "", d["edges"], d["vertices"], "", "", "", "", "", "", "", "", ""])
             continue
         rows.append([d["name"], d["launches"], d.get("edges", 0), d.get("vertices", 0), d["warp_instructions"],
                      d["mem_instructions"], d["sectors"], round(d["accesses_per_request"], 2),
-                     d["atomics"]["lanes"], d["dram_sectors"], round(d["cycles"])])
+                     d["atomics"]["lanes"], round(d["l2"]["hit_rate"], 3), d["dram_sectors"], round(d["cycles"]),
+                     d.get("bound", "-")])
     return format_table(["kernel", "launches", "edges", "vertices", "warp insts", "mem insts", "sectors",
-                         "sect/req", "atomic lanes", "DRAM sectors", "est. cycles"], rows)
+                         "sect/req", "atomic lanes", "L2 hit", "DRAM sectors", "est. cycles", "bound"], rows)
+
+
+def bounds_table(report: dict) -> str:
+    """Every bound of every kernel (cycles, summed over its launches) and the one
+    that binds (docs/golden.md, "Time model")."""
+    rows = []
+    for d in report["kernels"] + [dict(report["total"], name="total")]:
+        b = d["bounds"]
+        rows.append([d["name"], d["launches"]] + [round(b[k]) for k in BOUNDS] +
+                    [round(d["cycles"]), d.get("bound", "-")])
+    return format_table(["kernel", "launches"] + list(BOUNDS) + ["cycles", "binds"], rows)
 
 
 def _merge(agg: KernelStats, st: KernelStats) -> None:
@@ -510,8 +654,23 @@ def _merge(agg: KernelStats, st: KernelStats) -> None:
         a.hits += b.hits
         a.misses += b.misses
     agg.dram_sectors += st.dram_sectors
+    agg.dram_reads += st.dram_reads
+    agg.dram_writes += st.dram_writes
+    agg.dram_activations += st.dram_activations
     agg.unit_sectors += st.unit_sectors
     agg.unit_cycles += st.unit_cycles
+    agg.atomic_chain = max(agg.atomic_chain, st.atomic_chain)
+    agg.phases = max(agg.phases, st.phases)
+    agg.waves = max(agg.waves, st.waves)
+    agg.latency += st.latency
     agg.issue_cycles += st.issue_cycles
     agg.memory_cycles += st.memory_cycles
     agg.cycles += st.cycles
+    for k, v in st.bounds.items():
+        agg.bounds[k] = agg.bounds.get(k, 0.0) + v
+    for k, v in st.binding.items():
+        agg.binding[k] = agg.binding.get(k, 0.0) + v
+    for k, v in st.resources.items():
+        a = agg.resources.setdefault(k, [0.0, 0.0])
+        a[0] += v[0]
+        a[1] += v[1]
