@@ -113,7 +113,7 @@ class BFS(Algorithm):
         self.gpu.count("edges", pos.size)
         self.gpu.count("frontier_vertices", nf.size)
         self.gpu.count("gpu_nodes", nf.size)
-        with self.gpu.kernel("bfs_expand", nf.size + pos.size) as k:
+        with self.gpu.kernel("bfs_expand", nf.size + pos.size, phases=3) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
             k.load(self.dg.row_ptr, nf + 1)
@@ -142,7 +142,7 @@ class BFS(Algorithm):
         unvisited, keep = self.contract_masks(ef, visited)
         nf = ef[keep]
         self.gpu.count("gpu_edges", ef.size)
-        with self.gpu.kernel("bfs_contract", ef.size) as k:
+        with self.gpu.kernel("bfs_contract", ef.size, phases=3) as k:
             n = ef.size
             k.load(self.a_ef, range(n))
             k.load(self.a_visited, ef >> 5)

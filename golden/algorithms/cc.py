@@ -84,7 +84,7 @@ class CC(Algorithm):
         that reads the lists elsewhere, e.g. from host memory, overrides this)."""
         v = self.und.col[pos].astype(np.int64)
         lower = label[front][owner] < label[v]
-        with self.gpu.kernel("cc_push", front.size + pos.size) as k:
+        with self.gpu.kernel("cc_push", front.size + pos.size, phases=4) as k:
             k.load(self.a_front, range(front.size))
             k.load(self.dg.row_ptr, front)
             k.load(self.dg.row_ptr, front + 1)

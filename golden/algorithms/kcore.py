@@ -120,7 +120,7 @@ class KCore(Algorithm):
             self.gpu.count("frontier_vertices", front.size)
             self.gpu.count("gpu_nodes", front.size)
             self.gpu.count("gpu_edges", pos.size)
-            with self.gpu.kernel("kcore_expand", front.size + pos.size) as k:
+            with self.gpu.kernel("kcore_expand", front.size + pos.size, phases=3) as k:
                 k.load(self.a_front, range(front.size))
                 k.load(self.dg.row_ptr, front)
                 k.load(self.dg.row_ptr, front + 1)
@@ -129,7 +129,7 @@ class KCore(Algorithm):
                 cta_atomics(k, self.counter, front.size + pos.size)
             v = g.col[pos].astype(np.int64)
             live, win = kcore_peel(v, st)
-            with self.gpu.kernel("kcore_contract", v.size) as k:
+            with self.gpu.kernel("kcore_contract", v.size, phases=3) as k:
                 k.load(self.a_ef, range(v.size))
                 k.load(self.a_removed, v)
                 k.atomic(self.a_deg, v, active=live)

@@ -118,7 +118,7 @@ class SSSP(Algorithm):
         self.gpu.count("edges", pos.size)
         self.gpu.count("frontier_vertices", nf.size)
         self.gpu.count("gpu_nodes", nf.size)
-        with self.gpu.kernel("sssp_expand", nf.size + pos.size) as k:
+        with self.gpu.kernel("sssp_expand", nf.size + pos.size, phases=3) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
             k.load(self.dg.row_ptr, nf + 1)
@@ -160,7 +160,7 @@ class SSSP(Algorithm):
         improving, near_cand, far, win = self.contract_masks(ev, ec, dist, threshold)
         n = ev.size
         self.gpu.count("gpu_edges", n)
-        with self.gpu.kernel("sssp_contract", n) as k:
+        with self.gpu.kernel("sssp_contract", n, phases=3) as k:
             self.describe_contract(k, ev, improving, near_cand)
             k.store(self.a_nf, range(int(win.sum())), tid=np.flatnonzero(win))
             nfar = int(far.sum())
@@ -183,7 +183,7 @@ class SSSP(Algorithm):
         near_cand, win, stay, threshold = self.far_masks(far_v, far_c, dist, threshold, delta)
         n = far_v.size
         self.gpu.count("gpu_edges", n)
-        with self.gpu.kernel("sssp_far", n) as k:
+        with self.gpu.kernel("sssp_far", n, phases=3) as k:
             self.describe_far(k, far_v, near_cand)
             k.store(self.a_nf, range(int(win.sum())), tid=np.flatnonzero(win))
             k.store(self.a_far_v, range(int(stay.sum())), tid=np.flatnonzero(stay))

@@ -104,8 +104,9 @@ class _EMOGIMode:
         prefix = "uvm:" if self.variant == "uvm" else "host:"
         E = g.num_edges
         col_t = np.uint64 if eb == 8 else np.uint32
-        self.h_col = self.gpu.array(prefix + "col", E, col_t)
-        self.h_weight = self.gpu.array(prefix + "weight", E, np.float32) if weights else None
+        host = self.variant != "uvm"        # zero-copy: the edge list stays in pinned host memory
+        self.h_col = self.gpu.array(prefix + "col", E, col_t, host=host)
+        self.h_weight = self.gpu.array(prefix + "weight", E, np.float32, host=host) if weights else None
         self.a_active = self.gpu.array("emogi_active", g.num_vertices, np.uint8)
         arrays = [self.h_col] + ([self.h_weight] if weights else [])
         values = None

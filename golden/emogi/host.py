@@ -159,12 +159,10 @@ class HostMemory:
         st = k.stats
         c = self.gpu.config
         hz = c.clock_mhz * 1e6
-        host_sectors = 0
         req = np.zeros(self.spl + 1, np.int64)
         for arr in self.arrays:
             res = st.by_array.get(arr.name)
             if res is not None:
-                host_sectors += res.sectors
                 req += res.requests
         issue_s = st.issue_cycles / hz
         launch_s = c.launch_cycles / hz
@@ -172,7 +170,7 @@ class HostMemory:
         dram_bps = c.dram_gbps * 1e9
         if self.uvm is None:
             tr = transfer(self.pcie, req, c.sector_bytes)
-            dram_s = max(0, st.dram_sectors - host_sectors) * c.sector_bytes / dram_bps
+            dram_s = st.dram_sectors * c.sector_bytes / dram_bps       # host arrays never reach the GPU's DRAM
             move_s = tr.seconds
             latency = max(gpu_lat_s, self.pcie.rtt_ns * 1e-9) if tr.requests else gpu_lat_s
             self.requests += req

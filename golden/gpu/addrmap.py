@@ -249,6 +249,12 @@ class AddressMapping:
         shape, x, q, chip = self._prep(addr)
         return self._slice(x, q, chip).reshape(shape)
 
+    def rows(self, addr) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(channel, bank, row)`` of each byte address (what the DRAM row model needs; no column)."""
+        shape, x, q, chip = self._prep(addr)
+        bank, row = (self._field(f, x, q).reshape(shape) for f in ("bank", "row"))
+        return (self._slice(x, q, chip) >> self._geom[2]).reshape(shape), bank, row
+
     def decode(self, addr) -> Decoded:
         """``addrdec_tlx`` on each byte address in ``addr``: channel, slice, bank, row, col (int64, same shape).
 

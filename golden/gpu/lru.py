@@ -181,17 +181,23 @@ class RecencyLRU:
             rec = self._rec[pos_c]
             ptime = rec >> 8
             # resident: used no earlier than the oldest resident line of its group
-            gstart = np.searchsorted(self._tkey, g << _GT, side="left")
-            gend = np.searchsorted(self._tkey, (g + 1) << _GT, side="left")
-            oldest = self._tkey[np.minimum(gstart, self._tkey.size - 1)] & _TMASK
-            found = seen & (gend > gstart) & (ptime >= oldest)
+            if group is None:                               # one group: the whole state
+                gstart, gend = 0, self._tkey.size
+                oldest = self._tkey[0] & _TMASK
+                found = seen & (ptime >= oldest)
+            else:
+                bounds = np.searchsorted(self._tkey, np.arange(self.groups + 1, dtype=np.int64) << _GT)
+                gstart, gend = bounds[g], bounds[g + 1]
+                oldest = self._tkey[np.minimum(gstart, self._tkey.size - 1)] & _TMASK
+                found = seen & (gend > gstart) & (ptime >= oldest)
             v0 = np.where(found, rec & 15, 0).astype(np.uint8)
             d0 = np.where(found, (rec >> 4) & 15, 0).astype(np.uint8)
             after = np.searchsorted(self._tkey, (g << _GT) | ptime, side="right")
             dstate = np.where(found, gend - after, 0)     # lines of the group used since (exact)
+            tpos = after - 1                                # where a resident line's entry is
         else:
             seen = found = np.zeros(fids.size, bool)
-            pos_c = ptime = dstate = np.zeros(fids.size, np.int64)
+            pos_c = ptime = dstate = tpos = np.zeros(fids.size, np.int64)
             v0 = d0 = np.zeros(fids.size, np.uint8)
         prev[fidx] = np.where(found, ptime, -1)
         pres = np.ones(m, bool)
@@ -247,7 +253,7 @@ class RecencyLRU:
             if nz.any():
                 self._wb.append((cs[again[nz]] & _LMASK, wd[nz].astype(np.uint8)))
         # State update with each line's last access.
-        self._update(fids, g, t[lastel], new_valid | (new_dirty << 4), seen, found, pos_c, ptime)
+        self._update(fids, g, t[lastel], new_valid | (new_dirty << 4), seen, found, pos_c, tpos)
         out_hit = np.empty(m, bool)
         out_hit[ts] = hit
         out_mask = np.empty(m, np.uint8)
@@ -258,10 +264,14 @@ class RecencyLRU:
         """Reuse distances of the accesses ``amb`` that the bound did not decide:
         the exact state part plus the Denning--Schwartz estimate of the new lines
         used inside the batch, ``sum over the window of P(reuse time > offset)``."""
-        rt = np.where(prev >= 0, t - prev, np.iinfo(np.int64).max)
+        # the reuse-time distribution from a sample of the batch (every k-th access)
+        k = max(1, m >> 13)
+        ps, tsamp = prev[::k], t[::k]
         cap = m + 1
-        hist = np.bincount(np.minimum(rt, cap), minlength=cap + 1)
-        gt = (m - np.cumsum(hist[:cap])) / m                # P(rt > y), y = 0 .. cap-1
+        rt = np.where(ps >= 0, np.minimum(tsamp - ps, cap), cap)
+        n = rt.size
+        hist = np.bincount(rt, minlength=cap + 1)
+        gt = (n - np.cumsum(hist[:cap])) / n                # P(rt > y), y = 0 .. cap-1
         H = np.empty(cap + 1)
         H[0] = 0.0
         np.cumsum(gt, out=H[1:])
@@ -283,7 +293,7 @@ class RecencyLRU:
         ds[fidx] = dstate
         return np.where(inside, 0, ds[amb]) + est
 
-    def _update(self, fids, g, new_time, new_bits, seen, found, pos_c, ptime) -> None:
+    def _update(self, fids, g, new_time, new_bits, seen, found, pos_c, tpos) -> None:
         K = self.capacity
         rec = (new_time << 8) | new_bits
         ids, recs = self._ids, self._rec
@@ -311,11 +321,13 @@ class RecencyLRU:
         tkey, tid = self._tkey, self._tid
         if found.any():
             keep = np.ones(tkey.size, bool)
-            keep[np.searchsorted(tkey, (g[found] << _GT) | ptime[found])] = False
+            keep[tpos[found]] = False
             tkey, tid = tkey[keep], tid[keep]
-        nk = (g << _GT) | new_time
-        o = np.argsort(nk)
-        nk, nid = nk[o], fids[o]
+        # sort the new entries by (group, time): their times lie in the batch, so a
+        # packed key (group, time - batch start, index) sorts them without an argsort
+        rel = new_time - int(new_time.min())
+        o = np.sort((((g << 17) | rel) << 17) | np.arange(fids.size, dtype=np.int64)) & ((1 << 17) - 1)
+        nk, nid = ((g << _GT) | new_time)[o], fids[o]
         if self.groups == 1:
             tkey = np.concatenate((tkey, nk))
             tid = np.concatenate((tid, nid))
@@ -343,10 +355,16 @@ class RecencyLRU:
         self._tkey, self._tid = tkey, tid
         # Forget evicted lines once they outnumber the resident ones.
         if ids.size > 2 * K * self.groups + 4096:
-            gi = ids >> _LB if self.groups > 1 else np.zeros(ids.size, np.int64)
-            gs = np.searchsorted(tkey, gi << _GT, side="left")
-            ge = np.searchsorted(tkey, (gi + 1) << _GT, side="left")
-            oldest = tkey[np.minimum(gs, max(tkey.size - 1, 0))] & _TMASK if tkey.size else np.zeros(ids.size, np.int64)
-            live = (ge > gs) & ((recs >> 8) >= oldest)
-            ids, recs = ids[live], recs[live]
+            if not tkey.size:
+                ids, recs = ids[:0], recs[:0]
+            elif self.groups == 1:
+                live = (recs >> 8) >= (tkey[0] & _TMASK)
+                ids, recs = ids[live], recs[live]
+            else:
+                bounds = np.searchsorted(tkey, np.arange(self.groups + 1, dtype=np.int64) << _GT)
+                gi = ids >> _LB
+                gs, ge = bounds[gi], bounds[gi + 1]
+                oldest = tkey[np.minimum(gs, tkey.size - 1)] & _TMASK
+                live = (ge > gs) & ((recs >> 8) >= oldest)
+                ids, recs = ids[live], recs[live]
         self._ids, self._rec = ids, recs

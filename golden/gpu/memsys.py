@@ -290,22 +290,24 @@ class MemorySystem:
         previous window costs nothing."""
         c = self.config
         NC = c.dram_channels
-        d = self.mapping.decode(line * c.line_bytes)
-        t.ch_reads += _per(d.channel, rd, NC) @ _POP
-        t.ch_writes += _per(d.channel, wr, NC) @ _POP
-        sectors = _POP[rd] + _POP[wr]
+        ch, bank, row = self.mapping.rows(line * c.line_bytes)
+        t.ch_reads += _per(ch, rd, NC) @ _POP
+        t.ch_writes += _per(ch, wr, NC) @ _POP
+        sectors = _POP[rd | wr]
         banks = self.mapping.banks
-        win = (np.cumsum(sectors) - sectors) // (c.dram_queue * NC)
-        cb = d.channel * banks + d.bank
-        rb = max(int(d.row.max()).bit_length(), 1)
-        wb = max(int(win.max()).bit_length(), 1)
+        win = np.cumsum(sectors)
+        win -= sectors
+        win //= c.dram_queue * NC
+        cb = ch * banks + bank
+        rb = max(int(row.max()).bit_length(), 1)
+        wb = max(int(win[-1]).bit_length(), 1)
         if rb + wb + int(NC * banks).bit_length() <= 62:
-            key = np.sort((((cb << wb) | win) << rb) | d.row)
+            key = np.sort((((cb << wb) | win) << rb) | row)
             cbs = key >> (wb + rb)
             rows = key & ((1 << rb) - 1)
         else:
-            o = np.lexsort((d.row, win, cb))
-            cbs, rows = cb[o], d.row[o]
+            o = np.lexsort((row, win, cb))
+            cbs, rows = cb[o], row[o]
         new = np.ones(cbs.size, bool)
         new[1:] = (cbs[1:] != cbs[:-1]) | (rows[1:] != rows[:-1])
         per_bank = np.bincount(cbs[new], minlength=NC * banks).reshape(NC, banks)
