@@ -249,6 +249,12 @@ def report_demo(cosim: list[dict], quick: bool, step) -> int:
     if missing:
         print(f"not available yet: {', '.join(missing)}")
     print()
+    fid = [p for p in res["paper"] if "area" not in p and p.get("ours") is not None]
+    print(format_table(["unit", "headline", "paper", "ours", "verdict"],
+                       [[p["unit"], p["figure"], p["paper"], p["ours_text"], p["verdict"]] for p in fid],
+                       title=f"The papers' headlines on this small graph (the full setups: python "
+                             f"benchmarks/fidelity.py, docs/fidelity.md)"))
+    print()
     if res["area"]:
         print(format_table(["unit", "preset", "logic (mm2)", "SRAM (mm2)", "total (mm2)", "SRAM (KB)", "flip-flops"],
                            [[a["unit"], a["preset"], mm2(a["logic_mm2"]), mm2(a["memory_mm2"]), mm2(a["area_mm2"]),

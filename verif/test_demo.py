@@ -52,6 +52,11 @@ def test_demo_quick_on_icarus():
     for c in cos:
         assert re.search(rf"\| {re.escape(c['graph'])} +\| {c['algo']} +\| {c['unit']} +\|", md), c
     assert "RTL in the loop in the report: " in out
+    # the short fidelity table: the headlines the small runs measure, each with its verdict
+    fid = out.split("The papers' headlines on this small graph", 1)[1].split("\n\n", 1)[0]
+    rows = [ln for ln in fid.splitlines()[3:] if ln.strip()]
+    assert rows and all(re.search(r"(reproduced|within 2x|direction right|more than 2x off|contradicted)\s*$", ln)
+                        for ln in rows), fid
 
 
 def test_cosim_log_records_and_restores(monkeypatch):

@@ -11,6 +11,8 @@ import subprocess
 
 import pytest
 
+from sim.report.fidelity import VERDICT_ORDER
+
 from sim.cli import main
 from sim.report import ReportSpec, build_report, collect
 from sim.report.figures import read_png_data
@@ -177,9 +179,10 @@ def test_every_table_holds_the_json_numbers(report):
     assert len(prow) == len(res["paper"]) and {p["unit"] for p in res["paper"]} == set(res["units"])
     for row, p in zip(prow, res["paper"]):
         assert _same(p["ours"], row["ours"]) and row["figure"] == p["figure"]
-        want = tuple(cell(x) for x in (p["figure"], p["paper"], p["ours_text"], p["ours_over_paper"], p["how"],
-                                      p["note"]))
+        want = tuple(cell(x) for x in (p["figure"], p["paper"], p["ours_text"], p.get("ratio"), p.get("verdict"),
+                                      p["how"], p.get("reason", ""), p["note"]))
         assert want in md_rows and want in html_rows
+        assert row["verdict"] == p["verdict"] and p["verdict"] in VERDICT_ORDER
     # paper vs ours: the SCU's workload figure is computed from the runs; the area one from the area JSON
     scu = {p["figure"]: p for p in res["paper"] if p["unit"] == "scu"}
     left = [r["workload_left"] for r in res["runs"] if r["mode"] == "scu-enhanced" and r["algo"] == "bfs"]
@@ -272,6 +275,12 @@ def test_iru_and_graphpeg_paper_rows_are_computed_from_the_runs(report):
             (0.485, statistics.mean(r["iru_filtered_share"] for r in iru("sssp") + iru("pr"))),
         ("graphpeg", "memory requests (GPU sectors + engine requests) vs the baseline's, push mode"):
             (-0.2739, statistics.mean(r["graphpeg_memory_request_change"] for r in runs if r["mode"] == "graphpeg")),
+        ("iru", "L2 accesses, IRU / baseline"):
+            (0.56, statistics.mean(r["l2_accesses"] / _base(runs, r)["l2_accesses"] for r in iru())),
+        ("iru", "interconnect traffic SMs <-> memory partitions, IRU / baseline"):
+            (0.54, statistics.mean(r["icnt_flits"] / _base(runs, r)["icnt_flits"] for r in iru())),
+        ("iru", "coalescing: accesses per warp request, baseline / IRU"):
+            (1.32, statistics.mean(_base(runs, r)["sectors_per_request"] / r["sectors_per_request"] for r in iru())),
     }
     for key, (pv, ours) in want.items():
         p = paper[key]
@@ -285,7 +294,19 @@ def test_iru_and_graphpeg_paper_rows_are_computed_from_the_runs(report):
     from synth.compare import PAPER_FIGURES
     area_rows = {f"{f.label} ({f.units})" for f in PAPER_FIGURES}
     assert not [p for p in res["paper"] if p["unit"] in ("iru", "graphpeg") and p["ours"] is None
-                and p["figure"] not in area_rows]
+                and p["figure"] not in area_rows and p["how"] != "not measured by the model yet"]
+    # every row has its verdict; a speedup row lists the runs behind it, with their bounds
+    from sim.report.fidelity import verdict
+    for p in res["paper"]:
+        assert (p.get("ratio"), p["verdict"]) == verdict(p["kind"], p["paper_value"], p["ours"],
+                                                         paper_hi=p.get("paper_hi"), direction=p.get("direction", 0))
+    assert " us [" in paper[("iru", "speedup, BFS")]["reason"]
+    assert paper[("iru", "energy")]["verdict"] == "not measured"
+
+
+def _base(runs, r):
+    return next(b for b in runs if b["mode"] == "baseline" and b["graph"] == r["graph"] and b["algo"] == r["algo"]
+                and b["gpu"] == r["gpu"])
 
 
 def test_area_by_submodule_table_holds_the_json_numbers(report):

@@ -1,7 +1,11 @@
 """Graph spec strings and the cached loader used by the CLI (docs/golden.md, "Graphs").
 
 Specs: ``kron:scale=14,edgefactor=16,seed=1``, ``urand:scale=14[,edgefactor=16][,seed=1]``,
-``grid:256x256[,seed=1]``, or a file path (see :mod:`golden.graphs.io`).
+``grid:256x256[,seed=1]``, ``delaunay:scale=19[,seed=1][,order=random|sorted]``,
+``road:843x843[,seed=1]``, ``powerlaw:scale=18[,edgefactor=16][,exponent=21][,seed=1]``
+(exponent in tenths), ``mesh:59x59x59[,dofs=1]``, or a file path (see
+:mod:`golden.graphs.io`). docs/datasets.md says which resembles which of the papers'
+datasets.
 """
 from __future__ import annotations
 
@@ -10,16 +14,28 @@ import os
 from pathlib import Path
 
 from .csr import CSRGraph, GraphError, load_npz
-from .generators import check_params, grid, kron, urand
+from .generators import check_params, delaunay, grid, kron, mesh, powerlaw, road, urand
 from .io import read_graph_file
 
 __all__ = ["parse_spec", "load_graph", "cache_dir", "GENERATORS"]
 
-#: Generator name -> (function, allowed keys with defaults).
+#: Generator name -> (function, allowed keys with defaults). A default that is a
+#: string makes the key take a word (checked against generators.CHOICES), not an integer.
 GENERATORS = {
     "kron": (kron, {"scale": None, "edgefactor": 16, "seed": 1}),
     "urand": (urand, {"scale": None, "edgefactor": 16, "seed": 1}),
     "grid": (grid, {"rows": None, "cols": None, "seed": 1}),
+    "delaunay": (delaunay, {"scale": None, "seed": 1, "order": "random"}),
+    "road": (road, {"rows": None, "cols": None, "seed": 1}),
+    "powerlaw": (powerlaw, {"scale": None, "edgefactor": 16, "exponent": 21, "seed": 1}),
+    "mesh": (mesh, {"rows": None, "cols": None, "layers": None, "dofs": 1}),
+}
+
+#: Generators whose spec starts with the sides: kind -> (the side keys, usage, example).
+SIDES = {
+    "grid": (("rows", "cols"), "grid:ROWSxCOLS[,seed=N]", "grid:256x256"),
+    "road": (("rows", "cols"), "road:ROWSxCOLS[,seed=N]", "road:843x843"),
+    "mesh": (("rows", "cols", "layers"), "mesh:ROWSxCOLSxLAYERS[,dofs=K]", "mesh:64x64x64"),
 }
 
 #: Generated graphs with at least this many edges are cached as .npz.
@@ -38,7 +54,8 @@ def _int(spec: str, key: str, text: str) -> int:
     try:
         return int(text, 0)
     except ValueError:
-        raise GraphError(f"graph spec {spec!r}: {key} must be an integer, not {text!r}") from None
+        hint = " (in tenths: exponent=21 is 2.1)" if key == "exponent" else ""
+        raise GraphError(f"graph spec {spec!r}: {key} must be an integer{hint}, not {text!r}") from None
 
 
 def parse_spec(spec: str) -> tuple[str, dict] | None:
@@ -55,23 +72,25 @@ def parse_spec(spec: str) -> tuple[str, dict] | None:
     _, defaults = GENERATORS[kind]
     params = {}
     items = [x.strip() for x in rest.split(",") if x.strip()]
-    if kind == "grid":
-        if not items or "x" not in items[0] or "=" in items[0]:
-            raise GraphError(f"graph spec {spec!r}: expected grid:ROWSxCOLS[,seed=N], e.g. grid:256x256")
-        r, c = items[0].split("x", 1)
-        params["rows"], params["cols"] = _int(spec, "rows", r), _int(spec, "cols", c)
+    sides = SIDES[kind][0] if kind in SIDES else ()
+    if sides:
+        parts = items[0].split("x") if items and "=" not in items[0] else []
+        if len(parts) != len(sides):
+            raise GraphError(f"graph spec {spec!r}: expected {SIDES[kind][1]}, e.g. {SIDES[kind][2]}")
+        for key, text in zip(sides, parts):
+            params[key] = _int(spec, key, text)
         items = items[1:]
     for item in items:
         key, eq, val = item.partition("=")
         key = key.strip()
         if not eq:
             raise GraphError(f"graph spec {spec!r}: expected KEY=VALUE, not {item!r}")
-        if key not in defaults or key in ("rows", "cols"):
-            allowed = ", ".join(k for k in defaults if k not in ("rows", "cols"))
+        if key not in defaults or key in sides:
+            allowed = ", ".join(k for k in defaults if k not in sides)
             raise GraphError(f"graph spec {spec!r}: {kind} has no parameter {key!r}; parameters: {allowed}")
         if key in params:
             raise GraphError(f"graph spec {spec!r}: {key} is given twice")
-        params[key] = _int(spec, key, val.strip())
+        params[key] = val.strip() if isinstance(defaults[key], str) else _int(spec, key, val.strip())
     for key, default in defaults.items():
         if key not in params:
             if default is None:
@@ -85,9 +104,12 @@ def parse_spec(spec: str) -> tuple[str, dict] | None:
 
 
 def _canonical(kind: str, params: dict) -> str:
-    if kind == "grid":
-        return f"grid:{params['rows']}x{params['cols']},seed={params['seed']}"
-    return f"{kind}:" + ",".join(f"{k}={params[k]}" for k in ("scale", "edgefactor", "seed"))
+    """The spec with every parameter, in GENERATORS order (the graph's name and its
+    cache key): ``grid:4x4,seed=1``, ``kron:scale=14,edgefactor=16,seed=1``."""
+    sides = SIDES[kind][0] if kind in SIDES else ()
+    head = "x".join(str(params[k]) for k in sides)
+    rest = [f"{k}={params[k]}" for k in GENERATORS[kind][1] if k not in sides]
+    return f"{kind}:" + ",".join(([head] if head else []) + rest)
 
 
 def _cached(key: str, make, use_cache: bool, big: bool):
@@ -143,7 +165,8 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
         path = Path(spec)
         if not path.exists():
             raise GraphError(f"graph file {path} does not exist (and {spec!r} is not a generator spec: "
-                             f"kron:scale=N, urand:scale=N, grid:RxC)")
+                             f"kron:scale=N, urand:scale=N, grid:RxC, delaunay:scale=N, road:RxC, powerlaw:scale=N, "
+                             f"mesh:RxCxL)")
         st = path.stat() if path.is_file() else None
         key = f"file|{path.resolve()}|{st.st_size if st else 0}|{st.st_mtime_ns if st else 0}|{undirected}|{vertices}"
         g = _cached(key, lambda: read_graph_file(path, undirected=undirected, vertices=vertices),

@@ -35,7 +35,7 @@ from .tlm import SCUModel, SCUOp, SCUStatus, pack_bits
 __all__ = ["TLMBackend", "SCUSession", "scu_cycles", "scu_cycle_terms", "BFSSCU", "SSSPSCU", "PageRankSCU",
            "SCU_MODES"]
 
-SCU_MODES = ("scu", "scu-enhanced")
+SCU_MODES = ("scu", "scu-enhanced", "scu-filter")
 #: Cycles to hand a command to the SCU and to see its completion.
 SCU_COMMAND_CYCLES = 20
 #: Fixed cycles of an operation inside the unit, beyond its memory latencies (the
@@ -288,6 +288,9 @@ class _SCUMode:
             return self.enhanced and self.can_group
         if not isinstance(grp, bool):
             raise AlgorithmError(f"the group option must be True or False, not {grp!r}")
+        if not self.can_group and self.mode == "scu-filter":
+            raise AlgorithmError("mode scu-filter filters without grouping: it takes no group option "
+                                 "(mode scu-enhanced takes group=True or False)")
         if not self.can_group:
             raise AlgorithmError(f"{self.name} with the SCU never groups: the group option applies to sssp only")
         if grp and not self.enhanced:
@@ -560,6 +563,15 @@ class SSSPSCUEnhanced(SSSPSCU):
     enhanced = True
 
 
+class SSSPSCUFilter(SSSPSCU):
+    """The enhanced SCU filtering without grouping: the baseline of the paper's
+    grouping figure (Fig. 12, "SCU using only the filtering operation"); the
+    same as ``scu-enhanced`` with ``group=False``."""
+    mode = "scu-filter"
+    enhanced = True
+    can_group = False
+
+
 # ---------------------------------------------------------------------- PageRank
 class PageRankSCU(_SCUMode, PageRank):
     """PageRank with the SCU (Algorithm 3): every iteration the SCU rebuilds the edge
@@ -611,3 +623,4 @@ for _algo, _basic, _enh in (("bfs", BFSSCU, BFSSCUEnhanced), ("sssp", SSSPSCU, S
                             ("pr", PageRankSCU, PageRankSCUEnhanced)):
     register_mode(_algo, "scu", _basic)
     register_mode(_algo, "scu-enhanced", _enh)
+register_mode("sssp", "scu-filter", SSSPSCUFilter)

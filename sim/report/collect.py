@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from .fidelity import fidelity_rows, metric_reasons, run_reasons
 from .metrics import normalise, record, request_histogram
 from .progress import Progress
 from .units import KNOWN_UNITS, RunSet, available_units, profile, unit_modes
@@ -433,12 +434,16 @@ def paper_rows(units: list[str], found: dict, records: list[dict], area_docs: li
             else:
                 ours, how = c.ours(rs)
             ratio = ours / c.value if ours is not None and c.value not in (None, 0) and c.kind != "change" else None
+            reason = ""
+            if avail and c.select is not None:
+                reason = metric_reasons(rs, c.select, c.metric) if c.metric else run_reasons(rs, c.select)
             rows.append({"unit": u, "figure": c.label, "paper": c.paper, "paper_value": c.value,
+                         "paper_hi": c.value_hi, "direction": c.direction,
                          "ours": ours, "ours_text": _fmt_claim(ours, c.kind) if ours is not None else
                          ("not available" if not avail else "-"), "ours_over_paper": ratio, "kind": c.kind,
-                         "how": how, "note": c.note})
+                         "how": how, "note": c.note, "reason": reason})
         rows += _area_claims(u, prof, area_docs, area_why)
-    return rows
+    return fidelity_rows(rows)
 
 
 def _area_claims(u, prof, docs, why) -> list[dict]:
@@ -460,7 +465,8 @@ def _area_claims(u, prof, docs, why) -> list[dict]:
             how = (f"area flow unavailable: {why}" if why else
                    f"run with --area (--area-preset {f.preset}) to compute it" if docs is None else
                    f"preset {f.preset} was not synthesized (--area-preset {f.preset})")
-        rows.append({"unit": u, "figure": f.label + f" ({f.units})", "paper": f"{f.value:g} {f.units} ({f.source})",
+        rows.append({"unit": u, "area": True, "figure": f.label + f" ({f.units})",
+                     "paper": f"{f.value:g} {f.units} ({f.source})",
                      "paper_value": f.value, "ours": v, "ours_text": "-" if v is None else f"{v:.4g} {f.units}",
                      "ours_over_paper": v / f.value if v is not None and f.value else None, "kind": "number",
                      "how": how, "note": "see docs/area.md: paper storage in memory/CACTI vs our on-chip macros"})

@@ -15,7 +15,8 @@ __all__ = ["COMMON", "record", "normalise", "time_seconds", "request_histogram"]
 COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "gpu", "preset", "check", "ok",
           "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
           "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
-          "workload_left")
+          "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "bound", "unit_share",
+          "bound_mix")
 
 
 def time_seconds(r, gpu_config) -> float | None:
@@ -72,6 +73,32 @@ def _unit_columns(unit: str, extra: dict) -> dict:
     return out
 
 
+def _memory_columns(tot: dict, extra: dict) -> dict:
+    """Accesses per level of the memory system, the interconnect flits between the
+    SMs and the memory partitions, and where the time goes: the bound of most
+    cycles and every bound's share of the run's time (the unit's own time, when
+    the GPU waits for it outside the kernels, as ``unit``)."""
+    res = tot.get("resources") or {}
+    flits = sum((res.get(k) or {}).get("total", 0) for k in ("sm_flits_out", "sm_flits_in"))
+    out = {"l1_accesses": tot["l1"]["accesses"], "l2_accesses": tot["l2"]["accesses"],
+           "dram_sectors": tot["dram_sectors"], "icnt_flits": flits, "bound": tot.get("bound")}
+    binding = dict(tot.get("binding") or {})
+    gpu_cycles = sum(binding.values())
+    t = extra.get("time") if isinstance(extra.get("time"), dict) else {}
+    total = t.get("total_cycles") if isinstance(t.get("total_cycles"), (int, float)) else None
+    unit = max(0.0, float(total) - gpu_cycles) if total else 0.0
+    whole = gpu_cycles + unit
+    if whole > 0:
+        mix = {k: v / whole for k, v in binding.items()}
+        if unit > 0:
+            mix["unit"] = mix.get("unit", 0.0) + unit / whole
+        out["unit_share"] = mix.get("unit", 0.0)
+        top = sorted(mix.items(), key=lambda kv: -kv[1])
+        out["bound_mix"] = ", ".join(f"{k} {100 * v:.0f} %" for k, v in top if v >= 0.005)
+        out["bound"] = top[0][0]
+    return out
+
+
 def _spr(kernels) -> float | None:
     mem = sum(k["mem_instructions"] for k in kernels)
     return sum(k["sectors"] for k in kernels) / mem if mem else None
@@ -88,12 +115,15 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
            "iterations": r.iterations, "wall_s": round(r.wall_s, 4), "time_us": None if t is None else t * 1e6,
            "reference_mode": None, "time_norm": None, "speedup": None, "sectors_per_request": None,
            "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
-           "warp_instructions": None, "gpu_workload": None, "workload_left": None}
+           "warp_instructions": None, "gpu_workload": None, "workload_left": None, "l1_accesses": None,
+           "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "bound": None, "unit_share": None,
+           "bound_mix": None}
     if r.gpu is not None:
         tot = r.gpu["total"]
         rec.update({"sectors_per_request": tot["accesses_per_request"], "mem_instructions": tot["mem_instructions"],
                     "sectors": tot["sectors"], "warp_instructions": tot["warp_instructions"],
                     "contract_sectors_per_request": _spr([k for k in r.gpu["kernels"] if "contract" in k["name"]])})
+        rec.update(_memory_columns(tot, r.extra))
     c = r.counters
     if "gpu_nodes" in c or "gpu_edges" in c:
         rec["gpu_workload"] = int(c.get("gpu_nodes", 0)) + int(c.get("gpu_edges", 0))

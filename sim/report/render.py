@@ -386,9 +386,12 @@ def write_report(res: dict, out: Path) -> dict:
                       f"{u}: runs (baseline rows for context)")
         prow = [p for p in paper if p["unit"] == u]
         if prow:
-            doc.table(["figure", "paper", "ours", "ours / paper", "how ours is measured", "why it may differ"],
-                      [[p["figure"], p["paper"], p["ours_text"], p["ours_over_paper"], p["how"], p["note"]]
-                       for p in prow], f"{u}: paper vs ours")
+            doc.table(["figure", "paper", "ours", "ours / paper", "verdict", "how ours is measured",
+                       "measured (runs behind it)", "setup differences"],
+                      [[p["figure"], p["paper"], p["ours_text"], p.get("ratio"), p.get("verdict"), p["how"],
+                        p.get("reason", ""), p["note"]] for p in prow],
+                      f"{u}: paper vs ours (verdict: the direction, and the magnitude within 2x; "
+                      f"docs/fidelity.md)")
     if res["cosim"]:
         doc.h(2, "RTL in the loop", "cosim")
         doc.p("The golden algorithm runs unchanged while every unit operation is executed by the RTL under cocotb; "
@@ -439,7 +442,7 @@ def write_report(res: dict, out: Path) -> dict:
     (out / "results.json").write_text(json.dumps(res, indent=1, default=_json_default) + "\n")
     _write_csv(out / "runs.csv", res["runs"], COMMON)
     _write_csv(out / "paper.csv", res["paper"], ("unit", "figure", "paper", "paper_value", "ours", "ours_text",
-                                                 "ours_over_paper", "how", "note"))
+                                                 "ours_over_paper", "ratio", "verdict", "how", "reason", "note"))
     if res["cosim"]:
         _write_csv(out / "cosim.csv", res["cosim"])
     if res["area"]:

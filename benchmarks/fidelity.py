@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Fidelity: every headline of every paper against the model (issue "Units on the
+shared memory system ... fidelity table").
+
+For each unit, the paper's setup (sim/report/fidelity.py, ``PAPER_SETUPS``: its
+GPU presets, graphs resembling its datasets, its algorithms) runs the baseline
+and every mode of the unit on the golden model, each result checked against
+scipy/networkx; then every headline (the units' ``PaperClaim`` s in
+sim/report/units.py) gets the model's value, ours / paper, a verdict
+(reproduced, direction right, contradicted...) and the measured reason: the
+runs behind it, with where their time goes (every bound's share of the cycles,
+the unit's own time as ``unit``).
+
+Writes docs/fidelity.md (``--doc``), build/fidelity/fidelity.json, and prints the
+table.
+
+Usage: python benchmarks/fidelity.py [--quick] [--units scu,iru,...] [--doc docs/fidelity.md] [--json FILE]
+"""
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from golden.perf import tune_allocator
+from golden.report import format_table
+from sim.report import ReportSpec, collect
+from sim.report.collect import paper_rows
+from sim.report.fidelity import PAPER_SETUPS, VERDICT_ORDER, fidelity_markdown
+from sim.report.units import profile, unit_modes
+
+INTRO = ("Each unit runs on its paper's GPU preset over graphs that resemble the paper's datasets "
+         "(docs/datasets.md), baseline and every mode, each result checked against scipy/networkx. "
+         "Verdicts: *reproduced* = ours goes the paper's way (a speedup above 1, a reduction...) and "
+         "ours / paper lies in [0.5, 2]; *direction right* = the same way, more than 2x off; *contradicted* = the "
+         "other way; *within 2x* / *more than 2x off* for figures without a direction; *not measured* = the model "
+         "does not measure it yet. \"Measured\" lists the runs behind a figure: their time and where it goes "
+         "(each bound's share of the cycles, docs/golden.md \"Time model\"; `unit` = the unit's own time), beside "
+         "the reference mode's; or the figure run by run. \"Setup\" names the known differences from the paper's "
+         "setup.")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small graphs (a few minutes)")
+    ap.add_argument("--units", default=",".join(PAPER_SETUPS), help="units to run (default: all)")
+    ap.add_argument("--doc", default=None, help="write the Markdown table here (e.g. docs/fidelity.md)")
+    ap.add_argument("--json", default="build/fidelity/fidelity.json")
+    args = ap.parse_args(argv)
+    tune_allocator()
+    t0 = time.time()
+    units = [u for u in args.units.split(",") if u]
+    unknown = [u for u in units if u not in PAPER_SETUPS]
+    if unknown:
+        ap.error(f"unknown unit(s) {', '.join(unknown)}; units: {', '.join(PAPER_SETUPS)}")
+    records, bad = [], []
+    for u in units:
+        st = PAPER_SETUPS[u]
+        for gpu in st["gpus"]:
+            spec = ReportSpec(graphs=st["quick" if args.quick else "graphs"], algos=st["algos"], units=[u],
+                              gpu=gpu, check=True)
+            print(f"[fidelity] {u} on {gpu}: {', '.join(spec.graphs)} ({time.time() - t0:.0f} s)", file=sys.stderr,
+                  flush=True)
+            res = collect(spec, log=lambda m: None, bar=False)
+            records += res["runs"]
+            bad += [r for r in res["runs"] if r.get("ok") is False]
+    found = unit_modes()
+    rows = [p for p in paper_rows(units, found, records, None, None) if "area" not in p]
+    table = [[i, p["unit"], p["figure"], p["paper"], p["ours_text"],
+              "-" if p.get("ratio") is None else f"{p['ratio']:.2f}", p["verdict"]] for i, p in enumerate(rows, 1)]
+    print(format_table(["#", "unit", "headline", "paper", "ours", "ours / paper", "verdict"], table, markdown=True,
+                       title="Fidelity: the papers' headlines against the model"))
+    counts = {v: sum(p["verdict"] == v for p in rows) for v in VERDICT_ORDER}
+    print("verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n))
+    if bad:
+        print(f"{len(bad)} run(s) differ from the reference: " +
+              "; ".join(f"{r['graph']} {r['algo']} {r['mode']}: {r['check']}" for r in bad))
+    wall = time.time() - t0
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, Python {platform.python_version()}",
+            "wall_s": wall, "args": " --quick" * args.quick + (f" --units {args.units}" if args.units !=
+                                                                 ",".join(PAPER_SETUPS) else ""),
+            "intro": INTRO + " Setups: " + "; ".join(
+                f"{u}: {', '.join(PAPER_SETUPS[u]['gpus'])} on "
+                f"{', '.join(PAPER_SETUPS[u]['quick' if args.quick else 'graphs'])}, "
+                f"{', '.join(PAPER_SETUPS[u]['algos'])} ({profile(u).source})" for u in units) + "."}
+    if args.doc:
+        Path(args.doc).write_text(fidelity_markdown(rows, meta))
+        print(f"(Markdown: {args.doc})")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "rows": rows, "runs": records}, indent=1, default=str))
+    print(f"(JSON: {out}; {wall:.0f} s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The fidelity table: every headline of every paper beside the model's value,
+their ratio, a verdict and, for every gap, the measured reason (which bound,
+which parameter, which difference of setup); docs/fidelity.md.
+
+The headlines are the units' :class:`~sim.report.units.PaperClaim` s
+(``sim/report/units.py``); ``graphunits report`` shows them for the runs it
+makes, ``benchmarks/fidelity.py`` runs the papers' setups (their GPUs, graphs
+resembling their datasets, their algorithms) and writes docs/fidelity.md, and
+the demo prints a short version.
+
+Verdicts (the issue's rule: the direction, and the magnitude within 2x):
+
+* ``reproduced``: ours goes the paper's way (a speedup above 1, a reduction
+  below 1 or a negative change...) and ours / paper lies in [0.5, 2];
+* ``direction right``: the same way, more than 2x off;
+* ``contradicted``: the other way;
+* ``within 2x`` / ``more than 2x off``: a figure without a direction (a
+  bandwidth, a count);
+* ``not measured``: the model does not measure it (yet), or no run matched.
+"""
+from __future__ import annotations
+
+import math
+
+from .units import RunSet
+
+__all__ = ["verdict", "fidelity_rows", "run_reasons", "fidelity_markdown", "VERDICT_ORDER", "PAPER_SETUPS"]
+
+VERDICT_ORDER = ("reproduced", "within 2x", "direction right", "more than 2x off", "contradicted", "not measured")
+
+#: The papers' setups that benchmarks/fidelity.py runs: unit -> (GPU presets, graph specs
+#: resembling the datasets (full runs), smaller ones for ``--quick``, algorithms, options).
+#: docs/datasets.md says how each graph resembles the paper's.
+PAPER_SETUPS = {
+    "scu": {"gpus": ["gtx980", "tx1"], "graphs": ["kron:scale=16", "grid:256x256"],
+            "quick": ["kron:scale=10", "grid:32x32"], "algos": ["bfs", "sssp", "pr"]},
+    "iru": {"gpus": ["gtx980"], "graphs": ["kron:scale=15", "grid:128x128"],
+            "quick": ["kron:scale=9", "grid:24x24"], "algos": ["bfs", "sssp", "pr"]},
+    "graphpeg": {"gpus": ["kepler"], "graphs": ["kron:scale=16", "grid:256x256"],
+                 "quick": ["kron:scale=10", "grid:32x32"], "algos": ["bfs", "sssp", "bc", "kcore"]},
+    "mff": {"gpus": ["gtx480"], "graphs": ["kron:scale=16", "grid:256x256"],
+            "quick": ["kron:scale=10", "grid:32x32"], "algos": ["pr", "bfs", "sssp", "cc"]},
+    "emogi": {"gpus": ["v100"], "graphs": ["kron:scale=18", "urand:scale=18"],
+              "quick": ["kron:scale=12", "urand:scale=12"], "algos": ["bfs", "sssp", "cc", "pr"]},
+}
+
+
+def _direction(kind: str, v: float) -> int:
+    """+1 / -1: which way a figure goes (above or below 1 for a factor or a share,
+    the sign of a change); 0 for a figure without a direction."""
+    if kind in ("x", "share"):
+        return (v > 1) - (v < 1)
+    if kind == "change":
+        return (v > 0) - (v < 0)
+    return 0
+
+
+def verdict(kind: str, paper: float | None, ours: float | None, *, paper_hi: float | None = None,
+            direction: int = 0) -> tuple[float | None, str]:
+    """``(ours / paper, verdict)``: see the module docstring. ``paper_hi``: the top
+    of a range (ours inside it: ratio 1); ``direction``: the way a statement
+    without a number goes (+1 / -1)."""
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        return None, "not measured"
+    if paper is None:
+        if not direction:
+            return None, "not measured"
+        return None, "direction right" if _direction(kind, ours) == direction else "contradicted"
+    if paper == 0:
+        return None, "within 2x"
+    if paper_hi is not None and paper <= ours <= paper_hi:
+        ratio = 1.0
+    else:
+        ratio = ours / (paper_hi if paper_hi is not None and ours > paper_hi else paper)
+    dp, do = _direction(kind, paper), _direction(kind, ours)
+    within = 0.5 <= ratio <= 2.0
+    if dp == 0:
+        return ratio, "within 2x" if within else "more than 2x off"
+    if do != dp:
+        return ratio, "contradicted"
+    return ratio, "reproduced" if within else "direction right"
+
+
+def run_reasons(rs: RunSet, select: dict, limit: int = 4) -> str:
+    """The measured reason of a time figure: for the runs ``select`` picks, their
+    time and where it goes (every bound's share of the cycles, the unit's own
+    time as ``unit``) beside the reference mode's."""
+    parts = []
+    for r in rs.select(**select)[:limit]:
+        ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
+        ref = ref[0] if ref else None
+        t = r.get("time_us")
+        s = f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {r['mode']} {t:.0f} us" if t else \
+            f"{r['graph']} {r['algo']}: {r['mode']}"
+        if r.get("bound_mix"):
+            s += f" [{r['bound_mix']}]"
+        if ref and ref.get("time_us"):
+            s += f" vs {ref['mode']} {ref['time_us']:.0f} us"
+            if ref.get("bound_mix"):
+                s += f" [{ref['bound_mix']}]"
+        parts.append(s)
+    return "; ".join(parts) if parts else "no matching run"
+
+
+def metric_reasons(rs: RunSet, select: dict, metric: str, limit: int = 6) -> str:
+    """The figure run by run: ``metric`` of every run ``select`` picks."""
+    from golden.report import fmt
+    parts = [f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {fmt(float(r[metric]))}"
+             for r in rs.select(**select) if isinstance(r.get(metric), (int, float))][:limit]
+    return "; ".join(parts) if parts else "no matching run"
+
+
+def fidelity_rows(paper_rows: list[dict]) -> list[dict]:
+    """Add ``ratio`` and ``verdict`` to the report's paper rows (in place) and return them."""
+    for p in paper_rows:
+        ratio, v = verdict(p.get("kind", "number"), p.get("paper_value"), p.get("ours"),
+                           paper_hi=p.get("paper_hi"), direction=p.get("direction", 0))
+        p["ratio"] = ratio
+        p["verdict"] = v
+    return paper_rows
+
+
+def _cell(x) -> str:
+    return str(x).replace("|", "/").replace("\n", " ")
+
+
+def fidelity_markdown(rows: list[dict], meta: dict) -> str:
+    """docs/fidelity.md: the summary, the table, the reasons."""
+    from collections import Counter
+    lines = ["# Fidelity: the papers' headlines against the model", "",
+             f"Generated by `python benchmarks/fidelity.py{meta.get('args', '')}` on {meta.get('date', '?')} "
+             f"({meta.get('machine', '?')}, {meta.get('wall_s', 0):.0f} s). Do not edit by hand: re-run the script.",
+             "", meta.get("intro", ""), ""]
+    count = Counter(r["verdict"] for r in rows)
+    lines.append("Verdicts: " + ", ".join(f"{count[v]} {v}" for v in VERDICT_ORDER if count[v]) + ".")
+    lines += ["", "| # | unit | headline | paper | ours | ours / paper | verdict |", "|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(rows, 1):
+        ratio = "-" if r.get("ratio") is None else f"{r['ratio']:.2f}"
+        lines.append(f"| {i} | {r['unit']} | {_cell(r['figure'])} | {_cell(r['paper'])} | {_cell(r['ours_text'])} | "
+                     f"{ratio} | {r['verdict']} |")
+    lines += ["", "## How each figure is measured, and why it differs", ""]
+    for i, r in enumerate(rows, 1):
+        lines.append(f"{i}. **{r['unit']}: {r['figure']}** ({r['verdict']}). Ours: {r['how']}.")
+        if r.get("reason"):
+            lines.append(f"   Measured: {r['reason']}.")
+        if r.get("note"):
+            lines.append(f"   Setup: {r['note']}.")
+    lines.append("")
+    return "\n".join(lines)

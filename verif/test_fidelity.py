@@ -1,0 +1,53 @@
+"""The fidelity table (sim/report/fidelity.py, benchmarks/fidelity.py): verdicts
+by hand, and a quick run of two units whose every row is consistent."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim.report.fidelity import VERDICT_ORDER, verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("kind,paper,ours,kw,want", [
+    ("x", 1.37, 1.37, {}, (1.0, "reproduced")),
+    ("x", 1.37, 2.6, {}, (2.6 / 1.37, "reproduced")),        # the same way, within 2x
+    ("x", 1.37, 2.8, {}, (2.8 / 1.37, "direction right")),   # more than 2x
+    ("x", 1.37, 0.9, {}, (0.9 / 1.37, "contradicted")),      # a slowdown against a speedup
+    ("share", 0.14, 0.30, {}, (0.30 / 0.14, "direction right")),
+    ("share", 0.56, 0.65, {}, (0.65 / 0.56, "reproduced")),
+    ("change", -0.04, 0.10, {}, (0.10 / -0.04, "contradicted")),
+    ("change", -0.76, -0.44, {}, (-0.44 / -0.76, "reproduced")),
+    ("number", 4.7, 11.0, {}, (11.0 / 4.7, "more than 2x off")),
+    ("number", 4.7, 5.0, {}, (5.0 / 4.7, "within 2x")),
+    ("x", 1.75, 3.0, {"paper_hi": 5.22}, (1.0, "reproduced")),           # inside the range
+    ("x", 1.75, 12.0, {"paper_hi": 5.22}, (12.0 / 5.22, "direction right")),
+    ("x", None, 0.8, {"direction": -1}, (None, "direction right")),      # "a small slowdown"
+    ("x", None, 1.2, {"direction": -1}, (None, "contradicted")),
+    ("x", 2.5, None, {}, (None, "not measured")),
+])
+def test_verdicts(kind, paper, ours, kw, want):
+    ratio, v = verdict(kind, paper, ours, **kw)
+    assert v == want[1] and v in VERDICT_ORDER
+    assert (ratio is None) == (want[0] is None) and (ratio is None or ratio == pytest.approx(want[0]))
+
+
+def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import fidelity as bench
+    doc, js = tmp_path / "fidelity.md", tmp_path / "f.json"
+    assert bench.main(["--quick", "--units", "mff,emogi", "--doc", str(doc), "--json", str(js)]) == 0
+    data = json.loads(js.read_text())
+    rows = data["rows"]
+    assert {r["unit"] for r in rows} == {"mff", "emogi"} and all(r["verdict"] in VERDICT_ORDER for r in rows)
+    for r in rows:
+        assert (r["ratio"], r["verdict"]) == tuple(verdict(r["kind"], r["paper_value"], r["ours"],
+                                                           paper_hi=r["paper_hi"], direction=r["direction"]))
+    # every run it made was checked against the reference
+    assert data["runs"] and all(run["check"] == "ok" for run in data["runs"])
+    text = doc.read_text()
+    assert text.startswith("# Fidelity") and text.count("\n| ") >= len(rows) + 1
+    speed = next(r for r in rows if r["figure"] == "speedup over UVM, aligned")
+    assert speed["reason"].count(" us [") >= 1 and "emogi-aligned" in speed["reason"]
