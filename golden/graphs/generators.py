@@ -162,23 +162,24 @@ def delaunay(scale: int, seed: int = 1, order: str = "random", *, name: str | No
     no ``meta``).
     """
     check_params("delaunay", {"scale": scale, "seed": seed, "order": order})
-    from scipy.spatial import Delaunay        # scipy.spatial only when needed
+    from scipy.spatial import Delaunay, QhullError     # scipy.spatial only when needed
 
     n = 1 << scale
     rng = np.random.default_rng(seed)
     pts = rng.random((n, 2))
     try:
         tri = Delaunay(pts)
-    except Exception as e:                    # qhull: degenerate input (never for random points)
+    except QhullError as e:                   # degenerate input (never for random points)
         raise GraphError(f"delaunay scale={scale} seed={seed}: qhull failed: {str(e).splitlines()[0]}") from None
     simp = tri.simplices.astype(np.int64)
     src = np.concatenate([simp[:, 0], simp[:, 1], simp[:, 2]])
     dst = np.concatenate([simp[:, 1], simp[:, 2], simp[:, 0]])
     if order == "sorted":
         q = np.minimum((pts * 65536).astype(np.int64), 65535)
+        seq = np.argsort(_hilbert_index(q[:, 0], q[:, 1], 16), kind="stable")   # the points along the curve
         rank = np.empty(n, np.int64)
-        rank[np.argsort(_hilbert_index(q[:, 0], q[:, 1], 16), kind="stable")] = np.arange(n)
-        src, dst, pts = rank[src], rank[dst], pts[np.argsort(rank)]
+        rank[seq] = np.arange(n)
+        src, dst, pts = rank[src], rank[dst], pts[seq]
     return CSRGraph.from_edges(src, dst, num_vertices=n, directed=False, name=name or f"delaunay{scale}",
                                meta={"generator": "delaunay", "scale": scale, "seed": seed, "order": order,
                                      "points": pts})
