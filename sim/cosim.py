@@ -375,7 +375,7 @@ def _mff_backend(cfg):
     return MFFTLMBackend(cfg)
 
 
-register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1", _scu_backend,
+register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1-sim", _scu_backend,
                          "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True))
 register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
                          "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg}))

@@ -148,8 +148,8 @@ def fetch_demo(sims, quick: bool, step) -> int:
 def scu_demo(sims, quick: bool, step) -> int:
     from golden.scu import SCUConfig
     failures = 0
-    cfg = SCUConfig.preset("gtx980")
-    step(f"SCU, preset 'gtx980' (width {cfg.width}): random operations on {', '.join(sims)} against its TLM")
+    cfg = SCUConfig.preset("gtx980-sim")
+    step(f"SCU, preset 'gtx980-sim' (width {cfg.width}): random operations on {', '.join(sims)} against its TLM")
     build = build_verilog("scu", cfg)
     runs = [{"name": "all operations, latency 1-60", "seed": 3, "workload": {"seed": 3, "ops": 10 if quick else 20},
              "timing": {"latency": [1, 60], "seed": 3}},
@@ -176,16 +176,16 @@ def cosim_demo(sim: str, quick: bool, step) -> int:
     returns the number of failures (an active :class:`CosimLog` records the runs)."""
     from . import cosim
     graph = DEMO_GRAPHS[0 if quick else 1]
-    step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1) RTL on {sim}")
+    step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1-sim) RTL on {sim}")
     rows, failures = [], 0
     for algo in ("bfs", "sssp"):
         step(f"{algo}: {sim} runs every SCU operation of the golden algorithm", new=False)
-        r = cosim.run_cosim(graph, algo, preset="tx1", sim=sim, log=lambda *a: None)
+        r = cosim.run_cosim(graph, algo, preset="tx1-sim", sim=sim, log=lambda *a: None)
         failures += not r.ok
         rows.append([algo, sum(r.rtl["ops"].values()), r.rtl["requests"], round(r.rtl["cycles"]),
                      round(r.tlm["cycles"]), "matches reference" if r.ok else "MISMATCH: " + r.problems[0]])
     print(format_table(["algorithm", "SCU operations", "memory requests", "SCU cycles (RTL)", "SCU cycles (model)",
-                        "check"], rows, title="RTL in the loop (SCU tx1)"))
+                        "check"], rows, title="RTL in the loop (SCU tx1-sim)"))
     print()
     # The MFF: pull PageRank whose every PC_gather runs on the RTL.
     mgraph = "kron:scale=6,edgefactor=4,seed=1" if quick else "kron:scale=7,edgefactor=8,seed=1"

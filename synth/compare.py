@@ -76,9 +76,9 @@ _SCU_WHY = ("paper: the whole enhanced SCU with {paper_kb:g} KB of buffers (Tabl
             "macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 of ideally scaled OSU 0.18 um logic")
 
 PAPER_FIGURES: list[PaperFigure] = [
-    PaperFigure("SCU, Tegra X1 (width 1)", "scu", "tx1", "area_mm2", 3.65, "mm2",
+    PaperFigure("SCU, Tegra X1 (width 1)", "scu", "tx1-sim", "area_mm2", 3.65, "mm2",
                 "SCU paper §6.4", _SCU_WHY, node=32, paper_kb=61),
-    PaperFigure("SCU, GTX 980 (width 4)", "scu", "gtx980", "area_mm2", 13.27, "mm2",
+    PaperFigure("SCU, GTX 980 (width 4)", "scu", "gtx980-sim", "area_mm2", 13.27, "mm2",
                 "SCU paper §6.4", _SCU_WHY, node=32, paper_kb=61),
     PaperFigure("IRU, one memory partition", "iru", "default", "area_mm2", 5.98, "mm2",
                 "IRU paper §6.4",

@@ -34,7 +34,7 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
 
 
 @pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("fetch", "tx1"), ("fetch", "deep"),
-                                          ("scu", "tx1"), ("scu", "gtx980"), ("mff", "default"),
+                                          ("scu", "tx1-sim"), ("scu", "gtx980-sim"), ("mff", "default"),
                                           ("mff", "gtx480"), ("coalescer", "default"), ("iru", "default"),
                                           ("iru", "small"), ("graphpeg", "default")])
 @pytest.mark.parametrize("wall", [False, True])
@@ -56,6 +56,7 @@ def test_lint_fetch_without_merge_window(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["verilog", "--unit", "scuu"], "no unit named 'scuu'"),
     (["verilog", "--unit", "fetch", "--preset", "huge"], "FetchConfig has no preset 'huge'"),
+    (["verilog", "--unit", "scu", "--preset", "gtx980"], "the SCU's RTL implements the on-chip hash variant"),
     (["verilog", "--unit", "fetch", "--set", "width=3"], "FetchConfig.width must be one of 1, 2, 4, 8, not 3"),
     (["verilog", "--unit", "fetch", "--set", "width"], "--set expects KEY=VALUE"),
     (["verilog", "--unit", "fetch", "--config", "/nonexistent.json"], "configuration file /nonexistent.json does not exist"),

@@ -10,10 +10,10 @@ from sim.cosim import run_cosim
 
 
 @pytest.mark.parametrize("algo, mode, sim, preset", [
-    ("bfs", "scu", "verilator", "tx1"),
-    ("sssp", "scu", "verilator", "tx1"),
+    ("bfs", "scu", "verilator", "tx1-sim"),
+    ("sssp", "scu", "verilator", "tx1-sim"),
     ("sssp", "scu-enhanced", "verilator", "tiny"),
-    ("pr", "scu", "verilator", "gtx980"),
+    ("pr", "scu", "verilator", "gtx980-sim"),
     ("bfs", "scu-enhanced", "icarus", "tiny"),
 ])
 def test_cosim_matches_reference(algo, mode, sim, preset, tmp_path):

@@ -19,7 +19,7 @@ def test_demo_quick_on_icarus():
     # every step announced itself, in order
     assert [int(k) for k in re.findall(rf"\[demo\] step (\d+)/{STEPS} ", out)] == list(range(1, STEPS + 1))
     # each unit's step printed its table and its check
-    for title in ("Fetch engine (ideal:", "SCU RTL against its TLM", "RTL in the loop (SCU tx1)",
+    for title in ("Fetch engine (ideal:", "SCU RTL against its TLM", "RTL in the loop (SCU tx1-sim)",
                   "RTL in the loop (MFF)", "IRU RTL (blocks/reply", "RTL in the loop (IRU small)",
                   "GraphPEG RTL against its TLM and the graph", "BFS with the GraphPEG RTL in the loop (icarus)"):
         assert title in out, title
@@ -76,5 +76,5 @@ def test_cosim_log_records_and_restores(monkeypatch):
     assert cosim.run_cosim is fake
     c, d = log.records
     assert (c["unit"], c["preset"], c["ops"], c["requests"], c["rtl_cycles"], c["model_over_rtl"]) == \
-        ("scu", "tx1", 7, 3 + 4, 70.0, 2.0)
+        ("scu", "tx1-sim", 7, 3 + 4, 70.0, 2.0)
     assert (d["unit"], d["preset"], d["model_cycles"], d["model_over_rtl"]) == ("graphpeg", "sim", 140.0, None)

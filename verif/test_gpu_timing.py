@@ -51,12 +51,17 @@ def test_infinite_limits_give_the_previous_model(preset, monkeypatch):
     """With every new limit off (GPUConfig.unlimited) and no caches, each launch
     takes exactly launch + max(issue, DRAM bytes / bandwidth, unit) + one latency,
     computed here from the launch's own counts (the model before issue 16)."""
+    from golden.scu import SCUConfig
+    from golden.scu.algorithms import TLMBackend
     c = GPUConfig.preset(preset, launch_cycles=3000, mem_latency=400).unlimited()
     spl = c.line_bytes // c.sector_bytes
     runs = [("kron:scale=8", "bfs", "baseline", {}), ("kron:scale=8", "sssp", "baseline", {}),
             ("kron:scale=8", "pr", "baseline", {"max_iter": 3}), ("grid:12x12", "cc", "baseline", {}),
             ("kron:scale=8", "bc", "baseline", {}), ("grid:12x12", "kcore", "baseline", {}),
-            ("kron:scale=8", "pr", "mff", {"max_iter": 3}), ("kron:scale=8", "bfs", "scu-enhanced", {})]
+            ("kron:scale=8", "pr", "mff", {"max_iter": 3}),
+            # the SCU on a fixed-latency memory (on the memory system its operations are not GPU launches)
+            ("kron:scale=8", "bfs", "scu-enhanced",
+             {"backend": TLMBackend(SCUConfig.preset("gtx980-sim"), latency=400)})]
     checked = 0
     for spec, algo, mode, opts in runs:
         g = load_graph(spec, cache=False)

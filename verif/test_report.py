@@ -467,7 +467,7 @@ def test_area_preset_lists_the_units_without_it(monkeypatch, tmp_path):
     assert "tx1" in SCUConfig.PRESETS and "tx1" not in IRUConfig.PRESETS
     spec = ReportSpec(graphs=[GRAPH], algos=["bfs"], units=["scu", "iru"], area=True, area_preset="tx1")
     plan, skipped = _area_plan(spec, ["scu", "iru"])
-    assert plan == [("scu", "tx1")] and len(skipped) == 1 and skipped[0].startswith("iru (no preset 'tx1'; IRUConfig")
+    assert plan == [("scu", "tx1-sim")] and len(skipped) == 1 and skipped[0].startswith("iru (no preset 'tx1'; IRUConfig")
     monkeypatch.setattr(area, "cached_area", _fake_area)
     monkeypatch.setattr(area, "area_unavailable", lambda: None)
     res = build_report(spec, tmp_path, log=None)
@@ -475,7 +475,7 @@ def test_area_preset_lists_the_units_without_it(monkeypatch, tmp_path):
     assert f"Area skipped: {res['area_skipped']}." in (tmp_path / "report.md").read_text()
     # the default presets: the IRU's area preset is `default`, the SCU's that of its GPU
     plan, skipped = _area_plan(ReportSpec(graphs=[GRAPH], area=True), ["scu", "iru"])
-    assert plan == [("scu", "gtx980"), ("iru", "default")] and skipped == []
+    assert plan == [("scu", "gtx980-sim"), ("iru", "default")] and skipped == []
 
 
 def test_a_new_unit_appears_without_edits(monkeypatch):

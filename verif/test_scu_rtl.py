@@ -254,7 +254,7 @@ def check_directed(res, runs, expect):
     assert by_name["hash state"]["dump"] == expect
 
 
-@pytest.mark.parametrize("preset", ["tx1", "gtx980", "tiny"])
+@pytest.mark.parametrize("preset", ["tx1-sim", "gtx980-sim", "tiny"])
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 def test_scu_cocotb(sim, preset):
     cfg = SCUConfig.preset(preset)

@@ -399,5 +399,15 @@ def test_config_validation_and_presets():
         SCUConfig(filter_sets=100)
     with pytest.raises(ConfigError, match=r"SCUConfig.group_size must be in the range \[1, 32\], not 0"):
         SCUConfig(group_size=0)
-    d = SCUConfig.preset("tx1").derived()
+    d = SCUConfig.preset("tx1-sim").derived()
     assert d["filter_entries"] == 1024 and d["ops"]["group"] == 6
+    # The papers' presets: Table 2's hashes in memory (bytes / entry size).
+    for name, bfs, sssp, grp in (("tx1", 132 << 10, 192 << 10, 144 << 10), ("gtx980", 1 << 20, 3 << 19, 1.2 * (1 << 20))):
+        c = SCUConfig.preset(name)
+        assert c.hash_in_memory and c.filter_ways == c.group_ways == 16
+        assert c.filter_sets * 16 * 4 == bfs and c.best_sets * 16 * 8 == sssp
+        assert c.group_sets == int(grp // 32 // 16)
+    # In memory the sets need not be powers of two; on chip they must.
+    assert SCUConfig(hash_in_memory=True, filter_sets=100).filter_sets == 100
+    with pytest.raises(ConfigError, match="filter_best_sets=64: a separate best-cost geometry needs the hash in memory"):
+        SCUConfig(filter_best_sets=64)

@@ -40,10 +40,10 @@ def _write(tmp_path, text, name="s.toml"):
 def test_examples_validate():
     # SCU paper Table 2: width 1 on the Tegra X1, 4 on the GTX 980; each GPU with its own SCU preset
     w = load_sweep(EXAMPLES / "scu-width.toml")
-    # the presets' requests in flight (Table 1: 32, 8 per parameter stream) and enough that Little's law
-    # does not bind (1024 / 512), stepped together (a linked group), not crossed
-    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8], "max_inflight": [32, 1024],
-                                            "param_inflight": [8, 512]}
+    # the presets' requests in flight (Table 1's FIFOs: 1024, 32 per parameter stream) and the RTL
+    # presets' (32 / 8), stepped together (a linked group), not crossed
+    assert w.unit == "scu" and w.params == {"width": [1, 2, 4, 8], "max_inflight": [1024, 32],
+                                            "param_inflight": [32, 8]}
     assert w.links == {"inflight": ["max_inflight", "param_inflight"]}
     assert w.swept == ["param.width", "param.inflight", "gpu"] and w.panels_by == ["param.inflight"]
     assert w.gpus == ["tx1", "gtx980"] and w.relative_to == {"width": 8}
@@ -51,11 +51,12 @@ def test_examples_validate():
     assert len(pts) == 2 * 2 * (3 * 2 * 4 * 2 + 3)
     assert {(p["gpu"], p["preset"]) for p in pts if p["mode"] != "baseline"} == {("tx1", "tx1"), ("gtx980", "gtx980")}
     assert {(p["params"]["max_inflight"], p["params"]["param_inflight"]) for p in pts
-            if p["mode"] != "baseline"} == {(32, 8), (1024, 512)}
+            if p["mode"] != "baseline"} == {(32, 8), (1024, 32)}
     from golden.scu import SCUConfig
     for gpu in ("tx1", "gtx980"):                   # the first setting is the presets' own
         cfg = SCUConfig.preset(gpu)
-        assert (cfg.max_inflight, cfg.param_inflight) == (32, 8)
+        assert (cfg.max_inflight, cfg.param_inflight) == (1024, 32)
+        assert (SCUConfig.preset(gpu + "-sim").max_inflight, SCUConfig.preset(gpu + "-sim").param_inflight) == (32, 8)
     h = load_sweep(EXAMPLES / "scu-hash.toml")
     assert h.swept == ["param.filter_sets", "param.group_sets"] and len(h.points()) == 2 * 2 * (4 * 3 + 1)
     for s in (w, h):
@@ -330,45 +331,46 @@ def test_sweep_command_dry_run(tmp_path):
 
 def test_scu_width_matters_only_when_little_law_does_not_bind():
     """Guards the outcome of examples/sweeps/scu-width.toml (docs/benchmarks.md,
-    "SCU pipeline width") on a small graph, through run_point as a sweep runs it.
+    "SCU pipeline width") on a small graph, through run_point as a sweep runs it,
+    with the SCU on the GPU's memory system.
 
-    With Table 1's 32 requests in flight (window 4) at the GPU model's latency L, a
-    stream moves at most 28 blocks per L + 2 cycles, i.e. 28 * 8 / 402 = 0.56 4-byte
-    elements per cycle, below the 1 element per cycle of a width-1 pipeline: the
-    width cannot bind, so width 1 is within a few per cent of width 8. With 1024 /
-    512 in flight Little's law allows 1 block (8 elements) per cycle on the port, so
-    a width-1 pipeline is the bottleneck: every one of the run's output elements
-    leaves it at most one per cycle and every operation waits at least two latencies
-    (its first read, its last write), which bounds the width-1 time from below."""
+    With the RTL presets' 32 requests in flight (window 4) at the unit's L2/DRAM
+    latency (168 / 346 cycles on the GTX 980), a stream moves at most 28 blocks
+    per round trip, at most 28 * 8 / 170 = 1.3 four-byte elements per cycle and
+    far less on a parameter stream of 8 slots: the width hardly binds, so width 1
+    is within a few per cent of width 8. With the paper's FIFOs (1024 / 32) Little's
+    law no longer binds the data stream, so the pipeline does: every output element
+    leaves a width-1 unit at most one per cycle, which bounds its time from below,
+    and each doubling of the width shortens the run."""
     from golden.gpu import GPUConfig
     from golden.scu import SCUConfig
     from sim.report.sweep import run_point
     gpu = GPUConfig.preset("gtx980")
-    cfg = SCUConfig.preset("gtx980")
+    cfg = SCUConfig.preset("gtx980-sim")
     usable = cfg.max_inflight - cfg.merge_window
-    assert usable * (cfg.block_bytes // 4) / (gpu.mem_latency + 2) < 1      # the supply a width-1 unit outruns
+    assert usable * (cfg.block_bytes // 4) / (gpu.l2_latency - gpu.l1_latency + 2) < 1.5
 
     def point(width, inflight):
-        p = {"v": 1, "unit": "scu", "preset": "gtx980", "graph": "kron:scale=8", "algo": "bfs", "mode": "scu",
+        p = {"v": 1, "unit": "scu", "preset": "gtx980", "graph": "kron:scale=10", "algo": "bfs", "mode": "scu",
              "gpu": "gtx980", "options": {},
              "params": {"width": width, "max_inflight": inflight[0], "param_inflight": inflight[1]}}
         row = run_point(p)
         assert row["status"] == "ok" and row["check"] == "ok", row
+        assert row["scu_on_memory_system"]
         return row
 
-    presets = {w: point(w, (32, 8)) for w in (1, 8)}
-    large = {w: point(w, (1024, 512)) for w in (1, 4, 8)}
-    rel_presets = presets[1]["time_us"] / presets[8]["time_us"]
-    assert 1.0 <= rel_presets < 1.05, rel_presets
-    assert large[1]["time_us"] > large[4]["time_us"] > large[8]["time_us"]
-    r1 = large[1]
-    floor = r1["scu_elements_out"] + r1["scu_ops"] * 2 * gpu.mem_latency     # width-1 SCU cycles, at least
-    assert r1["scu_cycles"] >= floor and r1["time_total_cycles"] == pytest.approx(
+    rtl = {w: point(w, (32, 8)) for w in (1, 8)}
+    paper = {w: point(w, (1024, 32)) for w in (1, 2, 4, 8)}
+    rel_rtl = rtl[1]["time_us"] / rtl[8]["time_us"]
+    assert 1.0 <= rel_rtl < 1.05, rel_rtl
+    assert paper[1]["time_us"] > paper[2]["time_us"] > paper[4]["time_us"] > paper[8]["time_us"]
+    r1 = paper[1]
+    assert r1["scu_cycles"] >= r1["scu_elements_out"] and r1["time_total_cycles"] == pytest.approx(
         r1["time_gpu_cycles"] + r1["scu_cycles"])
-    rel_large = large[1]["time_us"] / large[8]["time_us"]
-    assert rel_large > 1.1, rel_large                                       # the width matters again
-    # ... and more than with the presets' in-flight counts, and width 4 closes most of the gap
-    assert rel_large > rel_presets and large[4]["time_us"] / large[8]["time_us"] < 1 + (rel_large - 1) / 2
+    rel_paper = paper[1]["time_us"] / paper[8]["time_us"]
+    assert rel_paper > 1.3 and rel_paper > rel_rtl, rel_paper       # the width matters again
+    # the deeper FIFOs are faster at every width
+    assert paper[1]["time_us"] < rtl[1]["time_us"] and paper[8]["time_us"] < rtl[8]["time_us"]
 
 
 def test_sweep_dry_run_into_a_closed_pipe():

@@ -95,6 +95,7 @@ class KernelStats:
     dram_activations: int = 0
     unit_sectors: int = 0                                 # DRAM sectors moved by an attached unit (MFF)
     unit_cycles: float = 0.0                              # the attached unit's own time (a lower bound)
+    unit_fixed: float = 0.0                               # the unit's cycles outside every bound (latency chain)
     atomic_chain: int = 0                                 # longest run of atomics to one address
     phases: int = 1
     waves: int = 0
@@ -143,7 +144,7 @@ class KernelStats:
             "l1": self.l1.as_dict(), "l2": self.l2.as_dict(), "dram_sectors": self.dram_sectors,
             "dram_reads": self.dram_reads, "dram_writes": self.dram_writes,
             "dram_activations": self.dram_activations, "atomic_chain": self.atomic_chain,
-            "unit_sectors": self.unit_sectors, "unit_cycles": self.unit_cycles,
+            "unit_sectors": self.unit_sectors, "unit_cycles": self.unit_cycles, "unit_fixed": self.unit_fixed,
             "phases": self.phases, "waves": self.waves,
             "latency": _ratio(self.latency, self.launches),
             "issue_cycles": self.issue_cycles, "memory_cycles": self.memory_cycles, "cycles": self.cycles,
@@ -178,14 +179,19 @@ class Kernel:
     """One kernel launch: describe its memory instructions with :meth:`load`,
     :meth:`store`, :meth:`atomic` (and extra ALU work with :meth:`alu`); a unit
     the kernel waits for declares its work with :meth:`unit` and its memory
-    requests with :meth:`unit_access`."""
+    requests with :meth:`unit_access` or :meth:`unit_requests`, and its time
+    model with :meth:`unit_model`. A unit's own operation (the SCU's, which the
+    GPU waits for between kernels) is a kernel of no threads and no launch:
+    ``gpu.kernel(name, 0, launch=False)``."""
 
-    def __init__(self, gpu: "GPU", name: str, threads: int, phases: int = 1):
+    def __init__(self, gpu: "GPU", name: str, threads: int, phases: int = 1, launch: bool = True):
         self.gpu = gpu
         self.name = name
         self.threads = int(threads)
+        self.launch = bool(launch)
         self.stats = KernelStats(name)
         self.stats.phases = int(phases)
+        self._unit_models: list = []
         self._alu = 0
         self._memo = None      # last dense access: (idx, active, esize, result, items)
         self._batches: list[Batch] = []
@@ -256,6 +262,47 @@ class Kernel:
         spl = c.line_bytes // c.sector_bytes
         mask = np.left_shift(np.uint8(1), (sec % spl).astype(np.uint8))
         self._batches.append(Batch(kind, sec // spl, mask, None, place))
+
+    def unit_requests(self, kind: str, addrs, nbytes: int | None = None, *, place: str = "icnt") -> None:
+        """Memory requests of a unit by byte address: request ``i`` covers
+        ``[addrs[i], addrs[i] + nbytes)`` (default: the sector holding
+        ``addrs[i]``), which must lie inside one cache line. Each goes through
+        the L2 (and DRAM on a miss) as one access of the sectors it covers, like
+        :meth:`unit_access` (``place`` likewise)."""
+        if kind not in ("load", "store", "atomic"):
+            raise ValueError(f"unit_requests kind must be load, store or atomic, not {kind!r}")
+        if place not in ("partition", "icnt"):
+            raise ValueError(f"unit_requests place must be 'partition' or 'icnt', not {place!r}")
+        if not self.gpu.stats_on:
+            return
+        c = self.gpu.config
+        a = np.asarray(addrs, dtype=np.int64).reshape(-1)
+        if a.size == 0:
+            return
+        nb = c.sector_bytes if nbytes is None else int(nbytes)
+        if nb < 1 or nb > c.line_bytes:
+            raise ValueError(f"unit_requests: a request covers 1 to {c.line_bytes} bytes, not {nbytes!r}")
+        if int(a.min()) < 0:
+            raise ValueError(f"kernel {self.name}: unit request at a negative address")
+        if nbytes is None:
+            a = a - a % c.sector_bytes
+        line = a // c.line_bytes
+        if np.any((a + nb - 1) // c.line_bytes != line):
+            raise ValueError(f"kernel {self.name}: a unit request of {nb} B crosses a {c.line_bytes} B line")
+        s0 = (a % c.line_bytes) // c.sector_bytes
+        s1 = ((a + nb - 1) % c.line_bytes) // c.sector_bytes
+        mask = ((np.left_shift(1, s1 + 1) - 1) & ~(np.left_shift(1, s0) - 1)).astype(np.uint8)
+        self._batches.append(Batch(kind, line, mask, None, place))
+
+    def unit_model(self, fn) -> None:
+        """The time model of the unit's work in this kernel: ``fn(latency)``
+        returns ``(fixed, cycles)``, given the mean latency the unit sees for
+        its loads (from where the memory system served them: the L2 or DRAM,
+        less the SM's own pipeline, ``l1_latency``; docs/golden.md). ``cycles``
+        join the kernel's bounds as ``unit``; ``fixed`` (cycles no throughput
+        hides: the unit's chain of dependent latencies) is added to the
+        kernel's time outside them."""
+        self._unit_models.append(fn)
 
     # -- recording ------------------------------------------------------------------
     def _access(self, kind, arr, idx, tid, slot, active) -> None:
@@ -428,7 +475,7 @@ class _NullKernel:
     def load(self, *a, **k):
         pass
 
-    store = atomic = unit_access = load
+    store = atomic = unit_access = unit_requests = unit_model = load
 
     def alu(self, n):
         pass
@@ -490,16 +537,24 @@ class GPU:
         return self.array(name, QUEUE_CAPACITY, dtype)
 
     # -- kernels --------------------------------------------------------------------
-    def kernel(self, name: str, threads: int, *, phases: int = 1):
+    def kernel(self, name: str, threads: int, *, phases: int = 1, launch: bool = True):
         """A kernel launch of ``threads`` threads (a context manager). ``phases``:
         the dependent memory phases each warp goes through (a load whose address
         comes from an earlier load starts a new phase): the time model charges
-        waves x phases latencies at least."""
+        waves x phases latencies at least. ``launch=False``: no launch cost and
+        not counted as a launch (a unit's operation the GPU waits for)."""
         if not self.stats_on:
             return _NullKernel(name)
         if not isinstance(phases, int) or isinstance(phases, bool) or phases < 1:
             raise ValueError(f"kernel {name}: phases must be an integer >= 1, not {phases!r}")
-        return Kernel(self, name, threads, phases)
+        return Kernel(self, name, threads, phases, launch)
+
+    def unit_latencies(self) -> tuple[float, float]:
+        """Latencies a unit beside the interconnect sees for a load served by the
+        L2 and by DRAM: the GPU's, less the SM's pipeline and L1 lookup
+        (``l1_latency``); docs/golden.md."""
+        c = self.config
+        return float(max(c.l2_latency - c.l1_latency, 1)), float(max(c.mem_latency - c.l1_latency, 1))
 
     def count(self, name: str, n: int = 1) -> None:
         """Algorithm-level counters (edges traversed, vertices visited...).
@@ -526,7 +581,7 @@ class GPU:
             setattr(st, f, getattr(st, f) + n)
             self._pending[f] = 0
         warps = -(-k.threads // c.warp_size)
-        st.launches = 1
+        st.launches = int(k.launch)
         st.threads = k.threads
         st.warps = warps
         st.alu = ALU_PER_MEM * st.mem_instructions + ALU_PER_WARP * warps + k._alu
@@ -535,9 +590,20 @@ class GPU:
         sm_inst = (1 + ALU_PER_MEM) * k._sm_inst + ALU_PER_WARP * sm_warps + k._alu * share
         traffic = self.memory.run(k._batches, k._unit_sectors)
         k._batches = []
+        fixed = 0.0
+        if k._unit_models:
+            l2, dram = self.unit_latencies()
+            served = traffic.load_sectors[1:]
+            n = int(served.sum())
+            lat = float((served * (l2, dram)).sum() / n) if n else dram
+            for fn in k._unit_models:
+                f, cyc = fn(lat)
+                fixed += float(f)
+                st.unit_cycles += float(cyc)
+            st.unit_fixed += fixed
         tm = kernel_time(c, traffic, sm_instructions=sm_inst, sm_warps=sm_warps,
                          mem_instructions=st.mem_instructions, unit_cycles=st.unit_cycles, phases=st.phases,
-                         atomic_chain=st.atomic_chain)
+                         atomic_chain=st.atomic_chain, launch=k.launch, fixed=fixed)
         st.l1, st.l2 = traffic.l1, traffic.l2
         st.dram_reads = int(round(traffic.ch_reads.sum()))
         st.dram_writes = int(round(traffic.ch_writes.sum()))
@@ -659,6 +725,7 @@ def _merge(agg: KernelStats, st: KernelStats) -> None:
     agg.dram_activations += st.dram_activations
     agg.unit_sectors += st.unit_sectors
     agg.unit_cycles += st.unit_cycles
+    agg.unit_fixed += st.unit_fixed
     agg.atomic_chain = max(agg.atomic_chain, st.atomic_chain)
     agg.phases = max(agg.phases, st.phases)
     agg.waves = max(agg.waves, st.waves)

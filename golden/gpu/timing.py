@@ -1,7 +1,7 @@
 """The time of one kernel launch: every resource's bound, the one that binds
 (docs/golden.md, "Time model").
 
-``cycles = launch + max(bounds) + latency``, where each bound is the work on the
+``cycles = launch + fixed + max(bounds) + latency``, where each bound is the work on the
 *busiest* instance of a resource divided by its throughput:
 
 ========== ==================================================================
@@ -19,7 +19,9 @@ unit       the cycles an attached unit needs (its own time model)
 latency    dependent memory phases: waves x phases x latency - one latency
 ========== ==================================================================
 
-and ``latency`` is the mean load latency of the kernel (L1, L2 or DRAM, by
+``fixed`` is an attached unit's chain of dependent latencies (0 for a kernel
+without one; a unit's own operation has no launch), and ``latency`` is the mean
+load latency of the kernel (L1, L2 or DRAM, by
 where its sectors were served). With the limits of
 :data:`golden.gpu.config.UNLIMITED` this is the earlier model: launch +
 max(issue, DRAM bytes / bandwidth, unit) + one latency.
@@ -46,7 +48,8 @@ def _busy(x: np.ndarray, balanced: bool) -> float:
 
 
 def kernel_time(c: GPUConfig, t: Traffic, *, sm_instructions: np.ndarray, sm_warps: np.ndarray,
-                mem_instructions: int, unit_cycles: float, phases: int, atomic_chain: int) -> dict:
+                mem_instructions: int, unit_cycles: float, phases: int, atomic_chain: int,
+                launch: bool = True, fixed: float = 0.0) -> dict:
     """Bounds (cycles), the binding bound, the mean load latency and the launch's cycles."""
     bal = c.cta_scheduler == "balanced"
     b = dict.fromkeys(BOUNDS, 0.0)
@@ -85,6 +88,6 @@ def kernel_time(c: GPUConfig, t: Traffic, *, sm_instructions: np.ndarray, sm_war
         b["latency"] = max(0.0, (waves * max(phases, 1) - 1) * lat)
     binding = max(BOUNDS, key=lambda k: b[k])
     body = b[binding]
-    cycles = c.launch_cycles + body + (lat if mem_instructions else 0.0)
-    return {"bounds": b, "binding": binding if body > 0 else "launch", "latency": lat, "miss_latency": miss_lat,
+    cycles = (c.launch_cycles if launch else 0.0) + fixed + body + (lat if mem_instructions else 0.0)
+    return {"bounds": b, "binding": binding if body > 0 else "launch" if launch else "unit", "latency": lat, "miss_latency": miss_lat,
             "waves": waves, "dram_parts": dram_parts, "cycles": cycles}

@@ -12,13 +12,25 @@ results it continues with are read back from the SCU's memory, so a wrong SCU
 answer changes the final result.
 
 Time: GPU kernels by the GPU model's time model; SCU operations by their
-measured cycles (RTL) or :func:`scu_cycles` (TLM: element rate, memory port,
-DRAM bandwidth, Little's law on each fetch engine and on the Data Store, at the
-GPU model's memory latency unless the backend names another); the GPU waits for
-each SCU operation (no overlap, as in the paper).
+measured cycles (RTL), or, with the transaction-level model:
+
+* **on the GPU's memory system** (the default, :class:`TLMBackend` without a
+  ``latency``; SCU paper §3, §4.1): each operation is a unit operation of the
+  GPU model (``gpu.kernel(..., launch=False)``) whose block reads and writes,
+  and, with the hash in memory, hash probes, go through the GPU's L2 slices and
+  DRAM channels at the addresses of the GPU's arrays, sharing the caches with
+  the GPU's kernels; its time is the largest of the unit's own bounds
+  (:func:`scu_attached_terms`: element rate, interconnect ports, Little's law on
+  every stream at the latency of where its blocks were served) and the memory
+  system's (slices, slice ports, DRAM), plus its chain of latencies;
+* **on a memory of fixed latency** (``TLMBackend(latency=L)``, the RTL
+  testbench's memory): :func:`scu_cycles`.
+
+The GPU waits for each SCU operation (no overlap, as in the paper).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -32,7 +44,7 @@ from ..memory import AddressSpace
 from .config import STREAMS, SCUConfig
 from .tlm import SCUModel, SCUOp, SCUStatus, pack_bits
 
-__all__ = ["TLMBackend", "SCUSession", "scu_cycles", "scu_cycle_terms", "BFSSCU", "SSSPSCU", "PageRankSCU",
+__all__ = ["TLMBackend", "SCUSession", "scu_cycles", "scu_cycle_terms", "scu_attached_terms", "BFSSCU", "SSSPSCU", "PageRankSCU",
            "SCU_MODES"]
 
 SCU_MODES = ("scu", "scu-enhanced", "scu-filter")
@@ -161,6 +173,70 @@ def scu_cycles(op: str, st: SCUStatus, config: SCUConfig, gpu, *, clear: bool = 
     return t["fixed"] + max(t["elements"], t["port"], t["dram"], t["little"])
 
 
+#: Bytes of one in-memory hash entry (Table 2): BFS filter 4 B, SSSP filter 8 B
+#: (id and cost), grouping 32 B (8 positions); grouping's tags (4 B) are kept
+#: apart from its entries, so a probe reads a set's tags only.
+HASH_ENTRY_BYTES = {"filter": 4, "best": 8, "group": 32}
+HASH_TAG_BYTES = 4
+
+
+def scu_attached_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, latency: float, *, flits=(0, 0),
+                       probes: int = 0, hash_requests: int = 0, clear: bool = False) -> dict:
+    """The SCU's own bounds of an operation on the GPU's memory system (docs/scu.md,
+    "Time model on the memory system"), at ``latency``, the mean latency of its
+    loads there. ``flits``: (out, in) on its interconnect ports; ``probes``: hash
+    probes (in memory), ``hash_requests``: the hash's memory requests (probe
+    reads, entry writes, a clear's or a flush's writes). Returns ``fixed`` (command, pipeline, the latencies waited
+    one after the other), ``elements`` (the pipeline: ``width`` elements per cycle
+    with the hash in memory, every operation; the on-chip variant's serial rates
+    otherwise), ``port`` (requests per port per cycle, flits per port), ``little``
+    (every stream, the Data Store and the hash requests under Little's law) and
+    ``little_stream``. The slices' and channels' bounds are the memory system's."""
+    if st.rejected:
+        return {"fixed": float(SCU_COMMAND_CYCLES + 1), "elements": 0.0, "port": 0.0, "little": 0.0,
+                "little_stream": None}
+    lat = float(latency)
+    if config.hash_in_memory:
+        # The paper's pipeline: ``width`` items per cycle, an item being an input
+        # range (expand, replicate), an input compared (bitmask), an element probed
+        # (filter, group) or an element produced; under a bitmask the Address
+        # Generator skips cleared bits a 32-bit word per cycle (§3.1).
+        n_in = st.elements_in if op in ("bitmask", "expand", "replicate", "group") else 0
+        if op == "filter":
+            n_in = probes
+        elements = max(n_in, st.elements_out) / config.width
+        if op in ("data", "access", "filter"):
+            elements = max(elements, st.elements_in / 32)
+        if op == "group":
+            elements += config.group_sets        # the flush scans the tags, a set per cycle
+    else:
+        rate = config.width / (config.width + 1) if op == "group" else SERIAL_RATE.get(op, config.width)
+        elements = max(st.elements_in, st.elements_out) / rate
+        if op == "group" and st.unit_cycles is not None:
+            elements = float(st.unit_cycles)
+        if clear:
+            elements += config.filter_sets
+    chain = _latency_chain(op) + (1 if probes else 0)      # a probe's read before its element goes on
+    fixed = SCU_COMMAND_CYCLES + SCU_PIPELINE_CYCLES + chain * lat
+    ports = config.ports
+    port = (st.requests + hash_requests) / ports
+    if gpu.icnt_flits_per_cycle:
+        port = max(port, max(flits) / (ports * gpu.icnt_flits_per_cycle))
+    rest = max(elements, port)
+    little, which = 0.0, None
+    for s in STREAMS:
+        fc, n = config.stream_fetch(s), st.reads.get(s, 0)
+        t = _little(n, fc.max_inflight, fc.merge_window, lat + READ_SLOT_EXTRA, rest / n if n else 0.0, 0)
+        if t > little:
+            little, which = t, s
+    for name, n, slots, extra in (("write", st.writes, 1 << config.write_tag_width, WRITE_SLOT_EXTRA),
+                                  ("hash", probes, config.hash_inflight, 1)):
+        t = _little(n, slots, 0, lat + extra, rest / n if n else 0.0, 1)
+        if t > little:
+            little, which = t, name
+    return {"fixed": float(fixed), "elements": elements, "port": port, "little": little, "little_stream": which}
+
+
 class TLMBackend:
     """Runs SCU operations on the transaction-level model.
 
@@ -200,7 +276,12 @@ class TLMBackend:
 
 class SCUSession:
     """The SCU side of one algorithm run: arrays in the SCU's memory, the
-    operations issued, their statuses and time."""
+    operations issued, their statuses and time.
+
+    Every SCU buffer is also an array of the GPU model (:meth:`array`): the GPU
+    kernels that write the unit's inputs and read its outputs use those arrays,
+    and an operation on the memory system (module docstring) translates its
+    block addresses into them, so the unit and the GPU share the L2's contents."""
 
     def __init__(self, backend, gpu):
         self.backend = backend
@@ -209,12 +290,64 @@ class SCUSession:
         self.gpu = gpu
         self._bufs: dict[str, tuple[int, int]] = {}      # name -> (base, capacity in bytes)
         self._serial = 0
+        self._gpu_arrays: dict[str, object] = {}         # name -> the GPU's ArrayRef
+        self._ranges: list[tuple[int, int, str]] = []    # (SCU base, capacity, name) of every buffer placed
+        self._lookup = None
         self.ops = Counter()
         self.elements_in = 0
         self.elements_out = 0
         self.requests = 0
+        self.hash_requests = 0
         self.cycles = 0.0
         self.measured = True           # every op had RTL cycles
+        #: On the GPU's memory system: the TLM (no RTL cycles) without a fixed latency.
+        self.attached = bool(getattr(gpu, "stats_on", False)) and getattr(backend, "latency", 0) is None \
+            and isinstance(backend, TLMBackend)
+        self.bound = Counter()         # attached: cycles of the operations each bound bound
+        self.terms = Counter()         # attached: the unit's terms summed over operations
+
+    # -- buffers ----------------------------------------------------------------------
+    def bind(self, name: str, array) -> None:
+        """Buffer ``name`` is the GPU's array ``array`` (e.g. the graph's ``col``)."""
+        self._gpu_arrays[name] = array
+
+    def array(self, name: str, dtype=np.uint32):
+        """The GPU's array of buffer ``name`` (a work queue ``scu_<name>`` unless bound)."""
+        ref = self._gpu_arrays.get(name)
+        if ref is None:
+            ref = self._gpu_arrays[name] = self.gpu.queue(f"scu_{name}", dtype)
+        return ref
+
+    def array_at(self, base: int, dtype=np.uint32):
+        """The GPU's array holding the SCU address ``base`` onwards (a view that
+        starts there)."""
+        name, off = self._find(base)
+        ref = self.array(name, dtype)
+        return dataclasses.replace(ref, base=ref.base + off, length=max(ref.length - off // ref.esize, 1))
+
+    def _find(self, addr: int) -> tuple[str, int]:
+        for b, cap, name in reversed(self._ranges):
+            if b <= addr < b + cap:
+                return name, addr - b
+        raise AlgorithmError(f"SCU address {addr:#x} is in no buffer")
+
+    def to_gpu(self, addrs) -> np.ndarray:
+        """SCU byte addresses -> the GPU's (the same offset in the buffer's GPU array)."""
+        a = np.asarray(addrs, dtype=np.int64).reshape(-1)
+        if a.size == 0:
+            return a
+        if self._lookup is None:
+            r = sorted(self._ranges)
+            base = np.array([x[0] for x in r], np.int64)
+            end = base + np.array([x[1] for x in r], np.int64)
+            gbase = np.array([self.array(x[2]).base for x in r], np.int64)
+            self._lookup = (base, end, gbase)
+        base, end, gbase = self._lookup
+        i = np.searchsorted(base, a, side="right") - 1
+        if np.any(i < 0) or np.any(a >= end[np.maximum(i, 0)]):
+            bad = a[(i < 0) | (a >= end[np.maximum(i, 0)])][0]
+            raise AlgorithmError(f"SCU address {int(bad):#x} is in no buffer")
+        return gbase[i] + (a - base[i])
 
     def buffer(self, name: str, nbytes: int, keep: bool = False) -> int:
         """A region of at least ``nbytes`` (reused, or replaced by a larger one whose
@@ -228,6 +361,8 @@ class SCUSession:
             if keep and cap > 0:
                 self.space.write(base, self.space.read(old, cap))
             self._bufs[name] = (base, new_cap)
+            self._ranges.append((base, new_cap, name))
+            self._lookup = None
         return base
 
     def put(self, name: str, values: np.ndarray) -> int:
@@ -242,6 +377,7 @@ class SCUSession:
         dt = np.dtype(dtype)
         return self.space.read(base, n * dt.itemsize).view(dt).copy() if n else np.zeros(0, dt)
 
+    # -- operations -------------------------------------------------------------------
     def run(self, op: SCUOp) -> SCUStatus:
         st = self.backend.execute(op)
         if st.cmd_error or st.mem_error:
@@ -250,19 +386,135 @@ class SCUSession:
         self.elements_in += st.elements_in
         self.elements_out += st.elements_out
         self.requests += st.requests
-        if st.cycles is None:
+        if st.cycles is not None:
+            self.cycles += st.cycles + SCU_COMMAND_CYCLES
+        elif self.attached:
+            self.measured = False
+            self.cycles += self._on_memory_system(op, st)
+        else:
             self.measured = False
             self.cycles += scu_cycles(op.op, st, self.config, self.gpu.config, clear=op.clear,
                                       latency=getattr(self.backend, "latency", None))
-        else:
-            self.cycles += st.cycles + SCU_COMMAND_CYCLES
         return st
 
+    def _hash_array(self, name: str, nbytes: int):
+        return self.gpu.array(f"scu_{name}", max(int(nbytes), 1), np.uint8)
+
+    def _on_memory_system(self, op: SCUOp, st: SCUStatus) -> float:
+        """The operation as a unit operation of the GPU model (module docstring)."""
+        cfg, gpu = self.config, self.gpu
+        gc = gpu.config
+        H, F = gc.icnt_header_bytes, gc.icnt_flit_bytes
+        bb = cfg.block_bytes
+
+        def packets(nbytes):
+            return 1 if F == 0 else -(-(nbytes + H) // F)
+        head = packets(0) if F else 1
+        flits = [0, 0]
+        probes = hreq = 0
+        with gpu.kernel(f"scu.{op.op}", 0, launch=False) as k:
+            for stream in STREAMS:
+                blocks = st.read_blocks.get(stream)
+                if blocks:
+                    k.unit_requests("load", self.to_gpu(blocks), bb, place="icnt")
+                    flits[0] += len(blocks) * head
+                    flits[1] += len(blocks) * packets(bb)
+            tr = st.hash_trace
+            if tr is not None:
+                probes, hreq, hf = self._hash_traffic(k, op, tr)
+                flits[0] += hf[0]
+                flits[1] += hf[1]
+            if st.write_blocks:
+                k.unit_requests("store", self.to_gpu(st.write_blocks), bb, place="icnt")
+                flits[0] += len(st.write_blocks) * packets(bb)
+                flits[1] += len(st.write_blocks) * head
+            terms = {}
+
+            def model(lat):
+                terms.update(scu_attached_terms(op.op, st, cfg, gc, lat, flits=flits, probes=probes,
+                                                hash_requests=hreq, clear=op.clear))
+                terms["latency"] = lat
+                return terms["fixed"], max(terms["elements"], terms["port"], terms["little"])
+            k.unit_model(model)
+        self.hash_requests += hreq
+        ks = k.stats
+        self.bound[ks.bound] += ks.cycles
+        for key in ("fixed", "elements", "port", "little"):
+            self.terms[key] += terms.get(key, 0.0)
+        for key in ("l2", "icnt", "dram"):
+            self.terms[key] += ks.bounds[key]
+        return ks.cycles
+
+    def _hash_traffic(self, k, op: SCUOp, tr: dict):
+        """The in-memory hash's requests (docs/scu.md, "Hashes in memory"): a probe
+        reads its set (the entries of a filter's set; the tags of a grouping set);
+        a kept filter element writes its entry's sector; a grouped element writes
+        its position into its entry, an emitted entry is read back; a clear (the
+        filter's first operation) writes the whole hash, a group's flush reads and
+        rewrites every set's tags. Returns (probes, requests, (flits out, flits in))."""
+        cfg, gc = self.config, self.gpu.config
+        line, sb = gc.line_bytes, gc.sector_bytes
+        H, F = gc.icnt_header_bytes, gc.icnt_flit_bytes
+
+        def packets(nbytes):
+            return 1 if F == 0 else -(-(nbytes + H) // F)
+        fo = fi = 0
+        nreq = 0
+
+        def req(kind, addrs, nbytes):
+            nonlocal fo, fi, nreq
+            addrs = np.asarray(addrs, np.int64).reshape(-1)
+            if addrs.size == 0:
+                return
+            k.unit_requests(kind, addrs, nbytes, place="icnt")
+            nreq += addrs.size
+            data, hd = addrs.size * packets(nbytes), addrs.size * packets(0)
+            if kind == "load":
+                fo, fi = fo + hd, fi + data
+            else:
+                fo, fi = fo + data, fi + hd
+
+        def set_reads(arr, sets, set_bytes):
+            step = min(set_bytes, line)
+            offs = np.arange(0, set_bytes, step, dtype=np.int64)
+            req("load", (arr.base + sets[:, None] * set_bytes + offs[None, :]).reshape(-1), step)
+
+        sets = np.asarray(tr["sets"], np.int64)
+        if op.op == "filter":
+            nsets = cfg.best_sets if op.best else cfg.filter_sets
+            eb = HASH_ENTRY_BYTES["best" if op.best else "filter"]
+            set_bytes = cfg.filter_ways * eb
+            arr = self._hash_array("best_hash" if op.best else "filter_hash", nsets * set_bytes)
+            if tr["clear"]:
+                req("store", arr.base + np.arange(0, nsets * set_bytes, line, dtype=np.int64),
+                    min(line, nsets * set_bytes))
+            set_reads(arr, sets, set_bytes)
+            req("store", arr.base + sets[np.asarray(tr["writes"], bool)] * set_bytes, eb)   # (its first way's)
+        else:
+            set_bytes = cfg.group_ways * HASH_TAG_BYTES
+            tags = self._hash_array("group_tags", cfg.group_sets * set_bytes)
+            ents = self._hash_array("group_entries", cfg.group_sets * cfg.group_ways * HASH_ENTRY_BYTES["group"])
+            set_reads(tags, sets, set_bytes)
+            eb = HASH_ENTRY_BYTES["group"]
+            req("store", ents.base + np.asarray(tr["joined"], np.int64) * eb, min(eb, sb))
+            req("load", ents.base + np.asarray(tr["emitted"], np.int64) * eb, min(eb, line))
+            every = np.arange(cfg.group_sets, dtype=np.int64)        # the flush
+            set_reads(tags, every, set_bytes)
+            step = min(set_bytes, line)
+            req("store", (tags.base + every[:, None] * set_bytes
+                          + np.arange(0, set_bytes, step, dtype=np.int64)[None, :]).reshape(-1), step)
+        return sets.size, nreq, (fo, fi)
+
     def summary(self) -> dict:
-        return {"backend": getattr(self.backend, "name", type(self.backend).__name__),
-                "config": self.config.to_dict(), "ops": dict(self.ops), "elements_in": self.elements_in,
-                "elements_out": self.elements_out, "requests": self.requests, "cycles": self.cycles,
-                "cycles_measured": self.measured}
+        d = {"backend": getattr(self.backend, "name", type(self.backend).__name__),
+             "config": self.config.to_dict(), "ops": dict(self.ops), "elements_in": self.elements_in,
+             "elements_out": self.elements_out, "requests": self.requests, "cycles": self.cycles,
+             "cycles_measured": self.measured, "on_memory_system": self.attached}
+        if self.attached:
+            d["hash_requests"] = self.hash_requests
+            d["bound"] = {k: v for k, v in self.bound.most_common()}
+            d["terms"] = dict(self.terms)
+        return d
 
 
 def _ballot_store(k, arr, n: int, warp: int = 32) -> None:
@@ -311,12 +563,16 @@ class _SCUMode:
         if self.graph.num_vertices >= 1 << 31 or self.graph.num_edges >= 1 << 31:
             raise AlgorithmError("the SCU's 4-byte elements hold at most 2**31 vertices and edges")
         self.scu = SCUSession(backend, self.gpu)
+        self.scu.bind("col", self.dg.col)
         self.m_col = self.scu.put("col", self.graph.col.astype(np.uint32))
+        self.a_nf = self.scu.array("nf")       # the node frontier the unit compacts
 
     def finish_extra(self) -> None:
         s = self.scu.summary()
         self.extra["scu"] = s
         gpu_cycles = self.gpu.totals()["cycles"] if self.gpu.stats_on else 0.0
+        if self.scu.attached:           # the unit's operations are in the GPU model's kernels ("scu.<op>")
+            gpu_cycles -= s["cycles"]
         self.extra["time"] = {"gpu_cycles": gpu_cycles, "scu_cycles": s["cycles"],
                               "total_cycles": gpu_cycles + s["cycles"]}
 
@@ -330,11 +586,9 @@ class BFSSCU(_SCUMode, BFS):
 
     def setup(self) -> None:
         super().setup()
-        gpu = self.gpu
-        self.a_idx = gpu.queue("scu_idx")
-        self.a_cnt = gpu.queue("scu_cnt")
-        self.a_mask = gpu.queue("scu_mask")
         self.setup_scu()
+        scu = self.scu
+        self.a_idx, self.a_cnt, self.a_mask = scu.array("idx"), scu.array("cnt"), scu.array("mask")
         self._first_filter = True
 
     functional_shortcut = False       # every SCU operation must run
@@ -352,7 +606,7 @@ class BFSSCU(_SCUMode, BFS):
         self.gpu.count("frontier_vertices", nf.size)
         self.gpu.count("gpu_nodes", nf.size)
         self.gpu.count("edges", total)
-        with self.gpu.kernel("scu_bfs_prep", nf.size) as k:
+        with self.gpu.kernel("scu_bfs_prep", nf.size, phases=2) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
             k.load(self.dg.row_ptr, nf + 1)
@@ -376,8 +630,8 @@ class BFSSCU(_SCUMode, BFS):
         unvisited, keep = self.contract_masks(ef, visited)
         n = ef.size
         self.gpu.count("gpu_edges", n)
-        with self.gpu.kernel("scu_bfs_contract", n) as k:
-            k.load(self.a_ef, range(n))
+        with self.gpu.kernel("scu_bfs_contract", n, phases=3) as k:
+            k.load(self.scu.array_at(self._ef_base), range(n))
             k.load(self.a_visited, ef >> 5)
             k.load(self.a_depth, ef, active=unvisited)
             k.store(self.a_depth, ef, active=keep)
@@ -418,12 +672,14 @@ class SSSPSCU(_SCUMode, SSSP):
 
     def setup(self) -> None:
         super().setup()
-        gpu = self.gpu
-        for name in ("idx", "cnt", "dn", "wv", "rv", "mask", "mask2"):
-            setattr(self, f"a_{name}", gpu.queue(f"scu_{name}"))
         self.setup_scu()
-        self.m_weight = self.scu.put("weight", self.graph.weight.astype(np.uint32))
-        self.m_dist = self.scu.buffer("dist", 4 * max(self.graph.num_vertices, 1))   # grouping target
+        scu = self.scu
+        for name in ("idx", "cnt", "dn", "wv", "rv", "mask", "mask2"):
+            setattr(self, f"a_{name}", scu.array(name))
+        scu.bind("weight", self.dg.weight)
+        scu.bind("dist", self.a_dist)
+        self.m_weight = scu.put("weight", self.graph.weight.astype(np.uint32))
+        self.m_dist = scu.buffer("dist", 4 * max(self.graph.num_vertices, 1))   # grouping target
         self._first_filter = True
         self._far = ["far_a", "far_b"]        # ping-pong far piles (vertex and cost arrays)
         self._far_len = 0
@@ -453,7 +709,7 @@ class SSSPSCU(_SCUMode, SSSP):
         self.gpu.count("edges", total)
         self.gpu.count("frontier_vertices", nf.size)
         self.gpu.count("gpu_nodes", nf.size)
-        with self.gpu.kernel("scu_sssp_prep", nf.size) as k:
+        with self.gpu.kernel("scu_sssp_prep", nf.size, phases=2) as k:
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
             k.load(self.dg.row_ptr, nf + 1)
@@ -472,7 +728,7 @@ class SSSPSCU(_SCUMode, SSSP):
         with self.gpu.kernel("scu_sssp_cost", total) as k:
             k.load(self.a_wv, range(total))
             k.load(self.a_rv, range(total))
-            k.store(self.a_ec, range(total))
+            k.store(scu.array("ec"), range(total))
         ec_b = scu.put("ec", (wv + rv).astype(np.uint32))
         if self.enhanced and total:
             filt = scu.buffer("filter", 4 * (total // 32 + 1))
@@ -507,13 +763,15 @@ class SSSPSCU(_SCUMode, SSSP):
         st = scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask))
         if self.grouping and st.elements_out:
             (nf_b,) = self._group(nf_b, [("nf", nf_b)], st.elements_out)
+        self.a_nf = scu.array_at(nf_b)          # what the next expansion reads
         return scu.get(nf_b, st.elements_out, np.uint32).astype(np.int64)
 
     def contract(self, ev, ec, dist, threshold):
         improving, near_cand, far, win = self.contract_masks(ev, ec, dist, threshold)
         n = ev.size
         self.gpu.count("gpu_edges", n)
-        with self.gpu.kernel("scu_sssp_contract", n) as k:
+        self.a_ev, self.a_ec = self.scu.array_at(self._ev_b), self.scu.array_at(self._ec_b)
+        with self.gpu.kernel("scu_sssp_contract", n, phases=3) as k:
             self.describe_contract(k, ev, improving, near_cand)
             _ballot_store(k, self.a_mask, n)
             _ballot_store(k, self.a_mask2, n)
@@ -541,7 +799,12 @@ class SSSPSCU(_SCUMode, SSSP):
         n = far_v.size
         self.gpu.count("gpu_edges", n)
         self.gpu.count("far_pile_passes", 1)
-        with self.gpu.kernel("scu_sssp_far", n) as k:
+        scu = self.scu
+        cur = self._far[0]
+        if n:
+            self.a_far_v = scu.array_at(scu.buffer(cur + "_v", 4 * n))
+            self.a_far_c = scu.array_at(scu.buffer(cur + "_c", 4 * n))
+        with self.gpu.kernel("scu_sssp_far", n, phases=3) as k:
             self.describe_far(k, far_v, near_cand)
             _ballot_store(k, self.a_mask, n)
             _ballot_store(k, self.a_mask2, n)
@@ -583,10 +846,8 @@ class PageRankSCU(_SCUMode, PageRank):
 
     def setup(self) -> None:
         super().setup()
-        gpu = self.gpu
-        self.a_ef = gpu.queue("scu_ef")
-        self.a_wf = gpu.queue("scu_wf", np.float64)
         self.setup_scu()
+        self.a_ef, self.a_wf = self.scu.array("ef"), self.scu.array("wf", np.float64)
         if self.scu.config.max_elem_bytes < 8:
             raise AlgorithmError("pr with the SCU replicates 8-byte ranks: the SCU needs max_elem_bytes=8")
 
@@ -608,7 +869,7 @@ class PageRankSCU(_SCUMode, PageRank):
         scu.run(SCUOp("replicate", V, wf_b, data=c_b, cnt=self._cnt, esize=8))
         ef = scu.get(ef_b, E, np.uint32).astype(np.int64)
         wf = scu.get(wf_b, E, np.float64)
-        with self.gpu.kernel("scu_pr_push", E) as k:
+        with self.gpu.kernel("scu_pr_push", E, phases=2) as k:
             k.load(self.a_ef, range(E))
             k.load(self.a_wf, range(E))
             k.atomic(self.a_next, ef)

@@ -38,20 +38,46 @@ class SCUConfig(Config):
     max_elem_bytes : int
         Largest data element: 4, or 8 (4 and 8 at run time).
     max_inflight, merge_window : int
-        Coalescing unit of the data stream: requests in flight and merge window
-        (Table 1: 32 and 4).
+        Data stream: block requests in flight (the Data Fetch's request FIFO)
+        and the coalescing unit's merge window (Table 1: a 38 KB FIFO, i.e.
+        1216 blocks of 32 B, rounded down to 1024; 4-merge). Table 1's "32
+        in-flight requests" is read as the coalescing unit's merge table, not
+        a limit on the memory requests outstanding (docs/scu.md, "Paper
+        parameters").
     param_inflight : int
-        Requests in flight of each parameter stream (indexes, counts, bitmask).
+        Requests in flight of each parameter stream (indexes, counts, bitmask):
+        Table 1's 5 KB vector buffering is 160 blocks for three streams, 53
+        each, rounded down to 32.
     count_width : int
         Width of element counts and positions.
     filter_sets, filter_ways : int
         Filtering hash: sets x ways entries of {id, cost} (4 B/line for BFS,
-        8 B/line for SSSP in the paper: one entry holds both).
+        8 B/line for SSSP in the paper: one entry holds both). With the hash
+        in memory, ``filter_sets`` is the unique-element (BFS) geometry.
+    filter_best_sets : int
+        Sets of the best-cost (SSSP) filter when the hash is in memory and
+        configured at run time with 8 B entries (Table 2); 0: ``filter_sets``.
     group_sets, group_ways, group_size : int
         Grouping hash: sets x ways entries, each a memory block tag and up to
         ``group_size`` element positions (8 in the paper).
     group_block_bytes : int
         The memory block that grouping keys on (a 128 B cache line).
+    hash_in_memory : bool
+        The paper's design (§4.1): the hashes live in memory, cached in the
+        L2, and are probed through it (the TLM's time model then charges every
+        probe to the GPU's L2 slices and DRAM; filtering and grouping run at
+        the pipeline width). False: the on-chip SRAM variant the RTL
+        implements (one probe per cycle). Sets need not be powers of two in
+        memory (a key's set is its fold modulo the sets); the RTL is built
+        only for the on-chip variant.
+    hash_inflight : int
+        Hash probes in flight (in memory): Table 1's 18 KB hash request buffer
+        at 16 B per probe (id, cost, position, set address) = 1152.
+    icnt_ports : int
+        The unit's interconnect ports, each moving the GPU's
+        ``icnt_flits_per_cycle`` each way; 0: one per pipeline lane
+        (``width``): the paper gives no port limit and processes ``width``
+        elements per cycle, filtering included (docs/scu.md).
     """
 
     addr_width: int = 32
@@ -68,19 +94,34 @@ class SCUConfig(Config):
     group_ways: int = 4
     group_size: int = 8
     group_block_bytes: int = 128
+    filter_best_sets: int = 0
+    hash_in_memory: bool = False
+    hash_inflight: int = 1152
+    icnt_ports: int = 0
 
     PRESETS = {
         "default": {},
-        # Tegra X1 (Table 2: width 1). Hash sizes scaled for simulation: the paper's
-        # 132 KB / 192 KB filters (16-way) and 144 KB grouping hash become 1024
-        # filter entries (8 KB) and 256 groups (9 KB); "tx1-paper" has the full sizes.
-        "tx1": {"width": 1, "filter_sets": 256, "filter_ways": 4, "group_sets": 64, "group_ways": 4},
-        # GTX 980 (Table 2: width 4); paper hashes 1 MB / 1.5 MB / 1.2 MB, scaled.
-        "gtx980": {"width": 4, "filter_sets": 1024, "filter_ways": 4, "group_sets": 128, "group_ways": 4},
-        # The paper's hash geometry (for area): 192 KB 16-way filter of 8 B lines
-        # (24576 entries -> 1536 sets, rounded to 2048), 144 KB 16-way grouping of
-        # 32 B lines (4608 entries -> 288 sets, rounded to 256).
-        "tx1-paper": {"width": 1, "filter_sets": 2048, "filter_ways": 16, "group_sets": 256, "group_ways": 16},
+        # The papers' units (docs/scu.md, "Paper parameters"): Table 1's buffers and
+        # Table 2's hashes in memory. Tegra X1: width 1; BFS filter 132 KB of 4 B
+        # entries, 16-way (2112 sets); SSSP filter 192 KB of 8 B (1536 sets);
+        # grouping 144 KB of 32 B (288 sets).
+        "tx1": {"width": 1, "max_inflight": 1024, "param_inflight": 32, "hash_in_memory": True,
+                "filter_sets": 2112, "filter_best_sets": 1536, "filter_ways": 16, "group_sets": 288,
+                "group_ways": 16},
+        # GTX 980: width 4; 1 MB of 4 B (16384 sets), 1.5 MB of 8 B (12288 sets),
+        # 1.2 MB of 32 B (2457 sets, 39 321 entries), all 16-way.
+        "gtx980": {"width": 4, "max_inflight": 1024, "param_inflight": 32, "hash_in_memory": True,
+                   "filter_sets": 16384, "filter_best_sets": 12288, "filter_ways": 16, "group_sets": 2457,
+                   "group_ways": 16},
+        # RTL simulation (on-chip hashes, scaled): the papers' widths with hashes of
+        # 1024 (tx1) / 4096 (gtx980) filter entries and 256 / 512 groups, and the
+        # fetch engines' RTL sizes (32 data requests, 8 per parameter stream).
+        "tx1-sim": {"width": 1, "filter_sets": 256, "filter_ways": 4, "group_sets": 64, "group_ways": 4},
+        "gtx980-sim": {"width": 4, "filter_sets": 1024, "filter_ways": 4, "group_sets": 128, "group_ways": 4},
+        # The paper's hash capacity on chip (area of the SRAM variant): 192 KB 16-way
+        # filter of 8 B lines (1536 sets, rounded to 2048), 144 KB 16-way grouping of
+        # 32 B lines (288 sets, rounded to 256).
+        "tx1-onchip": {"width": 1, "filter_sets": 2048, "filter_ways": 16, "group_sets": 256, "group_ways": 16},
         # Small hashes that collide often (tests).
         "tiny": {"width": 2, "max_inflight": 8, "param_inflight": 4, "filter_sets": 4, "filter_ways": 2,
                  "group_sets": 4, "group_ways": 2, "group_size": 4},
@@ -98,9 +139,18 @@ class SCUConfig(Config):
               f"{n}.merge_window must be smaller than max_inflight ({self.max_inflight}), not {self.merge_window}")
         check_pow2(n, "param_inflight", self.param_inflight, 2, 1024)
         check_int(n, "count_width", self.count_width, 8, 32)
-        check_pow2(n, "filter_sets", self.filter_sets, 1, 1 << 20)
+        check(isinstance(self.hash_in_memory, bool),
+              f"{n}.hash_in_memory must be true or false, not {self.hash_in_memory!r}")
+        sets = check_int if self.hash_in_memory else check_pow2     # in memory: any number of sets
+        sets(n, "filter_sets", self.filter_sets, 1, 1 << 20)
         check_pow2(n, "filter_ways", self.filter_ways, 1, 64)
-        check_pow2(n, "group_sets", self.group_sets, 1, 1 << 20)
+        sets(n, "group_sets", self.group_sets, 1, 1 << 20)
+        check_int(n, "filter_best_sets", self.filter_best_sets, 0, 1 << 20)
+        check(self.filter_best_sets in (0, self.filter_sets) or self.hash_in_memory,
+              f"{n}.filter_best_sets={self.filter_best_sets}: a separate best-cost geometry needs the hash in "
+              f"memory (hash_in_memory=True); the on-chip hash has filter_sets={self.filter_sets}")
+        check_int(n, "hash_inflight", self.hash_inflight, 1, 1 << 20)
+        check_int(n, "icnt_ports", self.icnt_ports, 0, 64)
         check_pow2(n, "group_ways", self.group_ways, 1, 64)
         check_int(n, "group_size", self.group_size, 1, 32)
         check_pow2(n, "group_block_bytes", self.group_block_bytes, 4, 4096)
@@ -157,6 +207,16 @@ class SCUConfig(Config):
     @property
     def group_entry_bits(self) -> int:
         return 1 + self.group_tag_bits + (self.group_size.bit_length()) + self.group_size * self.count_width
+
+    @property
+    def best_sets(self) -> int:
+        """Sets of the best-cost filter."""
+        return self.filter_best_sets or self.filter_sets
+
+    @property
+    def ports(self) -> int:
+        """Interconnect ports (``icnt_ports``, 0: ``width``)."""
+        return self.icnt_ports or self.width
 
     def derived(self) -> dict:
         return {"tag_width": self.tag_width, "filter_entries": self.filter_sets * self.filter_ways,

@@ -2,7 +2,8 @@
 "Grouping"): exact, element-by-element models that the RTL matches.
 
 Both hashes are set associative. The set of a key is :func:`fold` of the key
-(XOR of its ``log2(sets)``-bit chunks). A new key takes the lowest-numbered
+(XOR of its ``log2(sets)``-bit chunks); a hash in memory may have any number
+of sets: the fold to ``ceil(log2(sets))`` bits, modulo the sets. A new key takes the lowest-numbered
 invalid way of its set; when every way is valid it evicts the way at the set's
 round-robin pointer, which then advances.
 
@@ -44,12 +45,22 @@ def fold_array(keys: np.ndarray, bits: int, key_width: int = 32) -> np.ndarray:
 
 class _SetAssoc:
     def __init__(self, sets: int, ways: int):
-        if sets < 1 or sets & (sets - 1) or ways < 1 or ways & (ways - 1):
-            raise ValueError(f"hash sets and ways must be powers of two, not {sets} x {ways}")
+        if sets < 1 or ways < 1 or ways & (ways - 1):
+            raise ValueError(f"hash sets must be >= 1 and ways a power of two, not {sets} x {ways}")
         self.sets, self.ways = sets, ways
-        self.set_bits = sets.bit_length() - 1
+        self.set_bits = (sets - 1).bit_length()
+        self.pow2 = not sets & (sets - 1)
         self.valid = [False] * (sets * ways)
         self.ptr = [0] * sets
+
+    def set_of(self, key: int, key_width: int = 32) -> int:
+        s = fold(key, self.set_bits, key_width)
+        return s if self.pow2 else s % self.sets
+
+    def sets_of(self, keys, key_width: int = 32) -> np.ndarray:
+        """:meth:`set_of` of every key (vectorised)."""
+        s = fold_array(keys, self.set_bits, key_width)
+        return s if self.pow2 else s % self.sets
 
     def _victim(self, s: int) -> int:
         base = s * self.ways
@@ -86,7 +97,7 @@ class FilterHash(_SetAssoc):
 
     def probe(self, key: int, cost: int = 0, best: bool = False) -> bool:
         """Process one element; returns whether it is kept."""
-        s = fold(key, self.set_bits)
+        s = fold(key, self.set_bits) if self.pow2 else fold(key, self.set_bits) % self.sets
         base = s * self.ways
         for w in range(self.ways):
             i = base + w
@@ -132,10 +143,16 @@ class GroupHash(_SetAssoc):
         #: part: (cycles after the last element was taken, positions it emits).
         self.cycles: int | None = None
         self.flush_stats: tuple[int, int] | None = None
+        #: When a pair of lists: the entry each element joins, and each entry
+        #: emitted (evicted, full, flushed), in order: the in-memory hash's traffic.
+        self.trace: tuple[list, list] | None = None
 
     def add(self, block: int, pos: int, out: list) -> None:
         s = fold(block, self.set_bits, self.key_width)
+        if not self.pow2:
+            s %= self.sets
         base = s * self.ways
+        tr = self.trace
         for w in range(self.ways):
             i = base + w
             if self.valid[i] and self.tag[i] == block:
@@ -144,26 +161,35 @@ class GroupHash(_SetAssoc):
             i = base + self._victim(s)
             if self.valid[i]:
                 out.extend(self.members[i])
+                if tr is not None:
+                    tr[1].append(i)
             self.valid[i] = True
             self.tag[i] = block
             self.members[i] = []
         m = self.members[i]
         m.append(pos)
+        if tr is not None:
+            tr[0].append(i)
         if len(m) == self.size:
             out.extend(m)
             self.members[i] = []
             self.valid[i] = False
+            if tr is not None:
+                tr[1].append(i)
 
     def flush(self, out: list) -> None:
         """Emit every valid entry (set 0 first, way 0 first) and leave the hash as
         :meth:`clear` does: every entry invalid, every round-robin pointer 0 (the
         RTL writes an all-zero row per set after emitting it), so a ``group``
         operation never depends on an earlier one."""
+        tr = self.trace
         for i in range(self.sets * self.ways):
             if self.valid[i]:
                 out.extend(self.members[i])
                 self.members[i] = []
                 self.valid[i] = False
+                if tr is not None:
+                    tr[1].append(i)
         self.ptr = [0] * self.sets
 
     def order(self, blocks, width: int | None = None) -> np.ndarray:

@@ -114,6 +114,7 @@ class SCUStatus:
     write_blocks: list = field(default_factory=list)
     unit_cycles: int | None = None                      # TLM, group: the grouping unit's cycles
     unit_flush: tuple | None = None                     # TLM, group: (flush cycles, positions it emits)
+    hash_trace: dict | None = None                      # TLM, hash in memory: the probes (sets, entries)
 
     @property
     def requests(self) -> int:
@@ -196,6 +197,10 @@ class SCUModel:
         self.space = space
         self.is_error = is_error
         self.filter_hash = FilterHash(config.filter_sets, config.filter_ways)
+        # In memory the best-cost filter may be configured with its own geometry
+        # (Table 2: 8 B entries); otherwise both filters are one hash.
+        self.best_hash = self.filter_hash if config.best_sets == config.filter_sets else \
+            FilterHash(config.best_sets, config.filter_ways)
         self.group_hash = GroupHash(config.group_sets, config.group_ways, config.group_size,
                                     key_width=config.group_tag_bits)
 
@@ -350,8 +355,9 @@ class SCUModel:
         if self.cmd_error(op) is not None:
             st.cmd_error = True
             return st
+        fh = self.best_hash if op.op == "filter" and op.best else self.filter_hash
         if op.clear:
-            self.filter_hash.clear()
+            fh.clear()
         n, es = op.n, op.esize
         st.elements_in = n
         aw = 1 << self.config.addr_width
@@ -385,14 +391,23 @@ class SCUModel:
             costs = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64) if op.best else None
             keep = np.zeros(n, bool)
             sel = np.flatnonzero(bits)
-            keep[sel] = self.filter_hash.probe_all(ids[sel], None if costs is None else costs[sel], op.best)
+            keep[sel] = fh.probe_all(ids[sel], None if costs is None else costs[sel], op.best)
             st.elements_out = int(keep.sum())
+            if self.config.hash_in_memory:        # the probes' sets and the entries written (kept)
+                st.hash_trace = {"sets": fh.sets_of(ids[sel]), "writes": keep[sel], "clear": bool(op.clear)}
             self._store(op.out, pack_bits(keep), 4, st)
         elif kind == "group":
             ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
             gb = self.config.group_block_bytes.bit_length() - 1
             blocks = ((op.target + ids * 4) % aw) >> gb
-            order = self.group_hash.order(blocks, width=self.config.width)
+            gh = self.group_hash
+            if self.config.hash_in_memory:
+                gh.trace = ([], [])
+            order = gh.order(blocks, width=self.config.width)
+            if gh.trace is not None:
+                st.hash_trace = {"sets": gh.sets_of(blocks, gh.key_width), "joined": np.asarray(gh.trace[0], np.int64),
+                                 "emitted": np.asarray(gh.trace[1], np.int64)}
+                gh.trace = None
             st.unit_cycles, st.unit_flush = self.group_hash.cycles, self.group_hash.flush_stats
             st.elements_out = order.size
             self._store(op.out, order, 4, st)

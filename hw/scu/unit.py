@@ -101,6 +101,11 @@ class SCU(wiring.Component):
     def __init__(self, config: SCUConfig):
         if not isinstance(config, SCUConfig):
             raise TypeError(f"SCU needs an SCUConfig, not {config!r}")
+        if config.hash_in_memory:
+            from golden.config import ConfigError
+            raise ConfigError("the SCU's RTL implements the on-chip hash variant (hash_in_memory=False); "
+                              "the papers' presets (tx1, gtx980) keep the hashes in memory and are modelled by the "
+                              "TLM only: build tx1-sim, gtx980-sim or tx1-onchip")
         self._config = config
         super().__init__({
             "cmd": In(stream.Signature(SCUCommand(config))),

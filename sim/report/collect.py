@@ -362,8 +362,10 @@ def _area_plan(spec: ReportSpec, units: list[str]) -> tuple[list[tuple[str, str]
             gpu = spec.gpu or prof.gpu
             for hw in prof.hw:
                 if hw in UNITS:
-                    items.append((hw, spec.area_preset or spec.presets.get(u) or prof.area_preset
-                                  or prof.presets.get(gpu, "default")))
+                    preset = (spec.area_preset or spec.presets.get(u) or prof.area_preset
+                              or prof.presets.get(gpu, "default"))
+                    # a preset the RTL does not build (the SCU's hashes in memory) is sized by its RTL variant
+                    items.append((hw, prof.area_presets.get(preset, preset)))
     plan, skipped = [], []
     for hw, preset in dict.fromkeys(items):
         cls = UNITS[hw].config_class

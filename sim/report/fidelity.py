@@ -32,8 +32,8 @@ VERDICT_ORDER = ("reproduced", "within 2x", "direction right", "more than 2x off
 #: resembling the datasets (full runs), smaller ones for ``--quick``, algorithms, options).
 #: docs/datasets.md says how each graph resembles the paper's.
 PAPER_SETUPS = {
-    "scu": {"gpus": ["gtx980", "tx1"], "graphs": ["kron:scale=16", "grid:256x256"],
-            "quick": ["kron:scale=10", "grid:32x32"], "algos": ["bfs", "sssp", "pr"]},
+    "scu": {"gpus": ["gtx980", "tx1"], "graphs": ["kron:scale=16", "delaunay:scale=16", "road:256x256"],
+            "quick": ["kron:scale=10", "delaunay:scale=10", "road:32x32"], "algos": ["bfs", "sssp", "pr"]},
     "iru": {"gpus": ["gtx980"], "graphs": ["kron:scale=15", "grid:128x128"],
             "quick": ["kron:scale=9", "grid:24x24"], "algos": ["bfs", "sssp", "pr"]},
     "graphpeg": {"gpus": ["kepler"], "graphs": ["kron:scale=16", "grid:256x256"],

@@ -163,6 +163,10 @@ class UnitProfile:
         The preset ``--area`` synthesizes when none is named (None: the GPU's
         preset), e.g. the IRU's ``default``, one memory partition, which the
         paper's area figure is for, while its runs use all four (``gtx980``).
+    area_presets : dict
+        Run preset -> the preset whose RTL ``--area`` synthesizes for it, for
+        presets the RTL does not build (the SCU's hashes in memory: ``gtx980``
+        is sized by ``gtx980-sim``, the same pipeline with on-chip hashes).
     figures : tuple
         Figures of the unit's section: ``time``, ``coalescing``, ``workload`` (GPU
         workload left: only for units whose modes count the GPU's node and edge
@@ -186,6 +190,7 @@ class UnitProfile:
     presets: dict = field(default_factory=dict)
     hw: tuple = ()
     area_preset: str | None = None
+    area_presets: dict = field(default_factory=dict)
     figures: tuple = ("time", "coalescing", "workload", "requests")
     columns: tuple = ()
     claims: tuple = ()
@@ -338,12 +343,12 @@ def _generic_coalescing(unit: str):
     return f
 
 
-_SCU_SCALED = ("our hashes are on chip and scaled (gtx980: 1024 x 4 filter entries, tx1: 256 x 4) where the "
-               "paper's live in memory (262 144 / 33 792 entries); large frontiers overflow them (docs/benchmarks.md)")
-_SCU_TIME = ("the paper's graphs (Table 5) are replaced by kron and road-like grids (docs/datasets.md); the model's "
-             "baseline does not charge the scans of the software compaction; the SCU's time model is Little's law "
-             "with Table 1's 32 requests in flight at the memory latency, the GPU waiting for each operation "
-             "(docs/scu.md, Time model)")
+_SCU_SCALED = ("Table 2's hashes in memory (gtx980: 16 384 x 16 BFS filter entries, tx1: 2112 x 16); the paper's "
+               "graphs (Table 5) are replaced by kron, delaunay and road-like generators (docs/datasets.md)")
+_SCU_TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/scu.md, Paper parameters); the fused "
+             "operations of Algorithms 4-5 run as separate operations (expand, filter, data compaction), which write "
+             "and read the unfiltered edge frontier once more; the model's baseline charges no instructions for the "
+             "CTA scans of its software compaction; the paper's graphs are replaced (docs/datasets.md)")
 
 _IRU_TIME = ("the IRU's time is its cycle-level TLM with every prefetch at the memory latency and at most "
              "4 requests in flight per partition (docs/iru.md); the paper's graphs are replaced (docs/datasets.md)")
@@ -355,6 +360,7 @@ PROFILES: dict[str, UnitProfile] = {
     "scu": UnitProfile(
         "scu", "SCU: stream compaction unit", "Segura et al., ISCA 2019", gpu="gtx980",
         config="golden.scu:SCUConfig", option="scu", presets={"gtx980": "gtx980", "tx1": "tx1"},
+        area_presets={"gtx980": "gtx980-sim", "tx1": "tx1-sim"},
         hw=("scu",), figures=("time", "coalescing", "workload"),
         columns=(("SCU ops", "scu_ops"), ("SCU requests", "scu_requests"), ("SCU cycles", "scu_cycles"),
                  ("contract sect/req", "contract_sectors_per_request")),
@@ -377,7 +383,8 @@ PROFILES: dict[str, UnitProfile] = {
                        "+27 % (§6.3, Fig. 12)", 0.27,
                        _coalescing_gain("scu-enhanced", "scu-filter", "sssp", "contract_sectors_per_request",
                                         gpu="tx1"), "change",
-                       "bounded by our 512 (gtx980) / 256 (tx1) groups of 8 positions",
+                       "Table 2's grouping hash (tx1: 288 x 16 groups of 8 positions) in memory; graphs replaced "
+                       "(docs/datasets.md)",
                        select={"mode": "scu-enhanced", "algo": "sssp", "gpu": "tx1"},
                        metric="contract_sectors_per_request"),
             PaperClaim("speedup of the enhanced SCU, GTX 980 (BFS, SSSP, PR)", "1.37x (§6.2)", 1.37,

@@ -1,0 +1,145 @@
+"""The SCU on the GPU model's memory system (SCU paper §3, §4.1; docs/scu.md,
+"Time model on the memory system"): a unit's requests through the L2 slices and
+DRAM channels (hand-computed small cases), the SCU's block requests and hash
+probes charged there at the GPU's addresses, and its time."""
+import numpy as np
+import pytest
+
+from golden.algorithms import run_algorithm
+from golden.gpu import GPU, GPUConfig
+from golden.graphs import load_graph
+from golden.scu import SCUConfig, SCUOp
+from golden.scu.algorithms import (HASH_ENTRY_BYTES, SCU_COMMAND_CYCLES, SCU_PIPELINE_CYCLES, SCUSession,
+                                   TLMBackend)
+from golden.scu.hashes import fold
+
+
+def test_unit_requests_cover_their_sectors_and_land_on_their_slices():
+    c = GPUConfig.preset("gtx980")
+    gpu = GPU(c)
+    arr = gpu.array("a", 4096)
+    # 64 B at +0 (sectors 0, 1 of line 0), 32 B at +96 (sector 3), 64 B at +192 (sectors 2, 3 of line 1),
+    # a sector by address at +300 (line 2, sector 1)
+    seen = {}
+    with gpu.kernel("unit", 0, launch=False) as k:
+        k.unit_requests("load", arr.base + np.array([0, 192]), 64)
+        k.unit_requests("load", [arr.base + 96], 32)
+        k.unit_requests("load", [arr.base + 300])
+        k.unit_model(lambda lat: seen.setdefault("lat", lat) and (7.0, 1.0))
+    st = gpu.kernels["unit"]
+    assert st.launches == 0 and st.l2.accesses == 2 + 1 + 2 + 1 and st.dram_reads == 6
+    lines = (arr.base + np.array([0, 0, 96, 192, 192, 300])) // c.line_bytes
+    per_slice = np.bincount(c.mapping.slices(lines * c.line_bytes), minlength=c.l2_slices)
+    assert st.resources["slice_sectors"] == [6.0, float(per_slice.max())]
+    # every load from DRAM: the unit sees the DRAM latency less the SM's pipeline; its fixed
+    # cycles are added outside the bounds, and there is no launch
+    assert seen["lat"] == c.mem_latency - c.l1_latency
+    assert st.unit_fixed == 7.0 and st.cycles == pytest.approx(7.0 + max(st.bounds.values()))
+    with gpu.kernel("bad", 0, launch=False) as k:
+        with pytest.raises(ValueError, match="crosses a 128 B line"):
+            k.unit_requests("load", [arr.base + 96], 64)
+        with pytest.raises(ValueError, match="a request covers 1 to 128 bytes"):
+            k.unit_requests("load", [arr.base], 256)
+
+
+def _session(cfg: SCUConfig, gpu_preset="gtx980"):
+    gpu = GPU(GPUConfig.preset(gpu_preset))
+    return gpu, SCUSession(TLMBackend(cfg), gpu)
+
+
+def test_data_compaction_on_the_memory_system_hand_computed():
+    """1024 aligned 4-byte elements, no bitmask, width 4: 128 block reads and 128
+    block writes. Unit bounds: 1024 / 4 = 256 cycles of pipeline; 256 requests on 4
+    ports = 64; flits (40 B flits, 8 B headers): a read is 1 out + 1 back, a write 1 + 1,
+    so 256 each way / 4 = 64; Little's law does not bind (128 < 1024 slots). The
+    reads miss the cold L2: the unit's latency is DRAM's less the SM pipeline
+    (470 - 124 = 346), waited twice (first read, last write answered)."""
+    cfg = SCUConfig.preset("gtx980")
+    gpu, scu = _session(cfg)
+    src = scu.put("src", np.arange(1024, dtype=np.uint32))
+    out = scu.buffer("dst", 4096)
+    st = scu.run(SCUOp("data", 1024, out, data=src))
+    assert st.reads["data"] == 128 and st.writes == 128
+    assert np.array_equal(scu.get(out, 1024, np.uint32), np.arange(1024))
+    k = gpu.kernels["scu.data"]
+    c = gpu.config
+    assert k.launches == 0 and k.l2.accesses == 256 and k.dram_reads == 128
+    lat = c.mem_latency - c.l1_latency
+    expect = SCU_COMMAND_CYCLES + SCU_PIPELINE_CYCLES + 2 * lat + 1024 / 4
+    assert k.bounds["unit"] == 256 and scu.cycles == pytest.approx(expect) == k.cycles
+    # the requests are the GPU arrays' addresses: the reads on the slices of scu_src's lines
+    base = gpu.arrays["scu_src"].base
+    lines = (base + 32 * np.arange(128)) // c.line_bytes
+    per_slice = np.bincount(c.mapping.slices(lines * c.line_bytes), minlength=c.l2_slices)
+    wl = (gpu.arrays["scu_dst"].base + 32 * np.arange(128)) // c.line_bytes
+    per_slice += np.bincount(c.mapping.slices(wl * c.line_bytes), minlength=c.l2_slices)
+    assert k.resources["slice_sectors"][1] == per_slice.max()
+
+
+def test_what_the_gpu_wrote_the_unit_reads_from_the_l2():
+    cfg = SCUConfig.preset("gtx980")
+    gpu, scu = _session(cfg)
+    n = 2048
+    with gpu.kernel("writer", n) as k:                 # the GPU stores the SCU's input
+        k.store(scu.array("src"), range(n))
+    src = scu.put("src", np.arange(n, dtype=np.uint32))
+    scu.run(SCUOp("data", n, scu.buffer("dst", 4 * n), data=src))
+    k = gpu.kernels["scu.data"]
+    assert k.l2.hits == n // 8 and k.dram_reads == 0
+    c = gpu.config
+    # every load an L2 hit: the latency chain is the L2's (292 - 124 = 168), twice
+    assert k.unit_fixed == SCU_COMMAND_CYCLES + SCU_PIPELINE_CYCLES + 2 * (c.l2_latency - c.l1_latency)
+
+
+def test_filter_probes_in_memory_hand_computed():
+    """A filter on 3 sets x 2 ways of 4-byte entries (8 B sets: one 32 B request
+    each) with the hash clear: the clear writes the 24-byte hash (one request),
+    every element reads its set, every kept element writes its entry."""
+    cfg = SCUConfig(width=1, hash_in_memory=True, filter_sets=3, filter_ways=2)
+    gpu, scu = _session(cfg)
+    ids = np.array([5, 5, 5, 7, 7, 9], np.uint32)
+    # the sets, independently: fold to 2 bits (XOR of 2-bit chunks) mod 3
+    assert [fold(int(i), 2) % 3 for i in ids] == [0, 0, 0, 2, 2, 0]
+    src = scu.put("ids", ids)
+    st = scu.run(SCUOp("filter", ids.size, scu.buffer("bits", 4), data=src, clear=True))
+    assert st.elements_out == 3                              # 5, 7, 9: set 0 has room for 5 and 9
+    assert scu.hash_requests == 1 + 6 + 3
+    k = gpu.kernels["scu.filter"]
+    assert k.l2.accesses == 1 + 6 + 3 + 1 + 1               # hash + the ids block + the bitmask block
+    assert gpu.arrays["scu_filter_hash"].length == 3 * 2 * HASH_ENTRY_BYTES["filter"]
+
+
+def test_group_probes_in_memory_hand_computed():
+    """Grouping 4 elements of two 128 B blocks on 3 sets x 16 ways: each element reads
+    its set's tags (64 B) and writes its position into its entry; the flush reads
+    every set's tags, emits (reads) the 2 entries and rewrites the tags."""
+    cfg = SCUConfig(width=1, hash_in_memory=True, group_sets=3, group_ways=16)
+    gpu, scu = _session(cfg)
+    ids = np.array([0, 1, 32, 2], np.uint32)                # blocks 0, 0, 1, 0 of target
+    target = scu.buffer("dist", 4 * 64)
+    src = scu.put("ids", ids)
+    st = scu.run(SCUOp("group", 4, scu.buffer("order", 16), data=src, target=target))
+    assert sorted(scu.get(scu.buffer("order", 16), 4, np.uint32).tolist()) == [0, 1, 2, 3]
+    assert st.elements_out == 4
+    assert scu.hash_requests == 4 + 4 + 2 + 3 + 3
+    k = gpu.kernels["scu.group"]
+    # sectors: 4 tag reads of 2 sectors, 4 entry writes, 2 entry reads, flush 3 x 2 read + 3 x 2 written
+    assert k.l2.accesses == 8 + 4 + 2 + 6 + 6 + 1 + 1
+
+
+def test_runs_on_the_memory_system_add_up():
+    g = load_graph("kron:scale=10,edgefactor=8,seed=2", cache=False)
+    for mode in ("scu", "scu-enhanced"):
+        r = run_algorithm(g, "bfs", mode, gpu="gtx980")
+        s, t = r.extra["scu"], r.extra["time"]
+        assert s["on_memory_system"] and s["config"]["hash_in_memory"]
+        units = [k for k in r.gpu["kernels"] if k["name"].startswith("scu.")]
+        assert units and all(k["launches"] == 0 for k in units)
+        assert sum(k["cycles"] for k in units) == pytest.approx(t["scu_cycles"])
+        assert t["gpu_cycles"] + t["scu_cycles"] == pytest.approx(r.gpu["total"]["cycles"])
+        assert sum(s["bound"].values()) == pytest.approx(t["scu_cycles"])
+    assert "filter" in s["ops"] and s["hash_requests"] > 0
+    # a backend with a fixed latency keeps the unit off the memory system (the RTL's testbench memory)
+    r = run_algorithm(g, "bfs", "scu", gpu="gtx980", backend=TLMBackend(SCUConfig.preset("gtx980-sim"), latency=100))
+    assert not r.extra["scu"]["on_memory_system"]
+    assert not any(k["name"].startswith("scu.") for k in r.gpu["kernels"])
