@@ -305,6 +305,7 @@ class SCUSession:
             and isinstance(backend, TLMBackend)
         self.bound = Counter()         # attached: cycles of the operations each bound bound
         self.terms = Counter()         # attached: the unit's terms summed over operations
+        self.cycles_by_op = Counter()  # the unit's cycles per operation kind
 
     # -- buffers ----------------------------------------------------------------------
     def bind(self, name: str, array) -> None:
@@ -387,14 +388,16 @@ class SCUSession:
         self.elements_out += st.elements_out
         self.requests += st.requests
         if st.cycles is not None:
-            self.cycles += st.cycles + SCU_COMMAND_CYCLES
+            c = st.cycles + SCU_COMMAND_CYCLES
         elif self.attached:
             self.measured = False
-            self.cycles += self._on_memory_system(op, st)
+            c = self._on_memory_system(op, st)
         else:
             self.measured = False
-            self.cycles += scu_cycles(op.op, st, self.config, self.gpu.config, clear=op.clear,
-                                      latency=getattr(self.backend, "latency", None))
+            c = scu_cycles(op.op, st, self.config, self.gpu.config, clear=op.clear,
+                           latency=getattr(self.backend, "latency", None))
+        self.cycles += c
+        self.cycles_by_op[op.op] += c
         return st
 
     def _hash_array(self, name: str, nbytes: int):
@@ -509,7 +512,8 @@ class SCUSession:
         d = {"backend": getattr(self.backend, "name", type(self.backend).__name__),
              "config": self.config.to_dict(), "ops": dict(self.ops), "elements_in": self.elements_in,
              "elements_out": self.elements_out, "requests": self.requests, "cycles": self.cycles,
-             "cycles_measured": self.measured, "on_memory_system": self.attached}
+             "cycles_measured": self.measured, "on_memory_system": self.attached,
+             "cycles_by_op": dict(self.cycles_by_op.most_common())}
         if self.attached:
             d["hash_requests"] = self.hash_requests
             d["bound"] = {k: v for k, v in self.bound.most_common()}

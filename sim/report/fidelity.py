@@ -94,6 +94,8 @@ def run_reasons(rs: RunSet, select: dict, limit: int = 4) -> str:
             f"{r['graph']} {r['algo']}: {r['mode']}"
         if r.get("bound_mix"):
             s += f" [{r['bound_mix']}]"
+        if r.get("unit_mix"):
+            s += f" [unit: {r['unit_mix']}]"
         if ref and ref.get("time_us"):
             s += f" vs {ref['mode']} {ref['time_us']:.0f} us"
             if ref.get("bound_mix"):

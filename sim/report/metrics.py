@@ -16,7 +16,7 @@ COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "g
           "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
           "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
           "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "bound", "unit_share",
-          "bound_mix")
+          "bound_mix", "unit_mix")
 
 
 def time_seconds(r, gpu_config) -> float | None:
@@ -73,7 +73,7 @@ def _unit_columns(unit: str, extra: dict) -> dict:
     return out
 
 
-def _memory_columns(tot: dict, extra: dict) -> dict:
+def _memory_columns(tot: dict, extra: dict, kernels=None) -> dict:
     """Accesses per level of the memory system, the interconnect flits between the
     SMs and the memory partitions, and where the time goes: the bound of most
     cycles and every bound's share of the run's time (the unit's own time, when
@@ -83,10 +83,19 @@ def _memory_columns(tot: dict, extra: dict) -> dict:
     out = {"l1_accesses": tot["l1"]["accesses"], "l2_accesses": tot["l2"]["accesses"],
            "dram_sectors": tot["dram_sectors"], "icnt_flits": flits, "bound": tot.get("bound")}
     binding = dict(tot.get("binding") or {})
+    # a unit's own operations on the memory system (kernels without a launch, e.g. "scu.expand")
+    # are the unit's time, whatever bound them
+    ucyc = 0.0
+    for k in kernels or ():
+        if k.get("launches") == 0:
+            for b, v in (k.get("binding") or {}).items():
+                binding[b] = binding.get(b, 0.0) - v
+            ucyc += float(k.get("cycles", 0.0))
+    binding = {k: v for k, v in binding.items() if v > 1e-9}
     gpu_cycles = sum(binding.values())
     t = extra.get("time") if isinstance(extra.get("time"), dict) else {}
     total = t.get("total_cycles") if isinstance(t.get("total_cycles"), (int, float)) else None
-    unit = max(0.0, float(total) - gpu_cycles) if total else 0.0
+    unit = max(0.0, float(total) - gpu_cycles) if total else ucyc
     whole = gpu_cycles + unit
     if whole > 0:
         mix = {k: v / whole for k, v in binding.items()}
@@ -96,6 +105,17 @@ def _memory_columns(tot: dict, extra: dict) -> dict:
         top = sorted(mix.items(), key=lambda kv: -kv[1])
         out["bound_mix"] = ", ".join(f"{k} {100 * v:.0f} %" for k, v in top if v >= 0.005)
         out["bound"] = top[0][0]
+    # where the unit's own time goes: its operations' shares and what bound them
+    for d in extra.values():
+        if isinstance(d, dict) and isinstance(d.get("cycles_by_op"), dict) and d.get("cycles"):
+            tot_u = float(d["cycles"])
+            ops = sorted(d["cycles_by_op"].items(), key=lambda kv: -kv[1])
+            s = ", ".join(f"{k} {100 * v / tot_u:.0f} %" for k, v in ops if v / tot_u >= 0.005)
+            if isinstance(d.get("bound"), dict) and d["bound"]:
+                b = sorted(d["bound"].items(), key=lambda kv: -kv[1])
+                s += "; bound by " + ", ".join(f"{k} {100 * v / tot_u:.0f} %" for k, v in b if v / tot_u >= 0.005)
+            out["unit_mix"] = s
+            break
     return out
 
 
@@ -117,13 +137,13 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
            "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
            "warp_instructions": None, "gpu_workload": None, "workload_left": None, "l1_accesses": None,
            "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "bound": None, "unit_share": None,
-           "bound_mix": None}
+           "bound_mix": None, "unit_mix": None}
     if r.gpu is not None:
         tot = r.gpu["total"]
         rec.update({"sectors_per_request": tot["accesses_per_request"], "mem_instructions": tot["mem_instructions"],
                     "sectors": tot["sectors"], "warp_instructions": tot["warp_instructions"],
                     "contract_sectors_per_request": _spr([k for k in r.gpu["kernels"] if "contract" in k["name"]])})
-        rec.update(_memory_columns(tot, r.extra))
+        rec.update(_memory_columns(tot, r.extra, r.gpu.get("kernels")))
     c = r.counters
     if "gpu_nodes" in c or "gpu_edges" in c:
         rec["gpu_workload"] = int(c.get("gpu_nodes", 0)) + int(c.get("gpu_edges", 0))
