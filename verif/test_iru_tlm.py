@@ -561,8 +561,8 @@ def test_benchmark_break_even_small(tmp_path, capsys, monkeypatch):
             be = bench.break_even(rec, what)
             gain = np.array([_limited(rec["kernels_base"], what, r) - _limited(rec["kernels_iru"], what, r)
                              for r in rates])
-            if be is None:
-                assert row[col] == "-" and not (gain > 0).any(), (rec["graph"], rec["algo"], what)
+            if be is None:          # not faster where the resource is scarce (at least as many accesses of it)
+                assert row[col] == "-" and gain[0] <= 0, (rec["graph"], rec["algo"], what)
                 continue
             if math.isinf(be):                      # faster whatever the limit
                 assert row[col] == "any" and (gain > 0).all(), (rec["graph"], rec["algo"], what)

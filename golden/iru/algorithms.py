@@ -23,8 +23,10 @@ so a wrong reply changes the result. Every result is also checked with
 Options: ``iru`` (an :class:`IRUConfig` or a preset name; default ``gtx980``),
 ``backend``, ``iru_policy`` (a :class:`RequestPolicy`; default: every resident
 warp of the GPU asks at once, the next ones ``think`` = 100 cycles after a reply),
-``iru_latency`` (the TLM's prefetch latency, default 200 cycles: the edge
-frontier was just written and mostly sits in the L2), ``iru_exact`` (PR:
+``iru_latency`` (the TLM's prefetch latency; default: the GPU's L2 hit latency
+less its SM pipeline, ``l2_latency − l1_latency``, 168 cycles on the GTX 980:
+the IRU sits in the memory partition and the arrays it prefetches were just
+written by the GPU, so they sit in the L2), ``iru_exact`` (PR:
 quantise each contribution to a per-target power-of-two grid so that every
 binary32 sum is exact and the result does not depend on which elements the IRU
 merged: used by RTL in the loop, whose merges differ from the TLM's).
@@ -53,7 +55,8 @@ __all__ = ["TLMBackend", "IRUSession", "BFSIRU", "SSSPIRU", "PageRankIRU", "IRU_
 IRU_MODES = ("iru",)
 #: Cycles between a warp's reply and the request of the warp that replaces it.
 THINK_CYCLES = 100
-#: The TLM's prefetch latency (cycles): the arrays were just written by the GPU.
+#: The TLM's prefetch latency (cycles) when no GPU names one: the arrays were just
+#: written by the GPU. On a GPU model the default is ``l2_latency − l1_latency``.
 PREFETCH_LATENCY = 200
 
 
@@ -167,7 +170,7 @@ class IRUSession:
         return _Layout(res, self.gpu.config.warp_size)
 
     def prefetch_sectors(self, n: int, sec: bool) -> int:
-        """DRAM sectors the prefetcher reads (indices and secondary values)."""
+        """Sectors the prefetcher reads (indices and secondary values)."""
         s = self.gpu.config.sector_bytes
         sectors = (2 if sec else 1) * (-(-4 * n // s))
         self.prefetch += sectors
@@ -216,7 +219,8 @@ class _IRUMode:
                 cfg = IRUConfig.preset(cfg)
             elif not isinstance(cfg, IRUConfig):
                 raise ConfigError(f"option iru must be an IRUConfig or a preset name, not {cfg!r}")
-            lat = o.get("iru_latency", PREFETCH_LATENCY)
+            c = self.gpu.config
+            lat = o.get("iru_latency", max(c.l2_latency - c.l1_latency, 1))
             if not isinstance(lat, int) or lat < 1:
                 raise AlgorithmError(f"iru_latency must be a positive number of cycles, not {lat!r}")
             backend = TLMBackend(cfg, latency=lat)
@@ -241,12 +245,21 @@ class _IRUMode:
         gpu_cycles = self.gpu.totals()["cycles"] if self.gpu.stats_on else 0.0
         self.extra["time"] = {"gpu_cycles": gpu_cycles, "iru_cycles": s["cycles"], "total_cycles": gpu_cycles}
 
-    def load_iru(self, k, lay: _Layout, sec: bool) -> None:
+    def load_iru(self, k, lay: _Layout, arrays: list) -> None:
         """The kernel's ``load_iru``: one warp instruction per warp (two with a
-        secondary array); the IRU's prefetch traffic and its time as unit work the
-        kernel waits for (docs/golden.md, time model)."""
-        k.alu(lay.warps * (2 if sec else 1))
-        k.unit(self.iru.prefetch_sectors(lay.n, sec), lay.result.status.cycles)
+        secondary array); the IRU's prefetches of ``arrays`` (the indices and the
+        secondary values, read linearly, a sector a request) go through the L2
+        slices of the memory partitions (and DRAM on a miss) like the GPU's own
+        requests, and its time is unit work the kernel waits for (docs/iru.md,
+        "Time")."""
+        k.alu(lay.warps * len(arrays))
+        s = self.gpu.config.sector_bytes
+        for arr in arrays:
+            nbytes = lay.n * arr.esize
+            if nbytes:
+                k.unit_requests("load", arr.base + np.arange(0, nbytes, s, dtype=np.int64), s, place="partition")
+        self.iru.prefetch_sectors(lay.n, len(arrays) > 1)
+        k.unit(0, lay.result.status.cycles)
 
 
 # ---------------------------------------------------------------------- BFS
@@ -269,7 +282,7 @@ class BFSIRU(_IRUMode, BFS):
         n = ef.size
         self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("iru_bfs_contract", n) as k:
-            self.load_iru(k, lay, sec=False)
+            self.load_iru(k, lay, [self.a_ef])
             k.load(self.a_visited, efr >> 5)
             k.load(self.a_depth, efr, active=unvisited)
             k.store(self.a_depth, efr, active=keep)
@@ -311,7 +324,7 @@ class SSSPIRU(_IRUMode, SSSP):
         n = ev.size
         self.gpu.count("gpu_edges", n)
         with self.gpu.kernel("iru_sssp_contract", n) as k:
-            self.load_iru(k, lay, sec=True)
+            self.load_iru(k, lay, [self.a_ev, self.a_ec])
             k.load(self.a_dist, v, tid=tids)
             k.atomic(self.a_dist, v, tid=tids, active=improving)
             k.store(self.a_lookup, v, tid=tids, active=near_cand)
@@ -367,7 +380,7 @@ class PageRankIRU(_IRUMode, PageRank):
         v = lay.idx[tids]
         s = lay.sec[tids].view(np.float32).astype(np.float64)
         with self.gpu.kernel("iru_pr_push", E) as k:
-            self.load_iru(k, lay, sec=True)
+            self.load_iru(k, lay, [self.dg.col, self.a_wf])
             k.atomic(self.a_next, v, tid=tids)
         if not E:
             return np.zeros(V)
