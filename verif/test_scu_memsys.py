@@ -143,3 +143,37 @@ def test_runs_on_the_memory_system_add_up():
     r = run_algorithm(g, "bfs", "scu", gpu="gtx980", backend=TLMBackend(SCUConfig.preset("gtx980-sim"), latency=100))
     assert not r.extra["scu"]["on_memory_system"]
     assert not any(k["name"].startswith("scu.") for k in r.gpu["kernels"])
+
+
+def test_a_unit_in_the_partitions_uses_no_interconnect():
+    """The same requests from a unit beside the interconnect (the SCU) and from one in
+    the memory partitions (the IRU's prefetches): the same slices and sectors, but only
+    the first puts flits on the slices' ports (a 40 B flit per header, 32 B + header
+    = 1 flit per sector back)."""
+    c = GPUConfig.preset("gtx980")
+    stats = {}
+    for place in ("icnt", "partition"):
+        gpu = GPU(c)
+        arr = gpu.array("a", 1 << 16)
+        with gpu.kernel("u", 0, launch=False) as k:
+            k.unit_requests("load", arr.base + 32 * np.arange(64), place=place)
+        stats[place] = gpu.kernels["u"]
+    a, b = stats["icnt"], stats["partition"]
+    assert a.l2.accesses == b.l2.accesses == 64 and a.resources["slice_sectors"] == b.resources["slice_sectors"]
+    assert a.resources["slice_flits_in"][0] == 64 and a.resources["slice_flits_out"][0] == 64
+    assert b.resources["slice_flits_in"][0] == 0 and b.resources["slice_flits_out"][0] == 0
+
+
+def test_iru_prefetches_go_through_the_l2():
+    """BFS with the IRU: the contraction's prefetches of the edge frontier, which the
+    expansion kernel just stored, are L2 accesses (hits) of the contraction kernel,
+    not DRAM traffic outside the caches."""
+    g = load_graph("kron:scale=9,edgefactor=8,seed=2", cache=False)
+    r = run_algorithm(g, "bfs", "iru", gpu="gtx980")
+    k = next(k for k in r.gpu["kernels"] if k["name"] == "iru_bfs_contract")
+    assert k["unit_sectors"] == 0
+    edges = r.counters["gpu_edges"]
+    assert r.extra["iru"]["prefetch_sectors"] >= edges * 4 // 32
+    # every prefetched sector is an L2 access of the kernel, and (just written) nearly all hit
+    assert k["l2"]["accesses"] >= r.extra["iru"]["prefetch_sectors"]
+    assert k["l2"]["hits"] >= 0.9 * r.extra["iru"]["prefetch_sectors"]
