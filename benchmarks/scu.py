@@ -10,20 +10,21 @@
     long and short ("small ops") operations. Also the TLM time model's estimate
     of the RTL's cycles (``scu_cycle_terms`` without the command hand-off),
     their ratio and the bound that sets the estimate.
-(b) Golden model: baseline vs ``scu`` vs ``scu-enhanced`` for BFS and SSSP on
-    kron:scale=16 and grid:256x256: GPU workload left, coalescing of the
+(b) Golden model: baseline vs ``scu`` vs ``scu-enhanced`` for BFS, SSSP and PR on
+    kron:scale=16, delaunay:scale=16 and road:256x256, on the GTX 980 and the
+    Tegra X1 with the paper's SCU presets: GPU workload left, coalescing of the
     consuming kernel, estimated speedup — beside the paper's figures. For SSSP
-    also ``scu-filter`` (``scu-enhanced`` with ``group=False``: filtering only),
-    so that the coalescing gained by grouping is filter-only vs filter+group.
-    The SCU time is the TLM time model at the GPU model's memory latency with
-    the preset's requests in flight; beside it the speedup with 512 in flight
-    (Little's law no longer binds) and with a free SCU (GPU cycles only), and
-    the SCU cycles split by what bounds each operation; the SCU's block reads per
-    stream and writes, and the operations (by kind and bound) that take the
-    largest shares of its cycles; and the coalescing from grouping both for the
-    whole contraction kernels and for their ``dist`` array alone.
+    also ``scu-filter`` (filtering only), so that the coalescing gained by
+    grouping is filter-only vs filter+group. The SCU runs on the GPU's memory
+    system (docs/scu.md, "Time model on the memory system"); beside the speedup
+    the speedup with a free SCU (GPU cycles only), the SCU cycles by what bound
+    each operation and by operation, the SCU's block reads per stream, writes
+    and hash requests, and the coalescing from grouping both for the whole
+    contraction kernels and for their ``dist`` array alone; and the wall time of
+    each run (the full-size presets' cost).
 
-Usage: python benchmarks/scu.py [--part a|b|ab] [--sim verilator] [--n 16384] [--json FILE]
+Usage: python benchmarks/scu.py [--part a|b|ab] [--sim verilator] [--n 16384] [--graphs G1;G2] [--pr-iters N]
+       [--json FILE]
 """
 import argparse
 import json
@@ -61,7 +62,7 @@ def part_a(args, t0):
            ("expand", {"count": 16}), ("filter", {"id_range": 4096}), ("filter", {"id_range": 4096, "best": True}),
            ("group", {"id_range": 8192})]
     rows, recs = [], []
-    for preset in ("tx1", "gtx980"):
+    for preset in ("tx1-sim", "gtx980-sim"):        # the RTL presets (the paper's widths, on-chip hashes)
         for lat, inflight, size in A_SETTINGS:
             cfg = SCUConfig.preset(preset)
             label_p = preset
@@ -113,33 +114,6 @@ def part_a(args, t0):
     return recs
 
 
-#: In-flight requests (data and each parameter stream) of part (b)'s second SCU
-#: time: enough that Little's law never binds at the GPU model's 400-cycle latency
-#: (512 − 4 usable > 402 cycles a slot is held).
-DEEP_INFLIGHT = 512
-
-
-def scu_time(history, cfg, gpu_cfg) -> dict:
-    """SCU cycles of logged operations (``TLMBackend.history``) under ``cfg``, split
-    by what bounds each operation: ``fixed`` (command, pipeline, latencies, clears)
-    plus, per operation, its largest throughput term (``elements``, ``port``,
-    ``dram`` or ``little``). ``by_op``: each operation's whole time (fixed part
-    included) summed by ``"op: bound"`` (``little (s)``: Little's law on stream s)."""
-    from golden.scu.algorithms import scu_cycle_terms
-    out = {"fixed": 0.0, "elements": 0.0, "port": 0.0, "dram": 0.0, "little": 0.0}
-    by_op: dict[str, float] = {}
-    for name, clear, st in history:
-        t = scu_cycle_terms(name, st, cfg, gpu_cfg, clear=clear)
-        out["fixed"] += t["fixed"]
-        k = max(("elements", "port", "dram", "little"), key=lambda x: t[x])
-        out[k] += t[k]
-        label = f"{name}: " + (f"little ({t['little_stream']})" if k == "little" else k)
-        by_op[label] = by_op.get(label, 0.0) + t["fixed"] + t[k]
-    out["total"] = sum(out.values())
-    out["by_op"] = by_op
-    return out
-
-
 def scu_requests(history) -> dict:
     """Block reads per stream and block writes of logged operations."""
     from golden.scu import STREAMS
@@ -160,95 +134,88 @@ def _per_request(kernels, array=None):
     return sect / inst if inst else None
 
 
+def _shares(d: dict, total: float, n: int = 4) -> str:
+    top = sorted(d.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{k} {v / total:.0%}" for k, v in top if total and v / total >= 0.005)
+
+
 def part_b(args, t0):
     from golden.algorithms import run_algorithm
-    from golden.gpu import GPUConfig
     from golden.graphs import load_graph
     from golden.scu import SCUConfig
     from golden.scu.algorithms import TLMBackend
     rows, brows, qrows, recs = [], [], [], []
     for spec in args.graphs.split(";"):
-        for algo in ("bfs", "sssp"):
+        for algo in ("bfs", "sssp", "pr"):
             g = load_graph(spec, weighted=algo == "sssp")
             for gpu in ("gtx980", "tx1"):
-                res, backends = {}, {}
+                res, backends, wall = {}, {}, {}
                 modes = ("baseline", "scu", "scu-enhanced") + (("scu-filter",) if algo == "sssp" else ())
+                if algo == "pr":
+                    modes = ("baseline", "scu")         # the enhanced unit's filtering does not apply (§4.6)
                 cfg = SCUConfig.preset(gpu)
-                deep = cfg.replace(max_inflight=DEEP_INFLIGHT, param_inflight=DEEP_INFLIGHT)
-                gpu_cfg = GPUConfig.preset(gpu)
                 for mode in modes:
                     log(t0, f"{algo} {mode} on {spec} ({gpu})")
-                    kw = {}
+                    kw = {"max_iter": args.pr_iters} if algo == "pr" else {}
                     if mode != "baseline":
                         kw["backend"] = backends[mode] = TLMBackend(cfg, log=True)
-                    if mode == "scu-filter":        # the enhanced unit without grouping
-                        kw["group"] = False
-                    res[mode] = run_algorithm(g, algo, "scu-enhanced" if mode == "scu-filter" else mode,
-                                              gpu=gpu, **kw)
+                    w0 = time.time()
+                    res[mode] = run_algorithm(g, algo, mode, gpu=gpu, **kw)
+                    wall[mode] = time.time() - w0
                 base = res["baseline"]
-                assert all((r.values == base.values).all() for r in res.values())
-                work0 = base.counters["gpu_nodes"] + base.counters["gpu_edges"]
+                if algo != "pr":
+                    assert all((r.values == base.values).all() for r in res.values())
+                work0 = base.counters["gpu_nodes"] + base.counters["gpu_edges"] if algo != "pr" else None
                 t_base = base.gpu["total"]["cycles"]
                 for mode, r in res.items():
-                    work = r.counters["gpu_nodes"] + r.counters["gpu_edges"]
+                    work = r.counters["gpu_nodes"] + r.counters["gpu_edges"] if algo != "pr" else None
                     contract = [k for k in r.gpu["kernels"] if k["name"].endswith("_contract")]
                     per_req = _per_request(contract)
                     rec = {"graph": spec, "algo": algo, "gpu": gpu, "mode": mode, "gpu_workload": work,
-                           "workload_left": work / work0, "contract_sectors_per_request": per_req,
+                           "workload_left": work / work0 if work0 else None, "contract_sectors_per_request": per_req,
                            # SSSP's contraction reads dist[v] of every edge-frontier element
                            # (the array grouping reorders the accesses to); BFS has none.
-                           "contract_dist_sectors_per_request": _per_request(contract, "dist")}
+                           "contract_dist_sectors_per_request": _per_request(contract, "dist"),
+                           "wall_s": wall[mode]}
                     if mode == "baseline":
-                        gpu_c, scu_c, scu_deep = t_base, 0.0, 0.0
+                        gpu_c, scu_c = t_base, 0.0
                     else:
+                        s = r.extra["scu"]
                         gpu_c, scu_c = r.extra["time"]["gpu_cycles"], r.extra["time"]["scu_cycles"]
-                        split = scu_time(backends[mode].history, cfg, gpu_cfg)
-                        assert abs(split["total"] - scu_c) <= 1e-6 * scu_c, (split["total"], scu_c)
-                        split_deep = scu_time(backends[mode].history, deep, gpu_cfg)
-                        scu_deep = split_deep["total"]
-                        ops = sum(r.extra["scu"]["ops"].values())
-                        brows.append([spec.split(",")[0], algo, gpu, mode, ops, round(scu_c)] +
-                                     [f"{split[k] / scu_c:.0%}" for k in ("fixed", "elements", "port", "dram",
-                                                                           "little")] +
-                                     [round(scu_c / ops), round(scu_deep)] +
-                                     [f"{split_deep[k] / scu_deep:.0%}" for k in ("fixed", "elements", "port",
-                                                                                  "dram", "little")])
+                        ops = sum(s["ops"].values())
+                        brows.append([spec.split(",")[0], algo, gpu, mode, ops, round(scu_c), round(scu_c / ops),
+                                      _shares(s["bound"], scu_c), _shares(s["cycles_by_op"], scu_c)])
                         reqs = scu_requests(backends[mode].history)
-                        top = sorted(split["by_op"].items(), key=lambda kv: -kv[1])[:3]
                         qrows.append([spec.split(",")[0], algo, gpu, mode] + [reqs[k] for k in
                                                                                ("idx", "cnt", "mask", "data",
-                                                                                "writes")] +
-                                     ["; ".join(f"{lab} {c / scu_c:.0%}" for lab, c in top)])
-                        rec.update({"scu_ops": r.extra["scu"]["ops"], "scu_split": split,
-                                    "scu_cycles_deep_inflight": scu_deep, "scu_split_deep_inflight": split_deep,
-                                    "scu_requests": reqs,
-                                    "scu_cycles_per_op": scu_c / ops})
+                                                                                "writes")] + [s["hash_requests"]])
+                        rec.update({"scu_ops": s["ops"], "scu_bound": s["bound"], "scu_terms": s["terms"],
+                                    "scu_cycles_by_op": s["cycles_by_op"], "scu_requests": reqs,
+                                    "scu_hash_requests": s["hash_requests"], "scu_cycles_per_op": scu_c / ops})
                     total = gpu_c + scu_c
-                    sp, sp_deep, sp_free = t_base / total, t_base / (gpu_c + scu_deep), t_base / gpu_c
-                    rows.append([spec.split(",")[0], algo, gpu, mode, work, round(work / work0, 3),
+                    sp, sp_free = t_base / total, t_base / gpu_c
+                    rows.append([spec.split(",")[0], algo, gpu, mode, work if work is not None else "-",
+                                 round(work / work0, 3) if work0 else "-",
                                  round(per_req, 2) if per_req else "-", round(gpu_c), round(scu_c), round(total),
-                                 round(sp, 2), round(sp_deep, 2), round(sp_free, 2)])
+                                 round(sp, 2), round(sp_free, 2), round(wall[mode], 1)])
                     rec.update({"gpu_cycles": gpu_c, "scu_cycles": scu_c, "total_cycles": total, "speedup": sp,
-                                "speedup_deep_inflight": sp_deep, "speedup_scu_free": sp_free})
+                                "speedup_scu_free": sp_free})
                     recs.append(rec)
     print(format_table(["graph", "algo", "GPU", "mode", "GPU workload", "left", "contract sect/req",
-                        "GPU cycles", "SCU cycles", "est. cycles", "speedup", f"speedup, {DEEP_INFLIGHT} in flight",
-                        "speedup, SCU free"], rows, markdown=True,
-                       title="(b) Golden model with the SCU (TLM); scu-filter = scu-enhanced with group=False"))
+                        "GPU cycles", "SCU cycles", "est. cycles", "speedup", "speedup, SCU free", "wall s"], rows,
+                       markdown=True,
+                       title="(b) Golden model with the paper's SCU (TLM on the GPU's memory system); scu-filter = "
+                             "filtering without grouping"))
     print()
-    d = DEEP_INFLIGHT
-    print(format_table(["graph", "algo", "GPU", "mode", "SCU ops", "SCU cycles", "fixed", "elements", "port",
-                        "DRAM", "Little", "cycles/op", f"SCU cycles, {d} in flight", f"{d}: fixed", f"{d}: elements",
-                        f"{d}: port", f"{d}: DRAM", f"{d}: Little"], brows, markdown=True,
-                       title="SCU time by bound (share of the SCU cycles: fixed = command, pipeline and memory "
-                             "latencies; then each operation's largest throughput term), with the preset's "
-                             f"requests in flight and with {d}"))
+    print(format_table(["graph", "algo", "GPU", "mode", "SCU ops", "SCU cycles", "cycles/op",
+                        "SCU cycles by binding bound", "SCU cycles by operation"], brows, markdown=True,
+                       title="Where the SCU's time goes: each operation's cycles by the bound that bound it "
+                             "(unit = the SCU's own pipeline, ports or Little's law; l2, icnt, dram = the "
+                             "memory system's) and by operation kind"))
     print()
     print(format_table(["graph", "algo", "GPU", "mode", "idx reads", "cnt reads", "mask reads", "data reads",
-                        "writes", "largest shares of the SCU cycles (op: bound)"], qrows, markdown=True,
-                       title="SCU block reads per stream and writes (the preset's requests in flight); the three "
-                             "operation kinds x bounds with the most SCU cycles (each operation's whole time, "
-                             "fixed part included)"))
+                        "writes", "hash requests"], qrows, markdown=True,
+                       title="SCU block reads per stream, writes and in-memory hash requests"))
     # Coalescing from grouping: the same filtered SSSP with and without grouping.
     grows = []
     for rec in recs:
@@ -278,7 +245,8 @@ def main(argv=None):
     ap.add_argument("--part", default="ab", choices=["a", "b", "ab"])
     ap.add_argument("--sim", default="verilator", choices=["verilator", "icarus"])
     ap.add_argument("--n", type=int, default=16384, help="elements of the linear operations in (a)")
-    ap.add_argument("--graphs", default="kron:scale=16,edgefactor=16,seed=1;grid:256x256,seed=1")
+    ap.add_argument("--graphs", default="kron:scale=16,edgefactor=16,seed=1;delaunay:scale=16;road:256x256")
+    ap.add_argument("--pr-iters", type=int, default=10, help="PageRank iterations in (b)")
     ap.add_argument("--json", default="build/benchmarks/scu.json")
     args = ap.parse_args(argv)
     from golden.perf import tune_allocator
