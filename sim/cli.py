@@ -173,7 +173,8 @@ class _Lazy:
 
 def _graph_help() -> str:
     from golden.graphs import FILE_FORMATS
-    return ("kron:scale=14,edgefactor=16,seed=1 | urand:scale=14 | grid:256x256 | a file (" +
+    return ("kron:scale=14,edgefactor=16,seed=1 | urand:scale=14 | grid:256x256 | delaunay:scale=16 | road:256x256 "
+            "| powerlaw:scale=16,exponent=21 | mesh:40x40x40,dofs=2 | a file (" +
             " ".join(FILE_FORMATS) + ")")
 
 

@@ -320,7 +320,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     for g in graphs:
         try:
             if parse_spec(g) is None and not Path(g).exists():
-                raise GraphError(f"graph file {g} does not exist (nor is it kron:scale=N, urand:scale=N, grid:RxC)")
+                raise GraphError(f"graph file {g} does not exist (nor a generator: kron:scale=N, urand:scale=N, grid:RxC, delaunay:scale=N, road:RxC, powerlaw:scale=N, mesh:RxCxL)")
         except GraphError as e:
             raise _err(path, "sweep.graphs", str(e)) from None
 
