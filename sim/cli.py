@@ -435,9 +435,16 @@ def _warnings(args, r) -> list[str]:
     if r.algo == "pr" and "final_change" in r.extra:
         tol = args.tol if args.tol is not None else 1e-6
         change = r.extra["final_change"]
+        floor = r.extra.get("noise_floor") or 0.0
         if change is not None and not change < tol:
-            out.append(f"PageRank stopped at --max-iter {r.iterations} without converging: L1 change "
-                       f"{change:.3g} >= --tol {tol:g} (raise --max-iter or --tol)")
+            if floor and change < floor:
+                bound = r.extra.get("error_bound")
+                out.append(f"PageRank stopped after {r.iterations} iterations at the unit's noise floor: the L1 "
+                           f"change {change:.3g} (>= --tol {tol:g}) no longer falls with its binary32 merges "
+                           f"(floor {floor:.3g}); the ranks are within {bound:.3g} (L1) of the exact fixed point")
+            else:
+                out.append(f"PageRank stopped at --max-iter {r.iterations} without converging: L1 change "
+                           f"{change:.3g} >= --tol {tol:g} (raise --max-iter or --tol)")
     return out
 
 

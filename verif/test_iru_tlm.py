@@ -451,6 +451,42 @@ def test_pr_exact_mode_does_not_depend_on_merges():
     assert compare("pr", a.values, reference(g, "pr")) is None
 
 
+@pytest.mark.parametrize("name", ["star", "powerlaw"])
+def test_pr_binary32_merges_converge_within_their_error_bound(name):
+    """PageRank in iru mode on a 20,001-vertex star (one hub receiving 20,000
+    contributions, merged in binary32) and on a power-law graph: the run stops once
+    the change is below the merges' noise floor and no longer falls (before
+    max_iter), and the ranks lie within the reported error bound of networkx's
+    (solved to 1e-15 per vertex), while the baseline (float64) converges to tol."""
+    import networkx as nx
+    from golden.graphs import CSRGraph
+    if name == "star":
+        n = 20001
+        g = CSRGraph.from_edges(np.zeros(n - 1, int), np.arange(1, n), directed=False)
+        G = nx.star_graph(n - 1)
+    else:
+        g = load_graph("powerlaw:scale=10,edgefactor=8,exponent=21,seed=2", cache=False)
+        G = nx.Graph()
+        G.add_nodes_from(range(g.num_vertices))
+        G.add_edges_from(zip(g.src().tolist(), g.col.tolist()))
+    ref = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=100000)
+    x = np.array([ref[i] for i in range(g.num_vertices)])
+    base = run_algorithm(g, "pr", "baseline", tol=1e-9, max_iter=300)
+    assert base.extra["final_change"] < 1e-9 and np.abs(base.values - x).sum() < 1e-7
+    r = run_algorithm(g, "pr", "iru", tol=1e-9, max_iter=300)
+    e = r.extra
+    assert r.iterations < 300 and e["noise_floor"] > 0 and e["final_change"] < e["noise_floor"]
+    err = np.abs(r.values - x).sum()
+    assert err <= e["error_bound"], (err, e["error_bound"])
+    # the bound is of the size the binary32 merges explain (star: the hub's sum of 20,000 values)
+    assert e["error_bound"] < (0.05 if name == "star" else 1e-3)
+    # the command line says why it stopped, not "max-iter"
+    from types import SimpleNamespace
+    from sim.cli import _warnings
+    w = _warnings(SimpleNamespace(tol=1e-9), r)
+    assert (not w) or "noise floor" in w[0]
+
+
 def test_algorithm_errors():
     g = load_graph("grid:4x4")
     with pytest.raises(AlgorithmError, match="entries hold 8 elements, the GPU's warps 32 threads"):

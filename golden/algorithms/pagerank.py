@@ -10,7 +10,13 @@ Definition (option ``variant``):
   dangling vertices; the SCU paper's form up to normalisation).
 
 Starts from ``1 / V``; stops when the L1 norm of the change is below ``tol``
-(default 1e-6) or after ``max_iter`` (default 100) iterations. Result ``rank``.
+(default 1e-6), or, when a unit's arithmetic is less precise than float64
+(the IRU's binary32 merges), once the change is below the push's noise floor
+(:meth:`PageRank.noise_floor`) and has stopped falling, or after ``max_iter``
+(default 100) iterations. Result ``rank``;
+``extra["final_change"]``, ``extra["noise_floor"]`` and ``extra["error_bound"]``
+(an upper bound of the L1 distance to the exact fixed point:
+``d / (1 - d) * (final change + push error)``).
 
 Kernels per iteration: ``pr_contrib`` (thread per vertex: ``rank[u]``,
 ``row_ptr[u]``, ``row_ptr[u+1]``, writes ``contrib[u]``; dangling vertices add
@@ -77,6 +83,7 @@ class PageRank(Algorithm):
         inv = np.where(dang, 0.0, 1.0 / np.maximum(deg, 1))
         it = 0
         change = np.inf
+        changes: list[float] = []
         while it < max_iter:
             self.progress(it, V)
             contrib = rank * inv
@@ -92,10 +99,19 @@ class PageRank(Algorithm):
             self.describe_update(V)
             rank = new
             it += 1
+            changes.append(change)
             if change < tol:
+                break
+            # Below the push's noise floor the change stops falling: stop once it has
+            # not fallen by 5 % over the last 5 iterations (the noise, not the
+            # iteration, sets it then).
+            if change < self.noise_floor(d) and len(changes) > 5 and change >= 0.95 * min(changes[-6:-1]):
                 break
         self.iterations = it
         self.extra["final_change"] = change
+        err = self.push_error()
+        self.extra["noise_floor"] = self.noise_floor(d)
+        self.extra["error_bound"] = d / (1.0 - d) * (change + err) if math.isfinite(change) else None
         self.gpu.count("gpu_nodes", V * it)
         self.gpu.count("gpu_edges", g.num_edges * it)
         return rank
@@ -105,6 +121,19 @@ class PageRank(Algorithm):
         o = self.options
         return (float(o.get("damping", 0.85)), float(o.get("tol", 1e-6)), int(o.get("max_iter", 100)),
                 o.get("variant", "standard") == "standard")
+
+    def push_error(self) -> float:
+        """Upper bound of the L1 error of the last :meth:`push` against the exact sums
+        (0: float64 atomics, whose rounding is far below any ``tol``)."""
+        return 0.0
+
+    def noise_floor(self, d: float) -> float:
+        """The L1 change that the push's error alone can sustain between two
+        iterations: with an error of at most ``B`` per push (:meth:`push_error`)
+        and the iteration a ``d``-contraction in L1, the change obeys
+        ``c_k <= d c_(k-1) + 2 d B``, so it need not fall below ``2 d B / (1 - d)``;
+        the run stops there."""
+        return 2.0 * d * self.push_error() / (1.0 - d)
 
     def push(self, contrib: np.ndarray) -> np.ndarray:
         """Sum of the contributions reaching every vertex (``pr_push``: edge-parallel atomicAdd)."""

@@ -383,8 +383,25 @@ class PageRankIRU(_IRUMode, PageRank):
             self.load_iru(k, lay, [self.dg.col, self.a_wf])
             k.atomic(self.a_next, v, tid=tids)
         if not E:
+            self._push_error = 0.0
             return np.zeros(V)
-        return np.bincount(v, weights=s, minlength=V)
+        total = np.bincount(v, weights=s, minlength=V)
+        # The error bound of this push (docs/iru.md, "PageRank's precision"): every
+        # contribution rounded to binary32 (relative 2^-24), and every binary32 addition
+        # of a merge off by at most 2^-24 of its partial sum, which (all contributions
+        # being >= 0) is at most the target's total; a target of in-degree n reached
+        # by L live lanes had n - L additions.
+        indeg = self.indeg if self.exact else np.bincount(g.col, minlength=V)
+        lanes = np.bincount(v, minlength=V)
+        merged = np.maximum(indeg - lanes, 0)
+        u = 2.0 ** -24
+        self._push_error = 0.0 if self.exact else float(u * (np.abs(wf.astype(np.float64)).sum() +
+                                                              (merged * np.abs(total)).sum()))
+        return total
+
+    def push_error(self) -> float:
+        """The last push's error bound (0 with ``iru_exact``: every sum is exact)."""
+        return getattr(self, "_push_error", 0.0)
 
 
 for _algo, _cls in (("bfs", BFSIRU), ("sssp", SSSPIRU), ("pr", PageRankIRU)):
