@@ -411,3 +411,44 @@ def test_config_validation_and_presets():
     assert SCUConfig(hash_in_memory=True, filter_sets=100).filter_sets == 100
     with pytest.raises(ConfigError, match="filter_best_sets=64: a separate best-cost geometry needs the hash in memory"):
         SCUConfig(filter_best_sets=64)
+
+
+def _filter_reference(sets, ways, keys, costs, best):
+    """The filter hash element by element as §4.2 and docs/scu.md state it: look for
+    the key among the set's valid ways; else take the lowest invalid way, or evict
+    the way at the round-robin pointer (which then advances)."""
+    valid = [[False] * ways for _ in range(sets)]
+    key = [[0] * ways for _ in range(sets)]
+    cost = [[0] * ways for _ in range(sets)]
+    ptr = [0] * sets
+    out = []
+    for k, c in zip(keys, costs):
+        s = fold(k, (sets - 1).bit_length()) % sets
+        hit = next((w for w in range(ways) if valid[s][w] and key[s][w] == k), None)
+        if hit is not None:
+            if best and c < cost[s][hit]:
+                cost[s][hit] = c
+                out.append(True)
+            else:
+                out.append(False)
+            continue
+        w = next((w for w in range(ways) if not valid[s][w]), None)
+        if w is None:
+            w = ptr[s]
+            ptr[s] = (w + 1) % ways
+        valid[s][w], key[s][w], cost[s][w] = True, k, c if best else 0
+        out.append(True)
+    return out
+
+
+@pytest.mark.parametrize("sets, ways", [(1, 1), (4, 2), (3, 4), (16, 16), (100, 2)])
+@pytest.mark.parametrize("best", [False, True])
+def test_filter_hash_matches_the_element_by_element_reference(sets, ways, best):
+    rng = np.random.default_rng(sets * 31 + ways + best)
+    keys = rng.integers(0, 3 * sets * ways + 5, 3000).tolist()
+    costs = rng.integers(0, 50, 3000).tolist()
+    h = FilterHash(sets, ways)
+    got = h.probe_all(keys[:1700], costs[:1700], best).tolist() + h.probe_all(keys[1700:], costs[1700:], best).tolist()
+    assert got == _filter_reference(sets, ways, keys, costs, best)
+    h.clear()
+    assert h.probe_all(keys[:5], costs[:5], best).tolist() == _filter_reference(sets, ways, keys[:5], costs[:5], best)

@@ -94,29 +94,59 @@ class FilterHash(_SetAssoc):
         super().__init__(sets, ways)
         self.key = [0] * (sets * ways)
         self.cost = [0] * (sets * ways)
+        # Per set: key -> way, and how many ways are filled. Ways are only ever
+        # invalidated all together (clear), so the valid ways of a set are its
+        # first ``fill`` ways and the lowest invalid way is ``fill``.
+        self.where: list[dict] = [{} for _ in range(sets)]
+        self.fill = [0] * sets
+
+    def clear(self) -> None:
+        super().clear()
+        self.where = [{} for _ in range(self.sets)]
+        self.fill = [0] * self.sets
 
     def probe(self, key: int, cost: int = 0, best: bool = False) -> bool:
         """Process one element; returns whether it is kept."""
-        s = fold(key, self.set_bits) if self.pow2 else fold(key, self.set_bits) % self.sets
-        base = s * self.ways
-        for w in range(self.ways):
-            i = base + w
-            if self.valid[i] and self.key[i] == key:
-                if best and cost < self.cost[i]:
-                    self.cost[i] = cost
-                    return True
-                return False
-        i = base + self._victim(s)
-        self.valid[i] = True
-        self.key[i] = key
-        self.cost[i] = cost if best else 0
-        return True
+        return bool(self.probe_all([key], [cost], best)[0])
 
     def probe_all(self, keys, costs=None, best: bool = False) -> np.ndarray:
-        keys = np.asarray(keys, dtype=np.int64).tolist()
-        costs = [0] * len(keys) if costs is None else np.asarray(costs, dtype=np.int64).tolist()
-        probe = self.probe
-        return np.array([probe(k, c, best) for k, c in zip(keys, costs)], dtype=bool)
+        """:meth:`probe` of every element, in order (the sets computed at once)."""
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        n = keys.size
+        out = np.zeros(n, dtype=bool)
+        if n == 0:
+            return out
+        sets = self.sets_of(keys).tolist()
+        keys = keys.tolist()
+        costs = [0] * n if costs is None else np.asarray(costs, dtype=np.int64).reshape(-1).tolist()
+        W = self.ways
+        where, fill, ptr, key, cost, valid = self.where, self.fill, self.ptr, self.key, self.cost, self.valid
+        kept = []
+        for i in range(n):
+            k, s = keys[i], sets[i]
+            d = where[s]
+            w = d.get(k)
+            if w is not None:               # present: a duplicate, unless a better cost
+                if best and costs[i] < cost[s * W + w]:
+                    cost[s * W + w] = costs[i]
+                    kept.append(i)
+                continue
+            f = fill[s]
+            if f < W:                       # the lowest invalid way
+                w = f
+                fill[s] = f + 1
+            else:                           # evict the way at the round-robin pointer
+                w = ptr[s]
+                ptr[s] = (w + 1) % W
+                del d[key[s * W + w]]
+            j = s * W + w
+            valid[j] = True
+            key[j] = k
+            cost[j] = costs[i] if best else 0
+            d[k] = w
+            kept.append(i)
+        out[kept] = True
+        return out
 
 
 class GroupHash(_SetAssoc):
