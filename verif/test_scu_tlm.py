@@ -452,3 +452,62 @@ def test_filter_hash_matches_the_element_by_element_reference(sets, ways, best):
     assert got == _filter_reference(sets, ways, keys, costs, best)
     h.clear()
     assert h.probe_all(keys[:5], costs[:5], best).tolist() == _filter_reference(sets, ways, keys[:5], costs[:5], best)
+
+
+def _group_reference(sets, ways, size, blocks, width):
+    """Grouping element by element (§4.3, docs/scu.md "Grouping" and "Time model"):
+    the order and the grouping unit's cycles, the flush scanning every set and way."""
+    valid = [False] * (sets * ways)
+    tag = [0] * (sets * ways)
+    mem = [[] for _ in range(sets * ways)]
+    ptr = [0] * sets
+    out = []
+
+    def add(b, pos):
+        s = fold(b, (sets - 1).bit_length()) % sets
+        base = s * ways
+        i = next((base + w for w in range(ways) if valid[base + w] and tag[base + w] == b), None)
+        if i is None:
+            w = next((w for w in range(ways) if not valid[base + w]), None)
+            if w is None:
+                w = ptr[s]
+                ptr[s] = (w + 1) % ways
+            i = base + w
+            if valid[i]:
+                out.extend(mem[i])
+            valid[i], tag[i], mem[i] = True, b, []
+        mem[i].append(pos)
+        if len(mem[i]) == size:
+            out.extend(mem[i])
+            mem[i], valid[i] = [], False
+    t = free = 0
+    for pos, b in enumerate(blocks):
+        k = len(out)
+        add(b, pos)
+        t = max(t, free)
+        if len(out) > k:
+            free = t + -(-(len(out) - k) // width)
+        t += 1
+    for s in range(sets):
+        t += 1
+        for i in range(s * ways, (s + 1) * ways):
+            if valid[i]:
+                t = max(t, free)
+                free = t + -(-len(mem[i]) // width)
+                out.extend(mem[i])
+            t += 1
+        t += 1
+    return out, max(t, free)
+
+
+@pytest.mark.parametrize("sets, ways, size", [(1, 2, 3), (4, 2, 4), (3, 4, 8), (16, 16, 8), (37, 2, 2)])
+@pytest.mark.parametrize("width", [1, 4])
+def test_group_hash_matches_the_element_by_element_reference(sets, ways, size, width):
+    rng = np.random.default_rng(sets * 7 + ways + size + width)
+    for n, spread in ((2000, 4 * sets * ways), (300, 3), (1, 5), (0, 1)):
+        blocks = rng.integers(0, spread, n).tolist()
+        g = GroupHash(sets, ways, size)
+        got = g.order(blocks, width=width).tolist()
+        ref, cycles = _group_reference(sets, ways, size, blocks, width)
+        assert got == ref and g.cycles == cycles, (n, spread)
+        assert not any(g.valid) and g.ptr == [0] * sets and not g.live

@@ -176,25 +176,39 @@ class GroupHash(_SetAssoc):
         #: When a pair of lists: the entry each element joins, and each entry
         #: emitted (evicted, full, flushed), in order: the in-memory hash's traffic.
         self.trace: tuple[list, list] | None = None
+        # Book-keeping for speed (the behaviour is the element-by-element one):
+        # per set, the valid entries' tags -> way; the valid entries.
+        self.where: list[dict] = [{} for _ in range(sets)]
+        self.live: set[int] = set()
+
+    def clear(self) -> None:
+        super().clear()
+        self.where = [{} for _ in range(self.sets)]
+        self.live = set()
+        self.members = [[] for _ in range(self.sets * self.ways)]
 
     def add(self, block: int, pos: int, out: list) -> None:
         s = fold(block, self.set_bits, self.key_width)
         if not self.pow2:
             s %= self.sets
-        base = s * self.ways
+        W = self.ways
         tr = self.trace
-        for w in range(self.ways):
-            i = base + w
-            if self.valid[i] and self.tag[i] == block:
-                break
+        d = self.where[s]
+        w = d.get(block)
+        if w is not None:
+            i = s * W + w
         else:
-            i = base + self._victim(s)
+            w = self._victim(s)
+            i = s * W + w
             if self.valid[i]:
                 out.extend(self.members[i])
+                del d[self.tag[i]]
                 if tr is not None:
                     tr[1].append(i)
             self.valid[i] = True
+            self.live.add(i)
             self.tag[i] = block
+            d[block] = w
             self.members[i] = []
         m = self.members[i]
         m.append(pos)
@@ -204,6 +218,8 @@ class GroupHash(_SetAssoc):
             out.extend(m)
             self.members[i] = []
             self.valid[i] = False
+            self.live.discard(i)
+            del d[block]
             if tr is not None:
                 tr[1].append(i)
 
@@ -213,13 +229,15 @@ class GroupHash(_SetAssoc):
         RTL writes an all-zero row per set after emitting it), so a ``group``
         operation never depends on an earlier one."""
         tr = self.trace
-        for i in range(self.sets * self.ways):
-            if self.valid[i]:
-                out.extend(self.members[i])
-                self.members[i] = []
-                self.valid[i] = False
-                if tr is not None:
-                    tr[1].append(i)
+        W = self.ways
+        for i in sorted(self.live):
+            out.extend(self.members[i])
+            self.members[i] = []
+            self.valid[i] = False
+            self.where[i // W].clear()
+            if tr is not None:
+                tr[1].append(i)
+        self.live = set()
         self.ptr = [0] * self.sets
 
     def order(self, blocks, width: int | None = None) -> np.ndarray:
@@ -251,16 +269,30 @@ class GroupHash(_SetAssoc):
                 free = t + -(-(len(out) - k) // width)
             t += 1
         t0, flushed = max(t, free), 0
-        for s in range(self.sets):
-            t += 1                       # read the set
-            for i in range(s * self.ways, (s + 1) * self.ways):
-                if self.valid[i]:
-                    if t < free:
-                        t = free
-                    free = t + -(-len(self.members[i]) // width)
-                    flushed += len(self.members[i])
-                t += 1
-            t += 1                       # write the zero row
+        # Per set: one cycle to read it, one per way (a valid way waits for the
+        # emitter), one to write the zero row; sets without a valid entry take
+        # ways + 2 cycles, counted at once.
+        W = self.ways
+        prev = -1                        # the last set visited
+        last_w = W - 1
+        for i in sorted(self.live):
+            s_, w = divmod(i, W)
+            if s_ != prev:
+                if prev >= 0:
+                    t += (W - 1 - last_w) + 1          # the rest of the previous set's ways, its write
+                t += (s_ - prev - 1) * (W + 2)          # empty sets in between
+                t += 1                                 # read the set
+                prev, last_w = s_, -1
+            t += w - last_w - 1                        # invalid ways before this one
+            if t < free:
+                t = free
+            free = t + -(-len(self.members[i]) // width)
+            flushed += len(self.members[i])
+            t += 1
+            last_w = w
+        if prev >= 0:
+            t += (W - 1 - last_w) + 1
+        t += (self.sets - 1 - prev) * (W + 2)
         self.cycles = max(t, free)
         self.flush_stats = (self.cycles - t0, flushed)
         self.flush(out)
