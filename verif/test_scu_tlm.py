@@ -511,3 +511,51 @@ def test_group_hash_matches_the_element_by_element_reference(sets, ways, size, w
         ref, cycles = _group_reference(sets, ways, size, blocks, width)
         assert got == ref and g.cycles == cycles, (n, spread)
         assert not any(g.valid) and g.ptr == [0] * sets and not g.live
+
+
+def test_fused_filtering_passes_equal_the_separate_operations():
+    """Algorithm 4's fused passes on the in-memory unit: an expansion that probes its
+    edges gives the bitmask that expand + filter give, and an expansion with that
+    output bitmask the elements that data compaction under it gives (same hash
+    state: two models fed the same operations)."""
+    mem = SCUConfig(width=4, hash_in_memory=True, filter_sets=37, filter_ways=2)
+    sp = AddressSpace()
+    rng = np.random.default_rng(5)
+    col = sp.alloc("col", rng.integers(0, 300, 4000, dtype=np.uint32), align=4096)
+    idx = sp.alloc("idx", rng.integers(0, 3900, 300, dtype=np.uint32), align=4096)
+    cnt = sp.alloc("cnt", rng.integers(0, 12, 300, dtype=np.uint32), align=4096)
+    total = int(sp.read(cnt, 1200).view(np.uint32).sum())
+    a = {k: sp.alloc_empty(k, 1 << 15, np.uint32, align=4096) for k in ("ef", "bits", "bits2", "out", "out2")}
+    sep, fused = SCUModel(mem, sp), SCUModel(mem, sp)
+    sep.execute(SCUOp("expand", 300, a["ef"], data=col, idx=idx, cnt=cnt))
+    s1 = sep.execute(SCUOp("filter", total, a["bits"], data=a["ef"], clear=True))
+    s2 = sep.execute(SCUOp("data", total, a["out"], data=a["ef"], mask=a["bits"]))
+    f1 = fused.execute(SCUOp("expand", 300, a["bits2"], data=col, idx=idx, cnt=cnt, probe=True, clear=True))
+    f2 = fused.execute(SCUOp("expand", 300, a["out2"], data=col, idx=idx, cnt=cnt, omask=a["bits2"]))
+    nw = -(-total // 32)
+    assert np.array_equal(sp.read(a["bits"], 4 * nw), sp.read(a["bits2"], 4 * nw))
+    assert f1.elements_out == s1.elements_out == s2.elements_out == f2.elements_out < total
+    assert np.array_equal(sp.read(a["out"], 4 * s2.elements_out), sp.read(a["out2"], 4 * f2.elements_out))
+    assert f1.hash_trace["probed"] == total and not f1.cmd_error and not f2.cmd_error
+    # the second pass reads the output bitmask and gathers only the kept elements' blocks
+    assert f2.reads["mask"] == -(-nw * 4 // 32) and 0 < f2.reads["data"] < f1.reads["data"]
+    # data compaction has the passes too
+    g1 = fused.execute(SCUOp("data", total, a["bits2"], data=a["ef"], probe=True, clear=True))
+    assert g1.elements_out == s1.elements_out
+
+
+def test_fused_passes_are_the_in_memory_unit_only():
+    cfg, sp, a, rng, m = setup()                      # tiny: on-chip hashes (the RTL's)
+    st = m.execute(SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True))
+    assert st.rejected and m.cmd_error(SCUOp("data", 8, a["out"], data=a["d4"], omask=a["out"])).startswith(
+        "the fused filtering pass (probe / omask) needs the paper's in-memory hash")
+    mem = SCUModel(cfg.replace(hash_in_memory=True), sp)
+    bad = [(SCUOp("access", 8, a["out"], data=a["d4"], idx=a["idx"], probe=True), "access has no fused"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], probe=True, omask=a["out"]), "either probes"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], probe=True, best=True), "unique elements"),
+           (SCUOp("data", 8, a["out"], data=a["d8"], esize=8, probe=True), "4-byte ids"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], omask=a["out"] + 2), "omask address")]
+    for op, why in bad:
+        assert why in mem.cmd_error(op) and mem.execute(op).rejected
+    with pytest.raises(SCUError, match="modelled by the TLM only"):
+        SCUOp("data", 8, a["out"], data=a["d4"], probe=True).fields(cfg)

@@ -201,12 +201,10 @@ def scu_attached_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, latency: 
         # range (expand, replicate), an input compared (bitmask), an element probed
         # (filter, group) or an element produced; under a bitmask the Address
         # Generator skips cleared bits a 32-bit word per cycle (§3.1).
+        # (A fused first pass probes every element it generates: ``probes``.)
         n_in = st.elements_in if op in ("bitmask", "expand", "replicate", "group") else 0
-        if op == "filter":
-            n_in = probes
-        elements = max(n_in, st.elements_out) / config.width
-        if op in ("data", "access", "filter"):
-            elements = max(elements, st.elements_in / 32)
+        elements = max(n_in, st.elements_out, probes) / config.width
+        elements = max(elements, st.reads.get("mask", 0) * config.block_bytes / 4)   # bitmask words, 32 bits a cycle
         if op == "group":
             elements += config.group_sets        # the flush scans the tags, a set per cycle
     else:
@@ -483,11 +481,12 @@ class SCUSession:
             req("load", (arr.base + sets[:, None] * set_bytes + offs[None, :]).reshape(-1), step)
 
         sets = np.asarray(tr["sets"], np.int64)
-        if op.op == "filter":
-            nsets = cfg.best_sets if op.best else cfg.filter_sets
-            eb = HASH_ENTRY_BYTES["best" if op.best else "filter"]
+        if op.op == "filter" or op.probe:          # the filter, or a fused filtering pass (unique elements)
+            best = op.best and op.op == "filter"
+            nsets = cfg.best_sets if best else cfg.filter_sets
+            eb = HASH_ENTRY_BYTES["best" if best else "filter"]
             set_bytes = cfg.filter_ways * eb
-            arr = self._hash_array("best_hash" if op.best else "filter_hash", nsets * set_bytes)
+            arr = self._hash_array("best_hash" if best else "filter_hash", nsets * set_bytes)
             if tr["clear"]:
                 req("store", arr.base + np.arange(0, nsets * set_bytes, line, dtype=np.int64),
                     min(line, nsets * set_bytes))
@@ -618,15 +617,27 @@ class BFSSCU(_SCUMode, BFS):
             k.store(self.a_cnt, range(nf.size))
         idx = scu.put("idx", starts.astype(np.uint32))
         cnt = scu.put("cnt", counts.astype(np.uint32))
-        ef_b = scu.buffer("ef", 4 * total)
-        scu.run(SCUOp("expand", nf.size, ef_b, data=self.m_col, idx=idx, cnt=cnt))
-        if self.enhanced and total:
+        if self.enhanced and total and scu.config.hash_in_memory:
+            # Algorithm 4 on the paper's unit: a first expansion probes every edge in
+            # the filter hash and writes the filtering bitmask; the second expands
+            # only the kept edges (fused passes, docs/scu.md).
             filt = scu.buffer("filter", 4 * (total // 32 + 1))
-            st = scu.run(SCUOp("filter", total, filt, data=ef_b, clear=self._first_filter))
+            st = scu.run(SCUOp("expand", nf.size, filt, data=self.m_col, idx=idx, cnt=cnt, probe=True,
+                               clear=self._first_filter))
             self._first_filter = False
-            out = scu.buffer("ef2", 4 * st.elements_out)
-            scu.run(SCUOp("data", total, out, data=ef_b, mask=filt))
-            ef_b, total = out, st.elements_out
+            ef_b = scu.buffer("ef2", 4 * st.elements_out)
+            scu.run(SCUOp("expand", nf.size, ef_b, data=self.m_col, idx=idx, cnt=cnt, omask=filt))
+            total = st.elements_out
+        else:
+            ef_b = scu.buffer("ef", 4 * total)
+            scu.run(SCUOp("expand", nf.size, ef_b, data=self.m_col, idx=idx, cnt=cnt))
+            if self.enhanced and total:     # the RTL's unit: separate operations
+                filt = scu.buffer("filter", 4 * (total // 32 + 1))
+                st = scu.run(SCUOp("filter", total, filt, data=ef_b, clear=self._first_filter))
+                self._first_filter = False
+                out = scu.buffer("ef2", 4 * st.elements_out)
+                scu.run(SCUOp("data", total, out, data=ef_b, mask=filt))
+                ef_b, total = out, st.elements_out
         self._ef_base = ef_b
         return scu.get(ef_b, total, np.uint32).astype(np.int64)
 

@@ -69,6 +69,8 @@ class SCUOp:
     best: bool = False
     clear: bool = False
     target: int = 0
+    probe: bool = False
+    omask: int | None = None
 
     def check(self, config: SCUConfig) -> None:
         """Raise :class:`SCUError` for a value the descriptor cannot hold."""
@@ -79,7 +81,8 @@ class SCUOp:
         if self.esize not in (4, 8):
             raise SCUError(f"element size must be 4 or 8 bytes, not {self.esize!r}")
         top = 1 << config.addr_width
-        for name in ("out", "data", "idx", "cnt", "target") + (("mask",) if self.mask is not None else ()):
+        for name in ("out", "data", "idx", "cnt", "target") + (("mask",) if self.mask is not None else ()) + \
+                (("omask",) if self.omask is not None else ()):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not 0 <= v < top:
                 raise SCUError(f"{self.op}: address {name}={v!r} is outside the {config.addr_width}-bit space")
@@ -90,8 +93,12 @@ class SCUOp:
             raise SCUError(f"{self.op}: reference value {self.ref} does not fit in {self.esize} bytes")
 
     def fields(self, config: SCUConfig) -> dict:
-        """The descriptor's fields as the RTL's command payload holds them."""
+        """The descriptor's fields as the RTL's command payload holds them (the
+        fused passes, ``probe`` and ``omask``, are not in the RTL)."""
         self.check(config)
+        if self.probe or self.omask is not None:
+            raise SCUError(f"{self.op}: the fused filtering pass (probe / omask) is the paper's in-memory SCU, "
+                           "modelled by the TLM only; the RTL runs separate operations")
         return {"op": OP_CODES[self.op], "n": int(self.n), "out": int(self.out), "data": int(self.data),
                 "mask": int(self.mask or 0), "use_mask": int(self.mask is not None), "idx": int(self.idx),
                 "cnt": int(self.cnt), "esize8": int(self.esize == 8), "cmp": CMP_CODES[self.cmp],
@@ -323,9 +330,22 @@ class SCUModel:
             return f"{op.op} works on 4-byte ids"
         if op.op == "group" and op.mask is not None:
             return "group takes no bitmask"
+        if op.probe or op.omask is not None:
+            if not c.hash_in_memory:
+                return "the fused filtering pass (probe / omask) needs the paper's in-memory hash (hash_in_memory)"
+            if op.op not in ("expand", "data"):
+                return f"{op.op} has no fused filtering pass (expand and data do)"
+            if op.probe and op.omask is not None:
+                return "a fused pass either probes (the first pass) or applies the output bitmask (the second)"
+            if op.probe and op.best:
+                return "the fused filtering pass filters unique elements (best-cost filtering is the filter operation)"
+            if op.probe and op.esize != 4:
+                return "the fused filtering pass works on 4-byte ids"
+            if op.omask is not None and op.omask % 4:
+                return f"omask address {op.omask:#x} is not a multiple of 4"
         if op.data % op.esize:
             return f"data address {op.data:#x} is not a multiple of the element size"
-        outsize = 4 if op.op in ("bitmask", "filter", "group") else op.esize
+        outsize = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
         if op.out % outsize:
             return f"output address {op.out:#x} is not a multiple of {outsize}"
         streams = op_streams(op)
@@ -344,6 +364,21 @@ class SCUModel:
                 return (f"{s} range [{base:#x}, {base + nbytes:#x}) runs past the top of the "
                         f"{c.addr_width}-bit address space")
         return None
+
+    def _omask_bits(self, op: SCUOp, m: int, st: SCUStatus) -> np.ndarray:
+        """The output-position bitmask of a fused second pass (``m`` positions)."""
+        words = self._linear("mask", op.omask, -(-m // 32), 4, st)
+        return unpack_bits(words.astype("<u4"), m)
+
+    def _probe_pass(self, op: SCUOp, vals: np.ndarray, fh: FilterHash, st: SCUStatus) -> None:
+        """A fused first pass (Algorithm 4, §4.1): every output element is probed in
+        the filter hash instead of written; the output is the bitmask of the kept
+        ones (as the ``filter`` operation's)."""
+        keys = vals.astype(np.int64)
+        keep = fh.probe_all(keys)
+        st.elements_out = int(keep.sum())
+        st.hash_trace = {"sets": fh.sets_of(keys), "writes": keep, "clear": bool(op.clear), "probed": keys.size}
+        self._store(op.out, pack_bits(keep), 4, st)
 
     def execute(self, op: SCUOp) -> SCUStatus:
         """Perform ``op``: read its inputs, write its output, return the status.
@@ -370,16 +405,34 @@ class SCUModel:
             self._store(op.out, pack_bits(b), 4, st)
         elif kind == "data":
             vals = self._linear("data", op.data, n, es, st)[bits]
-            st.elements_out = vals.size
-            self._store(op.out, vals, es, st)
+            if op.probe:
+                self._probe_pass(op, vals, fh, st)
+            else:
+                if op.omask is not None:
+                    vals = vals[self._omask_bits(op, vals.size, st)]
+                st.elements_out = vals.size
+                self._store(op.out, vals, es, st)
         elif kind in ("access", "expand"):
             idx = self._linear("idx", op.idx, n, 4, st).astype(np.int64)[bits]
             cnt = (self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)[bits] if kind == "expand"
                    else np.ones(idx.size, np.int64))
             bases = op.data + idx * es          # not wrapped: past the top is an error
-            vals = self._read_ranges("data", bases, cnt, es, st)
-            st.elements_out = vals.size
-            self._store(op.out, vals, es, st)
+            if op.omask is not None:
+                # The second pass: the Address Generator produces only the output
+                # positions whose bit is set (§4.1), gathered one element each.
+                total = int(cnt.sum())
+                sel = self._omask_bits(op, total, st)
+                pos = np.arange(total, dtype=np.int64)
+                owner = np.repeat(np.arange(bases.size), cnt)
+                addrs = bases[owner] + (pos - np.repeat(np.cumsum(cnt) - cnt, cnt)) * es
+                vals = self._read_ranges("data", addrs[sel], np.ones(int(sel.sum()), np.int64), es, st)
+            else:
+                vals = self._read_ranges("data", bases, cnt, es, st)
+            if op.probe:
+                self._probe_pass(op, vals, fh, st)
+            else:
+                st.elements_out = vals.size
+                self._store(op.out, vals, es, st)
         elif kind == "replicate":
             vals = self._linear("data", op.data, n, es, st)
             cnt = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)

@@ -345,9 +345,9 @@ def _generic_coalescing(unit: str):
 
 _SCU_SCALED = ("Table 2's hashes in memory (gtx980: 16 384 x 16 BFS filter entries, tx1: 2112 x 16); the paper's "
                "graphs (Table 5) are replaced by kron, delaunay and road-like generators (docs/datasets.md)")
-_SCU_TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/scu.md, Paper parameters); the fused "
-             "operations of Algorithms 4-5 run as separate operations (expand, filter, data compaction), which write "
-             "and read the unfiltered edge frontier once more; the paper's graphs are replaced by smaller ones "
+_SCU_TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/scu.md, Paper parameters); "
+             "BFS's fused passes (Algorithm 4) are modelled, SSSP's (Algorithm 5) run as separate operations "
+             "(filter, data compaction, group, access compaction); the paper's graphs are replaced by smaller ones "
              "(docs/datasets.md), whose arrays fit the L2 more often: the baseline's random accesses hit where the "
              "paper's went to DRAM")
 
