@@ -559,3 +559,26 @@ def test_fused_passes_are_the_in_memory_unit_only():
         assert why in mem.cmd_error(op) and mem.execute(op).rejected
     with pytest.raises(SCUError, match="modelled by the TLM only"):
         SCUOp("data", 8, a["out"], data=a["d4"], probe=True).fields(cfg)
+
+
+def test_accumulating_replication_adds_the_node_costs():
+    """Algorithm 2 (§3.4.1) on the paper's unit: the weights' expansion, then a
+    replication that adds each node's cost to them, equals weight + replicated cost
+    (modulo 2^32), reading the weights back linearly."""
+    cfg, sp, a, rng, _ = setup()
+    m = SCUModel(cfg.replace(hash_in_memory=True), sp)
+    n = 200
+    cnt = sp.read(a["cnt"], 4 * n).view(np.uint32).astype(np.int64)
+    total = int(cnt.sum())
+    sp.write(a["out"], rng.integers(0, 2**32, total, dtype=np.uint32).view(np.uint8))
+    before = sp.read(a["out"], 4 * total).view(np.uint32).astype(np.uint64).copy()
+    st = m.execute(SCUOp("replicate", n, a["out"], data=a["d4"], cnt=a["cnt"], accumulate=True))
+    rep = np.repeat(sp.read(a["d4"], 4 * n).view(np.uint32).astype(np.uint64), cnt)
+    assert st.elements_out == total and not st.cmd_error
+    assert np.array_equal(sp.read(a["out"], 4 * total).view(np.uint32), ((before + rep) % 2**32).astype(np.uint32))
+    assert st.reads["data"] == -(-4 * n // 32) + -(-4 * total // 32)         # the values, then the weights
+    assert "accumulating replication is the paper's SCU" in SCUModel(cfg, sp).cmd_error(
+        SCUOp("replicate", n, a["out"], data=a["d4"], cnt=a["cnt"], accumulate=True))
+    assert "does not accumulate" in m.cmd_error(SCUOp("data", n, a["out"], data=a["d4"], accumulate=True))
+    with pytest.raises(SCUError, match="modelled by the TLM only"):
+        SCUOp("replicate", n, a["out"], data=a["d4"], cnt=a["cnt"], accumulate=True).fields(cfg)

@@ -734,17 +734,26 @@ class SSSPSCU(_SCUMode, SSSP):
         idx = scu.put("idx", starts.astype(np.uint32))
         cnt = scu.put("cnt", counts.astype(np.uint32))
         dn = scu.put("dn", dist[nf].astype(np.uint32))
-        ev_b, wv_b, rv_b = (scu.buffer(n, 4 * total) for n in ("ev", "wv", "rv"))
+        ev_b = scu.buffer("ev", 4 * total)
         scu.run(SCUOp("expand", nf.size, ev_b, data=self.m_col, idx=idx, cnt=cnt))
-        scu.run(SCUOp("expand", nf.size, wv_b, data=self.m_weight, idx=idx, cnt=cnt))
-        scu.run(SCUOp("replicate", nf.size, rv_b, data=dn, cnt=cnt))
-        wv = scu.get(wv_b, total, np.uint32).astype(np.int64)
-        rv = scu.get(rv_b, total, np.uint32).astype(np.int64)
-        with self.gpu.kernel("scu_sssp_cost", total) as k:
-            k.load(self.a_wv, range(total))
-            k.load(self.a_rv, range(total))
-            k.store(scu.array("ec"), range(total))
-        ec_b = scu.put("ec", (wv + rv).astype(np.uint32))
+        if scu.config.hash_in_memory:
+            # Algorithm 2 on the paper's unit (§3.4.1): the weights' expansion, then a
+            # replication that adds each node's cost to them: the edge costs.
+            ec_b = scu.buffer("ec", 4 * total)
+            scu.run(SCUOp("expand", nf.size, ec_b, data=self.m_weight, idx=idx, cnt=cnt))
+            scu.run(SCUOp("replicate", nf.size, ec_b, data=dn, cnt=cnt, accumulate=True))
+        else:
+            # The RTL's unit has no accumulating replication: a GPU kernel adds them.
+            wv_b, rv_b = scu.buffer("wv", 4 * total), scu.buffer("rv", 4 * total)
+            scu.run(SCUOp("expand", nf.size, wv_b, data=self.m_weight, idx=idx, cnt=cnt))
+            scu.run(SCUOp("replicate", nf.size, rv_b, data=dn, cnt=cnt))
+            wv = scu.get(wv_b, total, np.uint32).astype(np.int64)
+            rv = scu.get(rv_b, total, np.uint32).astype(np.int64)
+            with self.gpu.kernel("scu_sssp_cost", total) as k:
+                k.load(self.a_wv, range(total))
+                k.load(self.a_rv, range(total))
+                k.store(scu.array("ec"), range(total))
+            ec_b = scu.put("ec", (wv + rv).astype(np.uint32))
         if self.enhanced and total:
             filt = scu.buffer("filter", 4 * (total // 32 + 1))
             st = scu.run(SCUOp("filter", total, filt, data=ev_b, cnt=ec_b, best=True, clear=self._first_filter))

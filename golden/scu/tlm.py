@@ -71,6 +71,7 @@ class SCUOp:
     target: int = 0
     probe: bool = False
     omask: int | None = None
+    accumulate: bool = False
 
     def check(self, config: SCUConfig) -> None:
         """Raise :class:`SCUError` for a value the descriptor cannot hold."""
@@ -96,9 +97,10 @@ class SCUOp:
         """The descriptor's fields as the RTL's command payload holds them (the
         fused passes, ``probe`` and ``omask``, are not in the RTL)."""
         self.check(config)
-        if self.probe or self.omask is not None:
-            raise SCUError(f"{self.op}: the fused filtering pass (probe / omask) is the paper's in-memory SCU, "
-                           "modelled by the TLM only; the RTL runs separate operations")
+        if self.probe or self.omask is not None or self.accumulate:
+            raise SCUError(f"{self.op}: the fused filtering pass (probe / omask) and the accumulating replication "
+                           "are the paper's SCU (hash_in_memory), modelled by the TLM only; the RTL runs separate "
+                           "operations")
         return {"op": OP_CODES[self.op], "n": int(self.n), "out": int(self.out), "data": int(self.data),
                 "mask": int(self.mask or 0), "use_mask": int(self.mask is not None), "idx": int(self.idx),
                 "cnt": int(self.cnt), "esize8": int(self.esize == 8), "cmp": CMP_CODES[self.cmp],
@@ -330,6 +332,11 @@ class SCUModel:
             return f"{op.op} works on 4-byte ids"
         if op.op == "group" and op.mask is not None:
             return "group takes no bitmask"
+        if op.accumulate:
+            if not c.hash_in_memory:
+                return "the accumulating replication is the paper's SCU (hash_in_memory), modelled by the TLM only"
+            if op.op != "replicate":
+                return f"{op.op} does not accumulate (replicate does: Algorithm 2's costs)"
         if op.probe or op.omask is not None:
             if not c.hash_in_memory:
                 return "the fused filtering pass (probe / omask) needs the paper's in-memory hash (hash_in_memory)"
@@ -437,6 +444,11 @@ class SCUModel:
             vals = self._linear("data", op.data, n, es, st)
             cnt = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)
             out = np.repeat(vals[bits], cnt[bits])
+            if op.accumulate:
+                # Algorithm 2 (§3.4.1): the replication adds each node's accumulated
+                # cost to the weights already at ``out`` (read linearly, modulo 2^(8 esize)).
+                prev = self._linear("data", op.out, out.size, es, st)
+                out = (prev.astype(np.uint64) + out.astype(np.uint64)) & np.uint64((1 << (8 * es)) - 1)
             st.elements_out = out.size
             self._store(op.out, out, es, st)
         elif kind == "filter":
