@@ -111,8 +111,9 @@ def test_filter_probes_in_memory_hand_computed():
 
 def test_group_probes_in_memory_hand_computed():
     """Grouping 4 elements of two 128 B blocks on 3 sets x 16 ways: each element reads
-    its set's tags (64 B) and writes its position into its entry; the flush reads
-    every set's tags, emits (reads) the 2 entries and rewrites the tags."""
+    its set's tags (64 B) and writes its position into its entry; the flush visits
+    the occupied sets (an on-chip bit each): reads their tags, emits (reads) the 2
+    entries and rewrites the tags."""
     cfg = SCUConfig(width=1, hash_in_memory=True, group_sets=3, group_ways=16)
     gpu, scu = _session(cfg)
     ids = np.array([0, 1, 32, 2], np.uint32)                # blocks 0, 0, 1, 0 of target
@@ -121,10 +122,17 @@ def test_group_probes_in_memory_hand_computed():
     st = scu.run(SCUOp("group", 4, scu.buffer("order", 16), data=src, target=target))
     assert sorted(scu.get(scu.buffer("order", 16), 4, np.uint32).tolist()) == [0, 1, 2, 3]
     assert st.elements_out == 4
-    assert scu.hash_requests == 4 + 4 + 2 + 3 + 3
+    # the occupied sets, independently: the blocks' fold to 2 bits of their tag width, mod 3
+    blocks = {(target + 4 * int(i)) >> 7 for i in ids}
+    d = len({fold(b, 2, cfg.group_tag_bits) % 3 for b in blocks})
+    assert len(blocks) == 2 and st.hash_trace["flushed_sets"].size == d
+    assert scu.hash_requests == 4 + 4 + 2 + d + d
     k = gpu.kernels["scu.group"]
-    # sectors: 4 tag reads of 2 sectors, 4 entry writes, 2 entry reads, flush 3 x 2 read + 3 x 2 written
-    assert k.l2.accesses == 8 + 4 + 2 + 6 + 6 + 1 + 1
+    # sectors: 4 tag reads of 2 sectors, 4 entry writes, 2 entry reads, flush d x 2 read + d x 2 written,
+    # the ids' block and the order's block
+    assert k.l2.accesses == 8 + 4 + 2 + 2 * d + 2 * d + 1 + 1
+    # the unit's pipeline: 4 elements and the d occupied sets at one a cycle
+    assert scu.terms["elements"] == 4 + d
 
 
 def test_runs_on_the_memory_system_add_up():

@@ -181,7 +181,8 @@ HASH_TAG_BYTES = 4
 
 
 def scu_attached_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, latency: float, *, flits=(0, 0),
-                       probes: int = 0, hash_requests: int = 0, clear: bool = False) -> dict:
+                       probes: int = 0, hash_requests: int = 0, clear: bool = False,
+                       flush_sets: int | None = None) -> dict:
     """The SCU's own bounds of an operation on the GPU's memory system (docs/scu.md,
     "Time model on the memory system"), at ``latency``, the mean latency of its
     loads there. ``flits``: (out, in) on its interconnect ports; ``probes``: hash
@@ -206,7 +207,8 @@ def scu_attached_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, latency: 
         elements = max(n_in, st.elements_out, probes) / config.width
         elements = max(elements, st.reads.get("mask", 0) * config.block_bytes / 4)   # bitmask words, 32 bits a cycle
         if op == "group":
-            elements += config.group_sets        # the flush scans the tags, a set per cycle
+            # the flush visits the occupied sets (an on-chip bit each), a set a cycle
+            elements += config.group_sets if flush_sets is None else flush_sets
     else:
         rate = config.width / (config.width + 1) if op == "group" else SERIAL_RATE.get(op, config.width)
         elements = max(st.elements_in, st.elements_out) / rate
@@ -413,6 +415,7 @@ class SCUSession:
         head = packets(0) if F else 1
         flits = [0, 0]
         probes = hreq = 0
+        self._flush_sets = None
         with gpu.kernel(f"scu.{op.op}", 0, launch=False) as k:
             for stream in STREAMS:
                 blocks = st.read_blocks.get(stream)
@@ -433,7 +436,8 @@ class SCUSession:
 
             def model(lat):
                 terms.update(scu_attached_terms(op.op, st, cfg, gc, lat, flits=flits, probes=probes,
-                                                hash_requests=hreq, clear=op.clear))
+                                                hash_requests=hreq, clear=op.clear,
+                                                flush_sets=self._flush_sets if op.op == "group" else None))
                 terms["latency"] = lat
                 return terms["fixed"], max(terms["elements"], terms["port"], terms["little"])
             k.unit_model(model)
@@ -452,7 +456,8 @@ class SCUSession:
         a kept filter element writes its entry's sector; a grouped element writes
         its position into its entry, an emitted entry is read back; a clear (the
         filter's first operation) writes the whole hash, a group's flush reads and
-        rewrites every set's tags. Returns (probes, requests, (flits out, flits in))."""
+        rewrites the tags of the sets that hold entries. Returns (probes, requests,
+        (flits out, flits in))."""
         cfg, gc = self.config, self.gpu.config
         line, sb = gc.line_bytes, gc.sector_bytes
         H, F = gc.icnt_header_bytes, gc.icnt_flit_bytes
@@ -500,7 +505,10 @@ class SCUSession:
             eb = HASH_ENTRY_BYTES["group"]
             req("store", ents.base + np.asarray(tr["joined"], np.int64) * eb, min(eb, sb))
             req("load", ents.base + np.asarray(tr["emitted"], np.int64) * eb, min(eb, line))
-            every = np.arange(cfg.group_sets, dtype=np.int64)        # the flush
+            # The flush visits the sets that hold entries (an on-chip bit per set
+            # marks them: docs/scu.md), reads their tags and writes them back cleared.
+            every = np.asarray(tr["flushed_sets"], np.int64)
+            self._flush_sets = every.size
             set_reads(tags, every, set_bytes)
             step = min(set_bytes, line)
             req("store", (tags.base + every[:, None] * set_bytes

@@ -173,8 +173,9 @@ class GroupHash(_SetAssoc):
         #: part: (cycles after the last element was taken, positions it emits).
         self.cycles: int | None = None
         self.flush_stats: tuple[int, int] | None = None
-        #: When a pair of lists: the entry each element joins, and each entry
-        #: emitted (evicted, full, flushed), in order: the in-memory hash's traffic.
+        #: When a tuple of lists: the entry each element joins, each entry emitted
+        #: (evicted, full, flushed), in order, and (a third list) those flushed:
+        #: the in-memory hash's traffic.
         self.trace: tuple[list, list] | None = None
         # Book-keeping for speed (the behaviour is the element-by-element one):
         # per set, the valid entries' tags -> way; the valid entries.
@@ -237,6 +238,8 @@ class GroupHash(_SetAssoc):
             self.where[i // W].clear()
             if tr is not None:
                 tr[1].append(i)
+                if len(tr) > 2:
+                    tr[2].append(i)
         self.live = set()
         self.ptr = [0] * self.sets
 

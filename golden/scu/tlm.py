@@ -467,11 +467,12 @@ class SCUModel:
             blocks = ((op.target + ids * 4) % aw) >> gb
             gh = self.group_hash
             if self.config.hash_in_memory:
-                gh.trace = ([], [])
+                gh.trace = ([], [], [])
             order = gh.order(blocks, width=self.config.width)
             if gh.trace is not None:
                 st.hash_trace = {"sets": gh.sets_of(blocks, gh.key_width), "joined": np.asarray(gh.trace[0], np.int64),
-                                 "emitted": np.asarray(gh.trace[1], np.int64)}
+                                 "emitted": np.asarray(gh.trace[1], np.int64),
+                                 "flushed_sets": np.unique(np.asarray(gh.trace[2], np.int64) // gh.ways)}
                 gh.trace = None
             st.unit_cycles, st.unit_flush = self.group_hash.cycles, self.group_hash.flush_stats
             st.elements_out = order.size
