@@ -14,7 +14,13 @@ the unit's own time as ``unit``).
 Writes docs/fidelity.md (``--doc``), build/fidelity/fidelity.json, and prints the
 table.
 
-Usage: python benchmarks/fidelity.py [--quick] [--units scu,iru,...] [--doc docs/fidelity.md] [--json FILE]
+``--keep FILE``: take the runs of the units not named by ``--units`` from an
+earlier run's JSON (the table then covers every unit of both; the document
+says which units were run when), so one unit can be re-run after a change to
+it without re-running the others.
+
+Usage: python benchmarks/fidelity.py [--quick] [--units scu,iru,...] [--keep FILE] [--doc docs/fidelity.md]
+       [--json FILE]
 """
 import argparse
 import json
@@ -47,6 +53,8 @@ def main(argv=None):
     ap.add_argument("--units", default=",".join(PAPER_SETUPS), help="units to run (default: all)")
     ap.add_argument("--doc", default=None, help="write the Markdown table here (e.g. docs/fidelity.md)")
     ap.add_argument("--json", default="build/fidelity/fidelity.json")
+    ap.add_argument("--keep", default=None, metavar="FILE",
+                    help="an earlier run's JSON: its runs of the units not in --units are kept")
     args = ap.parse_args(argv)
     tune_allocator()
     t0 = time.time()
@@ -54,7 +62,19 @@ def main(argv=None):
     unknown = [u for u in units if u not in PAPER_SETUPS]
     if unknown:
         ap.error(f"unknown unit(s) {', '.join(unknown)}; units: {', '.join(PAPER_SETUPS)}")
-    records, bad = [], []
+    records, bad, kept_from = [], [], {}
+    if args.keep:
+        try:
+            old = json.loads(Path(args.keep).read_text())
+            old_runs, old_meta = old["runs"], old.get("meta", {})
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--keep {args.keep}: not an earlier fidelity JSON ({e})")
+        kept = {r.get("unit") for r in old_runs if r.get("unit") in PAPER_SETUPS and r.get("unit") not in units}
+        # the kept units' runs, and the baselines on their graphs and GPUs (a baseline's unit is "baseline")
+        keys = {(r.get("graph"), r.get("gpu")) for r in old_runs if r.get("unit") in kept}
+        records += [r for r in old_runs if r.get("unit") in kept or
+                    (r.get("mode") == "baseline" and (r.get("graph"), r.get("gpu")) in keys)]
+        kept_from = {u: old_meta.get("date", "?") for u in sorted(kept)}
     for u in units:
         st = PAPER_SETUPS[u]
         for gpu in st["gpus"]:
@@ -66,7 +86,8 @@ def main(argv=None):
             records += res["runs"]
             bad += [r for r in res["runs"] if r.get("ok") is False]
     found = unit_modes()
-    rows = [p for p in paper_rows(units, found, records, None, None) if "area" not in p]
+    all_units = [u for u in PAPER_SETUPS if u in units or u in kept_from]
+    rows = [p for p in paper_rows(all_units, found, records, None, None) if "area" not in p]
     table = [[i, p["unit"], p["figure"], p["paper"], p["ours_text"],
               "-" if p.get("ratio") is None else f"{p['ratio']:.2f}", p["verdict"]] for i, p in enumerate(rows, 1)]
     print(format_table(["#", "unit", "headline", "paper", "ours", "ours / paper", "verdict"], table, markdown=True,
@@ -83,7 +104,9 @@ def main(argv=None):
             "intro": INTRO + " Setups: " + "; ".join(
                 f"{u}: {', '.join(PAPER_SETUPS[u]['gpus'])} on "
                 f"{', '.join(PAPER_SETUPS[u]['quick' if args.quick else 'graphs'])}, "
-                f"{', '.join(PAPER_SETUPS[u]['algos'])} ({profile(u).source})" for u in units) + "."}
+                f"{', '.join(PAPER_SETUPS[u]['algos'])} ({profile(u).source})" for u in all_units) + "." +
+            ("".join(f" The {u} runs are kept from the run of {d} (`--keep`)." for u, d in kept_from.items())
+             if kept_from else "")}
     if args.doc:
         Path(args.doc).write_text(fidelity_markdown(rows, meta))
         print(f"(Markdown: {args.doc})")

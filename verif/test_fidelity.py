@@ -51,3 +51,12 @@ def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch):
     assert text.startswith("# Fidelity") and text.count("\n| ") >= len(rows) + 1
     speed = next(r for r in rows if r["figure"] == "speedup over UVM, aligned")
     assert speed["reason"].count(" us [") >= 1 and "emogi-aligned" in speed["reason"]
+    # --keep: re-run one unit, keep the other's runs (and their baselines) from this run
+    js2, doc2 = tmp_path / "g.json", tmp_path / "fidelity2.md"
+    assert bench.main(["--quick", "--units", "mff", "--keep", str(js), "--doc", str(doc2), "--json", str(js2)]) == 0
+    again = json.loads(js2.read_text())
+    assert [(r["unit"], r["figure"], r["ours"]) for r in again["rows"]] == [(r["unit"], r["figure"], r["ours"])
+                                                                          for r in rows]
+    assert "The emogi runs are kept from the run of" in doc2.read_text()
+    with pytest.raises(SystemExit):
+        bench.main(["--quick", "--units", "mff", "--keep", str(doc2)])         # not a JSON
