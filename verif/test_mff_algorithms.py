@@ -313,3 +313,16 @@ def test_pull_pagerank_checks_its_options(mode, opts, message):
     """The pull PageRank of the MFF modes checks PageRank's options as the push one does."""
     with pytest.raises(AlgorithmError, match=message):
         run_algorithm(SMALL["kron6"], "pr", mode, **opts)
+
+
+def test_mff_requests_go_through_the_l2():
+    """The MFF's gathers are requests of the gather kernel through the L2 (its C and V
+    blocks, distinct per command, 128 B = 4 sectors each on the gtx480 preset), not
+    DRAM sectors outside the caches."""
+    from golden.graphs import load_graph
+    g = load_graph("kron:scale=9,edgefactor=8,seed=2", cache=False)
+    r = run_algorithm(g, "pr", "mff", gpu="gtx480", max_iter=3)
+    ks = [k for k in r.gpu["kernels"] if k["unit_cycles"] > 0]
+    assert ks and all(k["unit_sectors"] == 0 for k in ks)
+    reads = r.extra["mff"]["reads"]
+    assert reads > 0 and sum(k["l2"]["accesses"] for k in ks) >= reads * 128 // 32

@@ -335,6 +335,22 @@ class _Pull(Algorithm):
     def incoming(self, g):
         return g.transpose()
 
+    def _unit_requests(self, k, kind: str, arrays, cmd: np.ndarray) -> None:
+        """The MFF's requests on the GPU's memory system (docs/mff.md, "Time"): for
+        each (GPU array, byte offsets) the distinct ``block_bytes`` blocks of each
+        command, through the L2 slices and DRAM like the GPU's own, over the
+        interconnect (the unit sits beside the core clusters)."""
+        bb = self.mff_config.block_bytes
+        line = self.gpu.config.line_bytes
+        step = min(bb, line)
+        for arr, off in arrays:
+            off = np.asarray(off, np.int64)
+            if off.size == 0:
+                continue
+            blk = np.unique(np.asarray(cmd, np.int64) * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
+            addrs = (blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]
+            k.unit_requests(kind, addrs.reshape(-1), step, place="icnt")
+
     def gather(self, name: str, verts: np.ndarray, v_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every in-neighbour value of ``verts``: returns (values per edge, owner thread per edge)."""
         g, gpu = self.gin, self.gpu
@@ -367,8 +383,12 @@ class _Pull(Algorithm):
                 st["blocks"] += blocks
                 st["values"] += ph.pos.size
                 st["commands"] += ncmd
-                unit_cycles = max(ph.pos.size / self.rate, ph.rounds * 2 * gpu.config.mem_latency if nwarps else 0)
-                k.unit(reads * self.mff_config.block_bytes // gpu.config.sector_bytes, unit_cycles)
+                # The unit beside the core clusters reads C and V through the L2 (and DRAM on a
+                # miss): the distinct blocks of each command, at the GPU arrays' addresses.
+                self._unit_requests(k, "load", [(self.dg.col, ph.c_addr), (self.a_vals[ph.vsize], ph.v_addr)],
+                                    ph.cmd_of_edge)
+                vals_n, rounds = ph.pos.size, ph.rounds if nwarps else 0
+                k.unit_model(lambda lat: (0.0, max(vals_n / self.rate, rounds * 2 * lat)))
             k.store(self.a_out, ph.verts)
         return values, ph.owner
 
@@ -654,8 +674,11 @@ class PushBFS(_Pull):
                     st["requests"] += reads + writes
                     st["blocks"] += blocks
                     k.alu(3 * ncmd)
-                    k.unit((reads + writes) * self.mff_config.block_bytes // gpu.config.sector_bytes,
-                           int(act.sum()) / self.rate)
+                    pairs = [(self.a_next, ph.bits // 8)]
+                    self._unit_requests(k, "load", pairs, ph.cmd_of_bit)
+                    self._unit_requests(k, "store", pairs, ph.cmd_of_bit)
+                    nbits = int(act.sum())
+                    k.unit_model(lambda lat: (0.0, nbits / self.rate))
             new = nxt & ~visited
             found = np.flatnonzero(new)
             with gpu.kernel("bfs_update", words) as k:
