@@ -406,3 +406,26 @@ def test_bad_inputs():
         run_algorithm(g, "bfs", "graphpeg", graphpeg="huge")
     with pytest.raises(AlgorithmError, match="latency must be an integer >= 1, not 0"):
         run_algorithm(g, "bfs", "graphpeg", latency=0)
+
+
+def test_engine_requests_go_through_the_memory_system():
+    """Without a fixed latency the engines' requests are their SMs' loads through the
+    memory system (not DRAM sectors outside the caches): every popped edge's block
+    of col is among the kernel's L2 accesses (Kepler: no L1 for global loads), and
+    the engine runs each launch at the previous launch's mean load latency."""
+    from golden.graphs import load_graph
+    g = load_graph("kron:scale=10,edgefactor=8,seed=3", cache=False)
+    r = run_algorithm(g, "bfs", "graphpeg", gpu="kepler")
+    k = next(k for k in r.gpu["kernels"] if k["name"] == "graphpeg_bfs")
+    assert k["unit_sectors"] == 0 and k["unit_cycles"] > 0
+    bb = GraphPEGConfig.preset("default").block_bytes
+    # the warps' sectors all reach the L2 on Kepler; the rest are the engines' (col blocks, row_ptr
+    # sectors distinct per SM), within 10 % of the TLM's request count
+    engine = k["l2"]["accesses"] - k["sectors"]
+    want = (r.extra["graphpeg"]["edge_requests"] + r.extra["graphpeg"]["index_requests"]) * max(1, bb // 32)
+    assert 0.9 * r.extra["graphpeg"]["edge_requests"] <= engine <= 1.1 * want, (engine, want)
+    # a fixed latency keeps the previous model: the engines' requests as DRAM sectors
+    r2 = run_algorithm(g, "bfs", "graphpeg", gpu="kepler", latency=278)
+    k2 = next(k for k in r2.gpu["kernels"] if k["name"] == "graphpeg_bfs")
+    assert k2["unit_sectors"] == r2.extra["graphpeg"]["engine_requests"] * max(1, bb // 32)
+    assert np.array_equal(r.values, r2.values)

@@ -263,16 +263,19 @@ class Kernel:
         mask = np.left_shift(np.uint8(1), (sec % spl).astype(np.uint8))
         self._batches.append(Batch(kind, sec // spl, mask, None, place))
 
-    def unit_requests(self, kind: str, addrs, nbytes: int | None = None, *, place: str = "icnt") -> None:
+    def unit_requests(self, kind: str, addrs, nbytes: int | None = None, *, place: str = "icnt",
+                      sm=None) -> None:
         """Memory requests of a unit by byte address: request ``i`` covers
         ``[addrs[i], addrs[i] + nbytes)`` (default: the sector holding
         ``addrs[i]``), which must lie inside one cache line. Each goes through
         the L2 (and DRAM on a miss) as one access of the sectors it covers, like
-        :meth:`unit_access` (``place`` likewise)."""
+        :meth:`unit_access` (``place`` likewise); ``place="sm"``: a unit inside
+        the SMs (GraphPEG's engines), request ``i`` issued by SM ``sm[i]``
+        through that SM's load/store unit, L1 and interconnect port like a warp's."""
         if kind not in ("load", "store", "atomic"):
             raise ValueError(f"unit_requests kind must be load, store or atomic, not {kind!r}")
-        if place not in ("partition", "icnt"):
-            raise ValueError(f"unit_requests place must be 'partition' or 'icnt', not {place!r}")
+        if place not in ("partition", "icnt", "sm"):
+            raise ValueError(f"unit_requests place must be 'partition', 'icnt' or 'sm', not {place!r}")
         if not self.gpu.stats_on:
             return
         c = self.gpu.config
@@ -292,6 +295,12 @@ class Kernel:
         s0 = (a % c.line_bytes) // c.sector_bytes
         s1 = ((a + nb - 1) % c.line_bytes) // c.sector_bytes
         mask = ((np.left_shift(1, s1 + 1) - 1) & ~(np.left_shift(1, s0) - 1)).astype(np.uint8)
+        if place == "sm":
+            sms = np.asarray(sm, dtype=np.int64).reshape(-1)
+            if sms.size != a.size or (sms.size and (int(sms.min()) < 0 or int(sms.max()) >= c.sms)):
+                raise ValueError(f"kernel {self.name}: place='sm' needs an SM in [0, {c.sms}) for every request")
+            self._batches.append(Batch(kind, line, mask, sms.astype(np.int32), "sm"))
+            return
         self._batches.append(Batch(kind, line, mask, None, place))
 
     def unit_model(self, fn) -> None:

@@ -68,7 +68,7 @@ class _GraphPEGMode:
                 cfg = GraphPEGConfig.preset(cfg)
             backend = GraphPEGTLMBackend(cfg, sms=self.gpu.config.sms)
         self.peg = GraphPEGSession(backend, self.gpu, self.graph, weights=weights, csc=self.csc,
-                                   latency=o.get("latency") or self.gpu.config.mem_latency)
+                                   latency=o.get("latency"))
 
     def baseline_options(self) -> dict:
         out = {k: self.options[k] for k in ("delta",) if k in self.options}

@@ -82,17 +82,35 @@ class GraphPEGSession:
     graph : CSRGraph
         Placed as ``row_ptr``/``col`` (and ``weight`` with ``weights``, 32-bit
         unsigned integers); with ``csc`` its transpose too (pull kernels).
-    latency : int
-        Memory latency of the TLM's requests (cycles).
+    latency : int or None
+        Memory latency of the TLM's requests (cycles). None (the default): the
+        engines' requests go through the GPU's memory system (their SM's L1, the
+        L2, DRAM) and the TLM runs each kernel at the mean load latency of that
+        kernel's previous launch (its first at the L2 hit latency): docs/graphpeg.md,
+        "Time".
     """
 
-    def __init__(self, backend, gpu, graph, *, weights: bool = False, csc: bool = False, latency: int = 400):
+    def __init__(self, backend, gpu, graph, *, weights: bool = False, csc: bool = False,
+                 latency: int | None = None):
         self.backend = backend
         self.config: GraphPEGConfig = backend.config
         self.sms = backend.sms
         self.gpu = gpu
-        self.latency = int(latency)
+        self.fixed_latency = None if latency is None else int(latency)
+        self.latency = self.fixed_latency or gpu.config.l2_latency
+        self._lat: dict[str, float] = {}
         V, E = graph.num_vertices, graph.num_edges
+        # The engines' requests on the GPU's memory system: the GPU's arrays.
+        self.on_memory_system = self.fixed_latency is None and bool(getattr(gpu, "stats_on", False))
+        self.g_arrays = {"row_ptr": gpu.array("row_ptr", V + 1), "col": gpu.array("col", E)}
+        if weights:
+            self.g_arrays["weight"] = gpu.array("weight", E)
+        if csc:
+            self.g_arrays["csc_row_ptr"] = gpu.array("csc_row_ptr", V + 1)
+            self.g_arrays["csc_col"] = gpu.array("csc_col", E)
+        self.g_spill = gpu.queue("graphpeg_spill")
+        self._spill_pos = 0
+        self._last = None
         if V >= 1 << 32 or E >= 1 << 32:
             raise AlgorithmError("GraphPEG's 32-bit vertex ids and edge indices hold at most 2**32 - 1 vertices "
                                  "and edges")
@@ -158,8 +176,10 @@ class GraphPEGSession:
                                weight=self.weight if weights else None, csc=csc)
         else:
             k = GraphPEGKernel("vertex")
+        lat = self.fixed_latency or int(round(self._lat.get(name, self.gpu.config.l2_latency)))
+        self._last = (mode, csc, weights)
         try:
-            res = self.backend.run(k, latency=self.latency, consume=self.consume.get(name, 1.0),
+            res = self.backend.run(k, latency=lat, consume=self.consume.get(name, 1.0),
                                    warps=max(1, self.gpu.config.threads_per_sm // self.gpu.config.warp_size))
         except GraphPEGError as e:
             raise AlgorithmError(f"GraphPEG: {e}") from None
@@ -189,9 +209,10 @@ class GraphPEGSession:
         st = self.gpu.kernels.get(name) if self.gpu.stats_on else None
         return st.sectors if st is not None else 0
 
-    def _engine_requests(self) -> int:
+    def _engine_request_counts(self) -> dict:
+        """The engines' requests per kind since the last call (the TLM's counts)."""
         now = self.backend.requests()
-        d = sum(now.get(k, 0) - self._req_seen[k] for k in REQUEST_KINDS)
+        d = {k: now.get(k, 0) - self._req_seen[k] for k in REQUEST_KINDS}
         self._req_seen = {k: now.get(k, 0) for k in REQUEST_KINDS}
         return d
 
@@ -209,9 +230,60 @@ class GraphPEGSession:
             k.alu(2 * len(res.batches) + 2 * self.sms)
             bb = self.config.block_bytes
             sec = self.gpu.config.sector_bytes
-            k.unit(self._engine_requests() * max(1, bb // sec), res.cycles)
+            delta = self._engine_request_counts()
+            if self.on_memory_system:
+                self._engine_traffic(k, items, delta)
+                k.unit(0, res.cycles)
+            else:
+                k.unit(sum(delta.values()) * max(1, bb // sec), res.cycles)
         if self.gpu.stats_on and res.items:
             self.consume[name] = (self._sectors(name) - before) / res.items
+        if self.on_memory_system and self.gpu.stats_on:
+            self._lat[name] = float(k.stats.latency)      # the next launch's engine latency
+
+    def _engine_traffic(self, k, items: dict, delta: dict) -> None:
+        """The engines' requests of one kernel on the GPU's memory system, from the
+        SM that issued them (docs/graphpeg.md, "Time"): an edge kernel's engines
+        read ``row_ptr[v]`` and ``row_ptr[v + 1]`` of every vertex they pop (a
+        sector each, distinct per SM), the blocks of ``col`` (and ``weight``) that
+        hold the popped edges (distinct per SM, in pop order); the vertex lists'
+        spills and refills (the TLM's counts) go to a spill region, SM by SM."""
+        mode, csc, weights = self._last
+        bb = self.config.block_bytes
+        line = self.gpu.config.line_bytes
+        step = min(bb, line)
+        sm = np.asarray(items.get("sm", np.zeros(0, np.int64)), np.int64)
+
+        def distinct(sms, addrs, size):
+            if addrs.size == 0:
+                return
+            key = sms * (1 << 40) + addrs // size
+            _, first = np.unique(key, return_index=True)
+            first.sort()
+            blk = (addrs[first] // size) * size
+            reps = max(1, size // step)
+            a = (blk[:, None] + np.arange(0, size, step, dtype=np.int64)[None, :]).reshape(-1)
+            k.unit_requests("load", a, step, place="sm", sm=np.repeat(sms[first], reps))
+
+        if mode == "edge" and sm.size:
+            rp = self.g_arrays["csc_row_ptr" if csc else "row_ptr"]
+            cl = self.g_arrays["csc_col" if csc else "col"]
+            src, idx = np.asarray(items["src"], np.int64), np.asarray(items["idx"], np.int64)
+            sec = self.gpu.config.sector_bytes
+            distinct(np.concatenate((sm, sm)), np.concatenate((rp.addr(src), rp.addr(src + 1))), sec)
+            distinct(sm, cl.addr(idx), bb)
+            if weights and "weight" in self.g_arrays:
+                distinct(sm, self.g_arrays["weight"].addr(idx), bb)
+        for kind in ("spill", "refill"):
+            n = int(delta.get(kind, 0))
+            if n:
+                addrs = self.g_spill.base + (self._spill_pos + np.arange(n, dtype=np.int64)) * bb
+                self._spill_pos += n
+                sms = np.arange(n, dtype=np.int64) % self.sms
+                reps = max(1, bb // step)
+                a = (addrs[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]).reshape(-1)
+                k.unit_requests("store" if kind == "spill" else "load", a, step, place="sm",
+                                sm=np.repeat(sms, reps))
 
     # ------------------------------------------------------------------ results
     def summary(self) -> dict:
