@@ -465,7 +465,7 @@ def test_option_errors():
         run_algorithm(g, "bfs", "emogi-merged", pcie="pcie5")
     with pytest.raises(ConfigError, match="^option uvm must be a UVMConfig or a preset name, not 3$"):
         run_algorithm(g, "bfs", "uvm", uvm=3)
-    with pytest.raises(AlgorithmError, match="^bc has no mode 'emogi-merged'; modes: baseline, graphpeg$"):
+    with pytest.raises(AlgorithmError, match="^bc has no mode 'emogi-merged'; modes: baseline, graphpeg, lb$"):
         run_algorithm(g, "bc", "emogi-merged")
     with pytest.raises(AlgorithmError, match="^option uvm_capacity applies to mode uvm, not emogi-aligned$"):
         run_algorithm(g, "bfs", "emogi-aligned", uvm_capacity=0.5)

@@ -75,8 +75,8 @@ def test_graphpeg_alwt_sweep_points_run():
     pts = s.points()
     assert len({point_key(p) for p in pts}) == len(pts)
     small = [dict(p, graph="grid:16x16") for p in pts if p["graph"].startswith("grid") and p["algo"] == "bfs"
-             and p["mode"] in ("baseline", "graphpeg") and p["params"].get("alwt_entries") in (8, 24, None)]
-    assert [p["mode"] for p in small] == ["baseline", "graphpeg", "graphpeg"]
+             and p["mode"] in ("lb", "graphpeg") and p["params"].get("alwt_entries") in (8, 24, None)]
+    assert [p["mode"] for p in small] == ["lb", "graphpeg", "graphpeg"]      # the reference: Gunrock-style lb
     rows = [run_point(p) for p in small]
     assert all(r["status"] == "ok" and r["check"] == "ok" for r in rows), rows
 
@@ -461,15 +461,16 @@ def test_bad_worker_and_limit_counts(tmp_path, flag, value):
 
 
 def test_unit_options_are_not_given_to_the_baseline(tmp_path):
-    # GraphPEG's reference is the baseline, which has no `latency`: its points run
-    # without it (they are still one per value, for the speedups), the unit's with it.
+    # GraphPEG's reference is mode lb (the baseline with Gunrock's load-balanced advance),
+    # which has no `latency`: its points run without it (they are still one per value,
+    # for the speedups), the unit's with it.
     from sim.report.sweep import point_options, run_point
     path = _write(tmp_path, "[sweep]\nunit = 'graphpeg'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n"
                             "modes = ['graphpeg']\n[options]\nlatency = [100, 200]\n")
     points = load_sweep(path).points()
-    base = [p for p in points if p["mode"] == "baseline"]
+    base = [p for p in points if p["mode"] == "lb"]
     unit = [p for p in points if p["mode"] == "graphpeg"]
-    assert len(base) == 2 and len(unit) == 2
+    assert len(base) == 2 and len(unit) == 2 and not [p for p in points if p["mode"] == "baseline"]
     assert all(point_options(p) == {} for p in base)
     assert [point_options(p) for p in unit] == [{"latency": 100}, {"latency": 200}]
     row = run_point(base[0], check=False)

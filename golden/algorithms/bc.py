@@ -60,7 +60,9 @@ class BC(Algorithm):
             nxt = np.flatnonzero(np.bincount(v[new], minlength=V)) if new.any() else np.zeros(0, np.int64)
             self.gpu.count("edges", pos.size)
             self.gpu.count("frontier_vertices", front.size)
-            with self.gpu.kernel("bc_forward", front.size + pos.size, phases=4) as k:
+            self.lb_scan(self.a_front, front)
+            with self.gpu.kernel("bc_forward", front.size + pos.size, phases=4 + self.load_balanced) as k:
+                self.lb_search(k, counts, owner)
                 k.load(self.a_front, range(front.size))
                 k.load(self.dg.row_ptr, front)
                 k.load(self.dg.row_ptr, front + 1)
@@ -87,7 +89,9 @@ class BC(Algorithm):
             u = front[owner]
             child = depth[v] == d + 1
             np.add.at(delta, u[child], sigma[u[child]] / sigma[v[child]] * (1.0 + delta[v[child]]))
-            with self.gpu.kernel("bc_backward", front.size + pos.size, phases=3) as k:
+            self.lb_scan(self.a_front, front)
+            with self.gpu.kernel("bc_backward", front.size + pos.size, phases=3 + self.load_balanced) as k:
+                self.lb_search(k, counts, owner)
                 k.load(self.dg.row_ptr, front)
                 k.load(self.dg.row_ptr, front + 1)
                 k.load(self.dg.col, pos)

@@ -133,6 +133,20 @@ class DeviceGraph:
         self.weight = gpu.array(prefix + "weight", E) if weights else None
 
 
+#: Mode ``lb`` (docs/golden.md, "Load-balanced advance"): Gunrock's
+#: load-balanced partitioning advance. Warp instructions per warp of the CTA-wide
+#: exclusive scan of the frontier's degrees: CUB's BlockScanWarpScans on 256
+#: threads is 5 shuffle steps of about 3 instructions (SHFL.UP, compare, add),
+#: the warp totals through shared memory (store, barrier, 8 loads and adds) and
+#: the final add: about 32.
+LB_SCAN_ALU = 32
+#: Warp instructions per step of each thread's binary search for its source vertex
+#: in the CTA's tile of scanned offsets in shared memory (load, compare, select).
+LB_SEARCH_ALU = 3
+#: Edges per CTA tile of the advance (256 threads, one edge each).
+LB_TILE = 256
+
+
 class Algorithm:
     """Base class: ``run()`` returns the per-vertex result.
 
@@ -154,6 +168,10 @@ class Algorithm:
     #: those of every class in its MRO (:meth:`accepted_options`), any other name
     #: is an error. ``source`` is taken by all (``source=None`` is always allowed).
     option_names: tuple[str, ...] = ("source",)
+    #: Mode ``lb``: the expansions pay Gunrock's load-balanced advance
+    #: (:meth:`lb_scan`, :meth:`lb_search`); False: the expansions' edges are
+    #: spread over the threads for free.
+    load_balanced = False
 
     @classmethod
     def accepted_options(cls) -> frozenset[str]:
@@ -207,6 +225,52 @@ class Algorithm:
 
     def check_options(self) -> None:
         """Checks that need the graph (weights...); after :meth:`check_option_values`."""
+
+    # -- Gunrock's load-balanced advance (mode "lb") -----------------------------------
+    def lb_scan(self, front_array, front: np.ndarray) -> None:
+        """The advance's first kernel: a thread per frontier vertex reads it and its
+        ``row_ptr`` pair, the CTA scans the degrees (:data:`LB_SCAN_ALU`) and one
+        atomic per CTA chains the CTAs (a single-pass scan), and the scanned
+        offsets are stored. Nothing unless ``load_balanced``."""
+        if not self.load_balanced or not front.size or not self.gpu.stats_on:
+            return
+        n = front.size
+        off = self.gpu.queue("lb_offsets")
+        with self.gpu.kernel(f"{self.name}_lb_scan", n, phases=2) as k:
+            k.load(front_array, range(n))
+            k.load(self.dg.row_ptr, front)
+            k.load(self.dg.row_ptr, front + 1)
+            k.store(off, range(n))
+            k.alu(LB_SCAN_ALU * -(-n // self.gpu.config.warp_size))
+            cta_atomics(k, self.counter, n)
+
+    def lb_search(self, k, counts: np.ndarray, owner: np.ndarray, first_tid: int = 0) -> None:
+        """Inside the advance kernel (threads ``first_tid ..`` one per edge, in tiles
+        of :data:`LB_TILE`): each tile's first thread finds the tile's first source
+        vertex by a binary search of the scanned offsets in global memory (one
+        dependent load per step, the real search path), the tile's offsets are
+        loaded into shared memory (a load per thread of its source's offset,
+        coalesced), and every thread searches them for its source
+        (:data:`LB_SEARCH_ALU` per step). Nothing unless ``load_balanced``."""
+        if not self.load_balanced or not owner.size or not self.gpu.stats_on:
+            return
+        ws = self.gpu.config.warp_size
+        off_arr = self.gpu.queue("lb_offsets")
+        counts = np.asarray(counts, np.int64)
+        n = counts.size
+        off = np.concatenate(([0], np.cumsum(counts)))             # exclusive scan, n + 1 entries
+        e0 = np.arange(0, owner.size, LB_TILE, dtype=np.int64)     # each tile's first edge
+        lo, hi = np.zeros(e0.size, np.int64), np.full(e0.size, n, np.int64)
+        steps = max(1, int(np.ceil(np.log2(n + 1))))
+        for step in range(steps):                                   # the tiles' global binary searches
+            mid = (lo + hi) // 2
+            k.load(off_arr, mid, tid=first_tid + e0, slot=step)
+            right = off[mid] <= e0
+            lo = np.where(right, mid, lo)
+            hi = np.where(right, hi, mid)
+        k.load(off_arr, owner, tid=first_tid + np.arange(owner.size, dtype=np.int64))
+        local = max(1, int(np.ceil(np.log2(min(LB_TILE, n) + 1))))
+        k.alu(LB_SEARCH_ALU * local * -(-owner.size // ws))
 
     def setup(self) -> None:
         self.dg = DeviceGraph(self.gpu, self.graph, weights=self.needs_weights)

@@ -115,12 +115,14 @@ class KCore(Algorithm):
             self.progress(st.k, int(front.size))
             starts = g.row_ptr[front]
             counts = g.row_ptr[front + 1] - starts
-            pos, _ = segments(starts, counts)
+            pos, owner = segments(starts, counts)
             self.gpu.count("edges", pos.size)
             self.gpu.count("frontier_vertices", front.size)
             self.gpu.count("gpu_nodes", front.size)
             self.gpu.count("gpu_edges", pos.size)
-            with self.gpu.kernel("kcore_expand", front.size + pos.size, phases=3) as k:
+            self.lb_scan(self.a_front, front)
+            with self.gpu.kernel("kcore_expand", front.size + pos.size, phases=3 + self.load_balanced) as k:
+                self.lb_search(k, counts, owner)
                 k.load(self.a_front, range(front.size))
                 k.load(self.dg.row_ptr, front)
                 k.load(self.dg.row_ptr, front + 1)

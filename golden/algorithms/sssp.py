@@ -118,7 +118,9 @@ class SSSP(Algorithm):
         self.gpu.count("edges", pos.size)
         self.gpu.count("frontier_vertices", nf.size)
         self.gpu.count("gpu_nodes", nf.size)
-        with self.gpu.kernel("sssp_expand", nf.size + pos.size, phases=3) as k:
+        self.lb_scan(self.a_nf, nf)
+        with self.gpu.kernel("sssp_expand", nf.size + pos.size, phases=3 + self.load_balanced) as k:
+            self.lb_search(k, counts, owner)
             k.load(self.a_nf, range(nf.size))
             k.load(self.dg.row_ptr, nf)
             k.load(self.dg.row_ptr, nf + 1)

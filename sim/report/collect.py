@@ -174,7 +174,13 @@ def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress)
             for u, mode, gpu in plan:
                 prog.start(f"{algo} {mode} on {gspec} ({gpu})")
                 gcfg = GPUConfig.preset(gpu)
+                # the baseline and a unit's reference mode (GraphPEG's lb, the MFF's pull...) run
+                # without the unit's configuration unless the mode takes it
                 opts, preset = ({}, "") if u == "baseline" else _unit_options(u, gpu, spec)
+                if opts and mode == profile(u).reference:
+                    from golden.algorithms import MODES
+                    taken = MODES[(algo, mode)].accepted_options()
+                    opts = {k: v for k, v in opts.items() if k in taken}
                 try:
                     r = run_algorithm(g, algo, mode, gpu=gcfg, **opts)
                 except AlgorithmError as e:

@@ -201,10 +201,14 @@ class Sweep:
                         modes = [ref] + modes
                     for mode in modes:
                         base = mode == "baseline"
-                        for pc in ([{}] if base else pcombos):
+                        # a reference mode that takes no unit configuration (GraphPEG's lb) runs once,
+                        # like the baseline, whatever the unit's parameters
+                        fixed = base or (mode == ref and profile(self.unit).option not in
+                                         MODES[(algo, mode)].accepted_options())
+                        for pc in ([{}] if fixed else pcombos):
                             for oc in ocombos:
                                 out.append({"v": POINT_VERSION, "unit": "baseline" if base else self.unit,
-                                            "preset": None if base else self.presets.get(gpu, self.preset),
+                                            "preset": None if fixed else self.presets.get(gpu, self.preset),
                                             "params": pc, "options": oc,
                                             "graph": graph, "algo": algo, "mode": mode, "gpu": gpu})
         return out
@@ -251,7 +255,7 @@ def _check_options(path, ovals: dict, algos: list, modes: list, reference: str, 
                                              f"{', '.join(names)}")
         for a, m in pairs:
             taken = k in MODES[(a, m)].accepted_options()
-            if not taken and m == "baseline":
+            if not taken and m in ("baseline", reference):
                 continue
             for x in vals:
                 try:
@@ -262,12 +266,14 @@ def _check_options(path, ovals: dict, algos: list, modes: list, reference: str, 
 
 def point_options(point: dict) -> dict:
     """The run_algorithm options of a point: its [options], less those that its mode
-    does not take when it is the baseline (the reference of a unit's modes runs
-    without the unit's options, e.g. GraphPEG's ``latency``)."""
-    from golden.algorithms import MODES
+    does not take when it is the baseline or the unit's reference mode (the
+    reference of a unit's modes runs without the unit's options, e.g. GraphPEG's
+    ``latency`` in mode ``lb``)."""
+    from golden.algorithms import mode_class
+    from .units import profile
     opts = dict(point["options"])
-    if point["mode"] == "baseline":
-        taken = MODES[(point["algo"], "baseline")].accepted_options()
+    if point["mode"] in ("baseline", profile(point.get("unit", "")).reference):
+        taken = mode_class(point["algo"], point["mode"]).accepted_options()
         opts = {k: v for k, v in opts.items() if k in taken}
     return opts
 
@@ -518,9 +524,11 @@ def run_point(point: dict, check: bool = True) -> dict:
         opts = point_options(point)
         config = None
         if point["unit"] != "baseline":
+            from golden.algorithms import mode_class
             prof = profile(point["unit"])
             cls = prof.config_class()
-            if cls is not None and prof.option:
+            takes = prof.option in mode_class(point["algo"], point["mode"]).accepted_options()
+            if cls is not None and prof.option and takes:
                 config = cls.preset(point["preset"], **point["params"])
                 opts[prof.option] = config
         r = run_algorithm(g, point["algo"], point["mode"], gpu=gcfg, **opts)
