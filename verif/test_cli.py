@@ -676,7 +676,7 @@ def test_kernel_table_shows_work_per_kernel(tmp_path, capsys):
         if ln.startswith(("bfs_", "total ")):
             rows.setdefault(ln.split()[0], ln.split())
     bounds = next(ln.split() for ln in out.splitlines() if ln.startswith("kernel ") and "binds" in ln)
-    assert bounds[2:] == ["issue", "lsu", "mshr", "icnt", "l2", "atomics", "dram", "unit", "latency", "cycles",
+    assert bounds[2:] == ["issue", "lsu", "mshr", "icnt", "l2", "atomics", "dram", "pcie", "unit", "latency", "cycles",
                           "binds"]
     assert {k["name"]: k["bound"] for k in doc["gpu"]["kernels"]}.keys() == {"bfs_expand", "bfs_contract"}
     header = next(ln.split() for ln in out.splitlines() if ln.startswith("kernel "))

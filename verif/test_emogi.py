@@ -267,6 +267,63 @@ def test_requests_of_one_list_by_hand():
     assert host_requests("aligned", [0], [32], esize=4)["requests"] == {32: 0, 64: 0, 96: 0, 128: 1}
 
 
+def test_host_kernel_is_timed_by_the_gpu_model_with_the_link_as_a_bound():
+    """A zero-copy launch: the GPU model's bounds, the PCIe transfer as bound
+    ``pcie`` (tags: 1024 requests x 1.6 us / 256), the round trip as the final
+    latency; the GPU's other bounds (here issue) still count."""
+    gpu = GPU(GPUConfig())
+    c = gpu.config
+    hz = c.clock_mhz * 1e6
+    arr = gpu.array("host:col", 8192, np.uint64, host=True)
+    pcie = PCIeConfig()
+    h = HostMemory(gpu, "naive", pcie, UVMConfig(), [arr])
+    # 32 threads, each reading 256 edges of its own list: 32 x 64 sectors, each its own 32 B request
+    starts, counts = np.arange(32) * 256, np.full(32, 256)
+    with gpu.kernel("k", h.threads(32)) as k:
+        h.read(k, [arr], starts, counts)
+    h.account(k)
+    st = gpu.kernels["k"]
+    n = 32 * 64
+    assert h.summary()["requests"][32] == n
+    tags_s = n * pcie.rtt_ns * 1e-9 / pcie.tags
+    wire_s = n * (32 + pcie.header_bytes) / (pcie.wire_gbps * 1e9)
+    # one wave, one phase: the chain is the round trip, which the final latency holds
+    assert st.bounds["pcie"] == pytest.approx(max(tags_s, wire_s) * hz)
+    rtt = pcie.rtt_ns * 1e-9 * hz
+    assert st.cycles == pytest.approx(c.launch_cycles + max(st.bounds.values()) + max(st.latency, rtt))
+    assert st.bound == "pcie" and h.summary()["bound"] == {"pcie": 1, "compute": 0}
+    assert h.summary()["time"]["total_s"] == pytest.approx(st.cycles / hz)
+    # The same reads with a link of 100x the tags: the GPU's own bound binds.
+    gpu2 = GPU(GPUConfig())
+    arr2 = gpu2.array("host:col", 8192, np.uint64, host=True)
+    h2 = HostMemory(gpu2, "naive", pcie.replace(tags=4096, rtt_ns=1.0), UVMConfig(), [arr2])
+    with gpu2.kernel("k", h2.threads(32)) as k2:
+        h2.read(k2, [arr2], starts, counts)
+        k2.alu(10 ** 6)
+    h2.account(k2)
+    st2 = gpu2.kernels["k"]
+    assert st2.bound == "issue" and st2.bounds["pcie"] < st2.bounds["issue"]
+    assert h2.summary()["bound"] == {"pcie": 0, "compute": 1}
+
+
+def test_host_latency_chain_waits_one_round_trip_per_wave():
+    # 2 resident warps (1 SM x 64 threads), 6 warps of one thread each (merged: a warp per
+    # vertex): 3 waves; one phase, the host read: chain = 3 round trips, the last one
+    # is the final latency, so the bound is 2 round trips (the transfer is far shorter).
+    gpu = GPU(GPUConfig(sms=1, threads_per_sm=64))
+    c = gpu.config
+    arr = gpu.array("host:col", 64, np.uint64, host=True)
+    h = HostMemory(gpu, "merged", PCIeConfig(), UVMConfig(), [arr])
+    with gpu.kernel("k", h.threads(6)) as k:
+        h.read(k, [arr], np.arange(6) * 4, np.ones(6, np.int64))
+    h.account(k)
+    st = gpu.kernels["k"]
+    rtt = PCIeConfig().rtt_ns * 1e-9 * c.clock_mhz * 1e6
+    assert st.waves == 3
+    assert st.bounds["pcie"] == pytest.approx(2 * rtt)
+    assert st.cycles == pytest.approx(c.launch_cycles + max(st.bounds.values()) + rtt)
+
+
 def test_reuse_rule_is_per_warp_and_per_previous_iteration():
     w = np.array([0, 0, 0, 0, 0, 1, 0])
     j = np.array([0, 1, 2, 3, 5, 1, 1])

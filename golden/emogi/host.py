@@ -2,17 +2,22 @@
 read them: PCIe requests and time for zero-copy, page migrations for UVM
 (docs/emogi.md, "Time model").
 
-Kernel time of a launch that reads host memory (seconds; ``clock`` = GPU clock)::
+A launch that reads host memory is timed by the GPU model like every other
+(docs/golden.md, "Time model": issue, LSU, MSHRs, interconnect, L2, atomics,
+DRAM, dependent phases), with the host link as one more bound, ``pcie``
+(:meth:`golden.gpu.machine.Kernel.link_model`; cycles at the GPU clock)::
 
-    zero-copy:  launch + max(issue, GPU DRAM, PCIe transfer) + max(GPU latency, PCIe round trip)
-    UVM:        launch + max(issue, GPU DRAM, page migrations) + (fault latency if a page faulted,
-                                                                  else GPU latency)
+    zero-copy:  pcie = max(PCIe transfer of the launch's requests,
+                           waves x ((phases - 1) x GPU latency + round trip) - round trip)
+                final latency = max(GPU latency, PCIe round trip)
+    UVM:        pcie = the launch's page migrations
+                final latency = the fault latency if a page faulted, else the GPU's
 
-``issue`` and ``GPU DRAM`` are the GPU model's (docs/golden.md, "Time model"); the
-GPU DRAM term leaves out the zero-copy sectors (they travel over PCIe), UVM's
-are in it (migrated pages are read from GPU memory). Warps waiting for PCIe are
-hidden behind the others (thousands are resident), so the three terms overlap.
-Kernels that touch no host memory keep the GPU model's time.
+The host arrays' sectors never reach the GPU's caches or DRAM (zero-copy reads
+cross PCIe; UVM's migrated pages are read from GPU memory and counted there).
+Warps waiting for PCIe are hidden behind the others (thousands are resident),
+so the link overlaps the GPU's own bounds; one of the kernel's dependent phases
+per wave of resident warps waits a round trip instead of the GPU's latency.
 
 UVM pages are touched in the order the kernel's warp instructions run
 (:func:`.link.page_touches`: waves of resident warps, iteration by iteration,
@@ -76,11 +81,12 @@ class HostMemory:
         self.lanes = 0
         self.useful_bytes = 0
         self.launches = 0
-        self.host_model_s = 0.0     # GPU-model time of the launches re-timed here
-        self.host_s = 0.0           # their time with host memory
+        self.host_s = 0.0           # time of the launches that read host memory
         self.transfer_s = 0.0       # PCIe transfer (zero-copy) or migration (UVM) time
-        self.compute_s = 0.0        # the GPU's own part (max of issue and GPU DRAM) of those launches
+        self.compute_s = 0.0        # the GPU's own part (its largest other bound) of those launches
         self.bound = {"pcie": 0, "compute": 0}
+        self._linked = None         # the kernel whose link model is registered
+        self._move_s = 0.0          # that kernel's transfer or migration time
         self._touches: list = []
         self.reader = None
         if backend is not None:
@@ -129,6 +135,10 @@ class HostMemory:
             got = [self.reader.read(arr, starts, counts, self.pattern) for arr in arrays]
         if not self.gpu.stats_on:
             return got
+        if self._linked is not k:
+            k.link_model(self._link_model(k))
+            self._linked = k
+            self._move_s = 0.0
         c = self.gpu.config
         for j, arr in enumerate(arrays):
             acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
@@ -152,44 +162,50 @@ class HostMemory:
                 self._touches.append((w[first], acc.slot[first], np.full(int(first.sum()), j), page[first]))
         return got
 
+    def _link_model(self, k):
+        """Kernel ``k``'s host link (:meth:`golden.gpu.machine.Kernel.link_model`),
+        evaluated when the kernel finishes: its requests (zero-copy) or page
+        touches (UVM) are all known then."""
+        def link(lat: float, waves: int):
+            st = k.stats
+            c = self.gpu.config
+            hz = c.clock_mhz * 1e6
+            if self.uvm is None:
+                req = np.zeros(self.spl + 1, np.int64)
+                for arr in self.arrays:
+                    res = st.by_array.get(arr.name)
+                    if res is not None:
+                        req += res.requests
+                self.requests += req
+                tr = transfer(self.pcie, req, c.sector_bytes)
+                self._move_s = tr.seconds
+                if not tr.requests:
+                    return 0.0, 0.0
+                rtt = self.pcie.rtt_ns * 1e-9 * hz
+                chain = waves * ((max(st.phases, 1) - 1) * lat + rtt) - rtt if c.latency_chains else 0.0
+                return max(tr.seconds * hz, chain), rtt
+            t, self._touches = self._touches, []
+            pages = page_touches(*(np.concatenate([x[i] for x in t]) for i in range(4)),
+                                 resident_warps=c.resident_warps, order=self.uvm_config.page_order) if t else []
+            faults, _ = self.uvm.touch(pages)
+            self._move_s = self.uvm.migration_s(faults)
+            return self._move_s * hz, (self.uvm_config.fault_latency_us * 1e-6 * hz if faults else 0.0)
+        return link
+
     def account(self, k) -> None:
         """After kernel ``k`` (a launch that called :meth:`read`) has finished."""
         if not self.gpu.stats_on:
             return
         st = k.stats
-        c = self.gpu.config
-        hz = c.clock_mhz * 1e6
-        req = np.zeros(self.spl + 1, np.int64)
-        for arr in self.arrays:
-            res = st.by_array.get(arr.name)
-            if res is not None:
-                req += res.requests
-        issue_s = st.issue_cycles / hz
-        launch_s = c.launch_cycles / hz
-        gpu_lat_s = c.mem_latency / hz
-        dram_bps = c.dram_gbps * 1e9
-        if self.uvm is None:
-            tr = transfer(self.pcie, req, c.sector_bytes)
-            dram_s = st.dram_sectors * c.sector_bytes / dram_bps       # host arrays never reach the GPU's DRAM
-            move_s = tr.seconds
-            latency = max(gpu_lat_s, self.pcie.rtt_ns * 1e-9) if tr.requests else gpu_lat_s
-            self.requests += req
-        else:
-            t, self._touches = self._touches, []
-            pages = page_touches(*(np.concatenate([x[i] for x in t]) for i in range(4)),
-                                 resident_warps=c.resident_warps, order=self.uvm_config.page_order) if t else []
-            faults, _ = self.uvm.touch(pages)
-            dram_s = st.dram_sectors * c.sector_bytes / dram_bps
-            move_s = self.uvm.migration_s(faults)
-            latency = self.uvm_config.fault_latency_us * 1e-6 if faults else gpu_lat_s
-        compute_s = max(issue_s, dram_s)
-        t = launch_s + max(compute_s, move_s) + latency
-        self.bound["pcie" if move_s > compute_s else "compute"] += 1
+        hz = self.gpu.config.clock_mhz * 1e6
+        move_s = self._move_s if self._linked is k else 0.0
+        self._linked, self._move_s = None, 0.0
+        gpu_part = max(v for b, v in st.bounds.items() if b != "pcie")
+        self.bound["pcie" if st.binding.get("pcie") else "compute"] += 1
         self.launches += 1
-        self.host_model_s += st.cycles / hz
-        self.host_s += t
+        self.host_s += st.cycles / hz
         self.transfer_s += move_s
-        self.compute_s += compute_s
+        self.compute_s += gpu_part / hz
 
     # ------------------------------------------------------------------ results
     def summary(self) -> dict:
@@ -204,8 +220,8 @@ class HostMemory:
             return d
         hz = c.clock_mhz * 1e6
         gpu_s = sum(st.cycles for st in self.gpu.kernels.values()) / hz
-        other_s = gpu_s - self.host_model_s
-        total_s = other_s + self.host_s
+        other_s = gpu_s - self.host_s
+        total_s = gpu_s
         d.update({"lanes": self.lanes, "useful_bytes": self.useful_bytes, "host_kernels": self.launches,
                   "bound": dict(self.bound)})
         if self.uvm is None:

@@ -192,6 +192,7 @@ class Kernel:
         self.stats = KernelStats(name)
         self.stats.phases = int(phases)
         self._unit_models: list = []
+        self._link = None
         self._alu = 0
         self._memo = None      # last dense access: (idx, active, esize, result, items)
         self._batches: list[Batch] = []
@@ -302,6 +303,17 @@ class Kernel:
             self._batches.append(Batch(kind, line, mask, sms.astype(np.int32), "sm"))
             return
         self._batches.append(Batch(kind, line, mask, None, place))
+
+    def link_model(self, fn) -> None:
+        """The time model of the host-memory link this kernel's host loads cross
+        (EMOGI's zero-copy reads over PCIe, UVM's page migrations):
+        ``fn(latency, waves)`` returns ``(cycles, round_trip)``, given the mean
+        load latency of the kernel's GPU-memory loads and its waves of resident
+        warps. ``cycles`` join the bounds as ``pcie``; the kernel's final
+        latency is at least ``round_trip`` (docs/golden.md, "Time model")."""
+        if self._link is not None and self._link is not fn:
+            raise ValueError(f"kernel {self.name} already has a host link model")
+        self._link = fn
 
     def unit_model(self, fn) -> None:
         """The time model of the unit's work in this kernel: ``fn(latency)``
@@ -484,7 +496,7 @@ class _NullKernel:
     def load(self, *a, **k):
         pass
 
-    store = atomic = unit_access = unit_requests = unit_model = load
+    store = atomic = unit_access = unit_requests = unit_model = link_model = load
 
     def alu(self, n):
         pass
@@ -612,7 +624,7 @@ class GPU:
             st.unit_fixed += fixed
         tm = kernel_time(c, traffic, sm_instructions=sm_inst, sm_warps=sm_warps,
                          mem_instructions=st.mem_instructions, unit_cycles=st.unit_cycles, phases=st.phases,
-                         atomic_chain=st.atomic_chain, launch=k.launch, fixed=fixed)
+                         atomic_chain=st.atomic_chain, launch=k.launch, fixed=fixed, link=k._link)
         st.l1, st.l2 = traffic.l1, traffic.l2
         st.dram_reads = int(round(traffic.ch_reads.sum()))
         st.dram_writes = int(round(traffic.ch_writes.sum()))

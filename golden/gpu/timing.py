@@ -15,6 +15,9 @@ atomics    atomic transactions of the busiest slice / atomics per cycle, or
            the longest chain of atomics to one address / its rate
 dram       the busiest channel: data (sectors x 32 B / its bandwidth), its row
            activations x tRRD, or its busiest bank's activations x tRC
+pcie       the link to host memory that the kernel's host loads cross (EMOGI:
+           zero-copy transfers or UVM page migrations, and the dependent
+           round trips; its own model, golden/emogi/host.py)
 unit       the cycles an attached unit needs (its own time model)
 latency    dependent memory phases: waves x phases x latency - one latency
 ========== ==================================================================
@@ -22,7 +25,8 @@ latency    dependent memory phases: waves x phases x latency - one latency
 ``fixed`` is an attached unit's chain of dependent latencies (0 for a kernel
 without one; a unit's own operation has no launch), and ``latency`` is the mean
 load latency of the kernel (L1, L2 or DRAM, by
-where its sectors were served). With the limits of
+where its sectors were served; a kernel that reads host memory waits at least
+the link's round trip instead). With the limits of
 :data:`golden.gpu.config.UNLIMITED` this is the earlier model: launch +
 max(issue, DRAM bytes / bandwidth, unit) + one latency.
 """
@@ -38,7 +42,7 @@ from .memsys import Traffic
 __all__ = ["BOUNDS", "kernel_time"]
 
 #: Bound names, in the order reports list them.
-BOUNDS = ("issue", "lsu", "mshr", "icnt", "l2", "atomics", "dram", "unit", "latency")
+BOUNDS = ("issue", "lsu", "mshr", "icnt", "l2", "atomics", "dram", "pcie", "unit", "latency")
 
 
 def _busy(x: np.ndarray, balanced: bool) -> float:
@@ -49,8 +53,12 @@ def _busy(x: np.ndarray, balanced: bool) -> float:
 
 def kernel_time(c: GPUConfig, t: Traffic, *, sm_instructions: np.ndarray, sm_warps: np.ndarray,
                 mem_instructions: int, unit_cycles: float, phases: int, atomic_chain: int,
-                launch: bool = True, fixed: float = 0.0) -> dict:
-    """Bounds (cycles), the binding bound, the mean load latency and the launch's cycles."""
+                launch: bool = True, fixed: float = 0.0, link=None) -> dict:
+    """Bounds (cycles), the binding bound, the mean load latency and the launch's cycles.
+
+    ``link(latency, waves)``, for a kernel that reads host memory, returns the
+    host link's ``(cycles, round trip)``: its bound ``pcie`` and the latency its
+    last reads wait (the kernel's final latency is the larger of the two)."""
     bal = c.cta_scheduler == "balanced"
     b = dict.fromkeys(BOUNDS, 0.0)
     b["issue"] = _busy(sm_instructions, bal) / c.issue_per_sm
@@ -86,8 +94,13 @@ def kernel_time(c: GPUConfig, t: Traffic, *, sm_instructions: np.ndarray, sm_war
         warps = _busy(sm_warps, bal)
         waves = max(1, math.ceil(warps / c.resident_warps_per_sm))
         b["latency"] = max(0.0, (waves * max(phases, 1) - 1) * lat)
+    final = lat
+    if link is not None:
+        lc, ll = link(lat, waves)
+        b["pcie"] = float(lc)
+        final = max(lat, float(ll))
     binding = max(BOUNDS, key=lambda k: b[k])
     body = b[binding]
-    cycles = (c.launch_cycles if launch else 0.0) + fixed + body + (lat if mem_instructions else 0.0)
+    cycles = (c.launch_cycles if launch else 0.0) + fixed + body + (final if mem_instructions else 0.0)
     return {"bounds": b, "binding": binding if body > 0 else "launch" if launch else "unit", "latency": lat, "miss_latency": miss_lat,
             "waves": waves, "dram_parts": dram_parts, "cycles": cycles}
