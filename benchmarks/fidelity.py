@@ -19,8 +19,12 @@ earlier run's JSON (the table then covers every unit of both; the document
 says which units were run when), so one unit can be re-run after a change to
 it without re-running the others.
 
-Usage: python benchmarks/fidelity.py [--quick] [--units scu,iru,...] [--keep FILE] [--doc docs/fidelity.md]
-       [--json FILE]
+``--size paper``: the datasets at the papers' sizes (``PAPER_SETUPS[unit]["paper"]``;
+the SCU's: kron_g500-logn18, delaunay_n19 and the ca road network's size), for
+the units that have them; ``--size quick`` (= ``--quick``) small graphs.
+
+Usage: python benchmarks/fidelity.py [--size quick|default|paper] [--units scu,iru,...] [--keep FILE]
+       [--doc docs/fidelity.md] [--json FILE]
 """
 import argparse
 import json
@@ -49,7 +53,9 @@ INTRO = ("Each unit runs on its paper's GPU preset over graphs that resemble the
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small graphs (a few minutes)")
+    ap.add_argument("--quick", action="store_true", help="small graphs (a few minutes); = --size quick")
+    ap.add_argument("--size", choices=("quick", "default", "paper"), default=None,
+                    help="graph sizes: quick, default, or the papers' (units that have them; long)")
     ap.add_argument("--units", default=",".join(PAPER_SETUPS), help="units to run (default: all)")
     ap.add_argument("--doc", default=None, help="write the Markdown table here (e.g. docs/fidelity.md)")
     ap.add_argument("--json", default="build/fidelity/fidelity.json")
@@ -62,6 +68,14 @@ def main(argv=None):
     unknown = [u for u in units if u not in PAPER_SETUPS]
     if unknown:
         ap.error(f"unknown unit(s) {', '.join(unknown)}; units: {', '.join(PAPER_SETUPS)}")
+    if args.quick and args.size not in (None, "quick"):
+        ap.error(f"--quick and --size {args.size} contradict each other")
+    size = "quick" if args.quick else args.size or "default"
+    key = {"quick": "quick", "default": "graphs", "paper": "paper"}[size]
+    nopaper = [u for u in units if key not in PAPER_SETUPS[u]]
+    if nopaper:
+        ap.error(f"--size paper: no paper-size setup for {', '.join(nopaper)} (units that have one: "
+                 f"{', '.join(u for u in PAPER_SETUPS if 'paper' in PAPER_SETUPS[u])})")
     records, bad, kept_from = [], [], {}
     if args.keep:
         try:
@@ -78,7 +92,7 @@ def main(argv=None):
     for u in units:
         st = PAPER_SETUPS[u]
         for gpu in st["gpus"]:
-            spec = ReportSpec(graphs=st["quick" if args.quick else "graphs"], algos=st["algos"], units=[u],
+            spec = ReportSpec(graphs=st[key], algos=st["algos"], units=[u],
                               gpu=gpu, check=True)
             print(f"[fidelity] {u} on {gpu}: {', '.join(spec.graphs)} ({time.time() - t0:.0f} s)", file=sys.stderr,
                   flush=True)
@@ -99,11 +113,11 @@ def main(argv=None):
               "; ".join(f"{r['graph']} {r['algo']} {r['mode']}: {r['check']}" for r in bad))
     wall = time.time() - t0
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, Python {platform.python_version()}",
-            "wall_s": wall, "args": " --quick" * args.quick + (f" --units {args.units}" if args.units !=
-                                                                 ",".join(PAPER_SETUPS) else ""),
+            "wall_s": wall, "args": (f" --size {size}" if size != "default" else "") +
+            (f" --units {args.units}" if args.units != ",".join(PAPER_SETUPS) else ""),
             "intro": INTRO + " Setups: " + "; ".join(
                 f"{u}: {', '.join(PAPER_SETUPS[u]['gpus'])} on "
-                f"{', '.join(PAPER_SETUPS[u]['quick' if args.quick else 'graphs'])}, "
+                f"{', '.join(PAPER_SETUPS[u][key if u in units else 'graphs'])}, "
                 f"{', '.join(PAPER_SETUPS[u]['algos'])} ({profile(u).source})" for u in all_units) + "." +
             ("".join(f" The {u} runs are kept from the run of {d} (`--keep`)." for u, d in kept_from.items())
              if kept_from else "")}

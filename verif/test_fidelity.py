@@ -60,3 +60,14 @@ def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch):
     assert "The emogi runs are kept from the run of" in doc2.read_text()
     with pytest.raises(SystemExit):
         bench.main(["--quick", "--units", "mff", "--keep", str(doc2)])         # not a JSON
+
+
+def test_size_option_errors_before_running(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import fidelity as bench
+    with pytest.raises(SystemExit):
+        bench.main(["--size", "paper", "--units", "mff"])
+    assert "no paper-size setup for mff (units that have one: scu)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--quick", "--size", "paper", "--units", "scu"])
+    assert "--quick and --size paper contradict each other" in capsys.readouterr().err

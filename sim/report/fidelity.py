@@ -29,11 +29,14 @@ __all__ = ["verdict", "fidelity_rows", "run_reasons", "fidelity_markdown", "VERD
 VERDICT_ORDER = ("reproduced", "within 2x", "direction right", "more than 2x off", "contradicted", "not measured")
 
 #: The papers' setups that benchmarks/fidelity.py runs: unit -> (GPU presets, graph specs
-#: resembling the datasets (full runs), smaller ones for ``--quick``, algorithms, options).
+#: resembling the datasets (full runs), smaller ones for ``--quick``, the datasets at
+#: the paper's size where a run of them fits in an hour (``paper``), algorithms).
 #: docs/datasets.md says how each graph resembles the paper's.
 PAPER_SETUPS = {
     "scu": {"gpus": ["gtx980", "tx1"], "graphs": ["kron:scale=16", "delaunay:scale=16", "road:256x256"],
-            "quick": ["kron:scale=10", "delaunay:scale=10", "road:32x32"], "algos": ["bfs", "sssp", "pr"]},
+            "quick": ["kron:scale=10", "delaunay:scale=10", "road:32x32"],
+            "paper": ["kron:scale=18,edgefactor=48", "delaunay:scale=19", "road:843x843"],
+            "algos": ["bfs", "sssp", "pr"]},
     "iru": {"gpus": ["gtx980"], "graphs": ["kron:scale=15", "grid:128x128"],
             "quick": ["kron:scale=9", "grid:24x24"], "algos": ["bfs", "sssp", "pr"]},
     "graphpeg": {"gpus": ["kepler"], "graphs": ["kron:scale=16", "grid:256x256"],
