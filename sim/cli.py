@@ -232,6 +232,8 @@ def _check_run_options(args) -> dict:
     if cls is None:
         raise UsageError(f"unknown algorithm {args.algo!r}; algorithms: {', '.join(ALGORITHMS)}")
     opts = {}
+    if getattr(args, "energy", False) and args.functional:
+        raise UsageError("--energy needs the GPU statistics; drop --functional")
     if args.source is not None:
         if not getattr(cls, "takes_source", True):
             raise UsageError(f"--source applies to {', '.join(_source_algos())}; {args.algo} has no source vertex")
@@ -505,16 +507,46 @@ def cmd_run(args) -> int:
         print(kernel_table(r.gpu))
         print()
         print(bounds_table(r.gpu))
+    energy = _run_energy(args, r, graph, gpu, opts) if args.energy else None
     if save is not None:
         path, added = save
         _write_output("--save", path, lambda f: np.savez_compressed(f, **{r.key: r.values}))
         print(f"saved {r.key} to {path}" + (" (.npz added to the name given)" if added else ""))
     if json_path is not None:
         doc = {**r.summary(), "graph": graph.summary(), "warnings": warnings, "options": shown}
+        if energy is not None:
+            doc["energy"] = energy
         text = json.dumps(doc, indent=2, default=_json_default)
         _write_output("--json", json_path, lambda f: f.write(text.encode()))
         print(f"wrote {json_path}")
     return 0
+
+
+def _run_energy(args, r, graph, gpu, opts) -> dict:
+    """``--energy``: print the energy of this run (and of the baseline's run of the
+    same algorithm, for a unit's mode) by component; returns them by mode."""
+    from golden.algorithms import run_algorithm
+    from golden.gpu.energy import EnergyConfig, energy_table
+    from golden.config import ConfigError
+    from .report.metrics import run_energy
+    try:
+        ecfg = EnergyConfig.for_gpu(gpu.name)
+    except ConfigError:
+        raise UsageError(f"--energy: no energy preset for GPU {gpu.name!r} (presets: "
+                         f"{', '.join(n for n in EnergyConfig.preset_names() if n != 'default')})") from None
+    runs = {args.mode: run_energy(r, gpu, ecfg)}
+    if args.mode != "baseline":
+        base_opts = {k: v for k, v in opts.items() if k in ("source", "damping", "tol", "max_iter", "variant", "delta")}
+        b = run_algorithm(graph, args.algo, "baseline", gpu=gpu, caches=args.caches, cache_model=args.cache_model,
+                          **base_opts)
+        runs["baseline"] = run_energy(b, gpu, ecfg)
+    print()
+    print(f"energy preset {ecfg.name} (docs/energy.md); unit: not modelled yet (its memory traffic is in L2/DRAM)")
+    print(energy_table(runs))
+    if "baseline" in runs and len(runs) > 1:
+        ratio = runs[args.mode]["total_j"] / runs["baseline"]["total_j"] if runs["baseline"]["total_j"] else 0.0
+        print(f"{args.mode} / baseline energy: {ratio:.3f}")
+    return runs
 
 
 def _json_default(o):
@@ -666,6 +698,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--kernels", action="store_true",
                     help="print the per-kernel tables: work (edges, vertices, instructions, sectors, hit rate, DRAM "
                          "sectors, cycles) and every bound of the time model, naming the one that binds")
+    sp.add_argument("--energy", action="store_true",
+                    help="energy by component (SM, L1, interconnect, L2, DRAM, PCIe, unit; dynamic and static) "
+                         "from the GPU's energy preset (docs/energy.md); with a unit's mode also the baseline's")
     sp.add_argument("--progress", action="store_true",
                     help="always show the progress line on stderr (default: on a terminal, after 1 s)")
     sp.add_argument("--save", metavar="OUT.npz",

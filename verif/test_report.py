@@ -302,7 +302,10 @@ def test_iru_and_graphpeg_paper_rows_are_computed_from_the_runs(report):
         assert (p.get("ratio"), p["verdict"]) == verdict(p["kind"], p["paper_value"], p["ours"],
                                                          paper_hi=p.get("paper_hi"), direction=p.get("direction", 0))
     assert " us [" in paper[("iru", "speedup, BFS")]["reason"]
-    assert paper[("iru", "energy")]["verdict"] == "not measured"
+    # energy: the mean over the IRU's runs of its energy / the baseline's - 1, from the records
+    e = paper[("iru", "energy")]
+    assert e["verdict"] != "not measured" and all(r["energy_uj"] > 0 for r in runs if r["mode"] in ("iru", "baseline"))
+    assert _same(e["ours"], statistics.mean(r["energy_uj"] / _base(runs, r)["energy_uj"] - 1 for r in iru()))
 
 
 def _base(runs, r):

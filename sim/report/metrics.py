@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["COMMON", "record", "normalise", "time_seconds", "request_histogram"]
+__all__ = ["COMMON", "record", "normalise", "time_seconds", "request_histogram", "run_energy"]
 
 #: Columns every record has, in table order.
 COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "gpu", "preset", "check", "ok",
           "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
           "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
-          "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "bound", "unit_share",
-          "bound_mix", "unit_mix")
+          "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "energy_uj",
+          "energy_dram_share", "bound", "unit_share", "bound_mix", "unit_mix")
 
 
 def time_seconds(r, gpu_config) -> float | None:
@@ -35,6 +35,28 @@ def time_seconds(r, gpu_config) -> float | None:
     if r.gpu is not None:
         return float(r.gpu["total"]["cycles"]) / hz
     return None
+
+
+def run_energy(r, gpu_config, energy_config=None) -> dict | None:
+    """Energy of run ``r`` by component (golden.gpu.energy.gpu_energy): its GPU
+    model's counts, its estimated time (:func:`time_seconds`: static energy) and
+    the bytes it moved over PCIe (EMOGI: the zero-copy wire bytes; UVM: the
+    migrated pages). ``None`` for a functional run (no statistics)."""
+    from golden.gpu.energy import EnergyConfig, gpu_energy
+    if r.gpu is None:
+        return None
+    e = energy_config or EnergyConfig.for_gpu(gpu_config.name)
+    em = r.extra.get("emogi") if isinstance(r.extra.get("emogi"), dict) else {}
+    pcie = float(em.get("wire_bytes", em.get("migrated_bytes", 0.0)) or 0.0)
+    return gpu_energy(r.gpu, gpu_config, e, time_seconds(r, gpu_config) or 0.0, pcie_bytes=pcie)
+
+
+def _energy_or_none(r, gpu_config):
+    from golden.config import ConfigError
+    try:
+        return run_energy(r, gpu_config)
+    except ConfigError:          # a GPU without an energy preset (e.g. a sweep's own GPU)
+        return None
 
 
 def request_histogram(unit: str, extra: dict) -> dict[int, int] | None:
@@ -136,14 +158,19 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
            "reference_mode": None, "time_norm": None, "speedup": None, "sectors_per_request": None,
            "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
            "warp_instructions": None, "gpu_workload": None, "workload_left": None, "l1_accesses": None,
-           "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "bound": None, "unit_share": None,
-           "bound_mix": None, "unit_mix": None}
+           "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "energy_uj": None,
+           "energy_dram_share": None, "bound": None, "unit_share": None, "bound_mix": None, "unit_mix": None}
     if r.gpu is not None:
         tot = r.gpu["total"]
         rec.update({"sectors_per_request": tot["accesses_per_request"], "mem_instructions": tot["mem_instructions"],
                     "sectors": tot["sectors"], "warp_instructions": tot["warp_instructions"],
                     "contract_sectors_per_request": _spr([k for k in r.gpu["kernels"] if "contract" in k["name"]])})
         rec.update(_memory_columns(tot, r.extra, r.gpu.get("kernels")))
+        e = _energy_or_none(r, gpu_config)
+        if e is not None and e["total_j"] > 0:
+            d = e["components"]["dram"]
+            rec["energy_uj"] = e["total_j"] * 1e6
+            rec["energy_dram_share"] = (d["dynamic_j"] + d["static_j"]) / e["total_j"]
     c = r.counters
     if "gpu_nodes" in c or "gpu_edges" in c:
         rec["gpu_workload"] = int(c.get("gpu_nodes", 0)) + int(c.get("gpu_edges", 0))
