@@ -110,3 +110,32 @@ def test_cli_run_energy_prints_both_modes_and_writes_json(tmp_path, capsys):
         assert v["total_j"] > 0 and v["preset"] == "gtx980"
     assert main(["run", "--graph", "kron:scale=6", "--algo", "bfs", "--energy", "--functional"]) == 2
     assert "--energy needs the GPU statistics; drop --functional" in capsys.readouterr().err
+
+
+def test_energy_benchmark_table_from_a_fidelity_json(tmp_path, monkeypatch, capsys):
+    import sys
+    from pathlib import Path
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import energy as bench
+
+    def rec(mode, t, e, dram):
+        return {"unit": "mff", "gpu": "gtx480", "graph": "g", "algo": "pr", "mode": mode, "time_us": t,
+                "energy_uj": e, "energy_static_uj": e / 2, "energy_sm_uj": e - dram, "energy_l1_uj": 0,
+                "energy_icnt_uj": 0, "energy_l2_uj": 0, "energy_dram_uj": dram, "energy_pcie_uj": 0,
+                "energy_unit_uj": 0}
+    src = tmp_path / "f.json"
+    src.write_text(json.dumps({"runs": [rec("pull", 100.0, 400.0, 100.0), rec("mff", 50.0, 100.0, 25.0)]}))
+    out = tmp_path / "e.json"
+    assert bench.main(["--from", str(src), "--units", "mff", "--json", str(out)]) == 0
+    rows = {r["mode"]: r for r in json.loads(out.read_text())}
+    assert rows["mff"]["energy_vs_reference"] == pytest.approx(0.25)
+    assert rows["mff"]["time_vs_reference"] == pytest.approx(0.5)
+    assert rows["pull"]["static_share"] == pytest.approx(0.5)
+    assert "| mff  | gtx480 | g     | pr   | mff  |" in capsys.readouterr().out
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"runs": [{"unit": "mff", "mode": "mff"}]}))
+    with pytest.raises(SystemExit):
+        bench.main(["--from", str(old)])
+    assert "its runs have no energy columns" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--units", "nope"])

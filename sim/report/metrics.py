@@ -16,7 +16,12 @@ COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "g
           "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
           "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
           "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "energy_uj",
-          "energy_dram_share", "bound", "unit_share", "bound_mix", "unit_mix")
+          "energy_dram_share", "energy_static_uj", "energy_sm_uj", "energy_l1_uj", "energy_icnt_uj", "energy_l2_uj",
+          "energy_dram_uj", "energy_pcie_uj", "energy_unit_uj", "bound", "unit_share", "bound_mix", "unit_mix")
+
+
+#: Energy components (golden.gpu.energy.COMPONENTS), each a record column ``energy_<c>_uj``.
+_COMPONENTS = ("sm", "l1", "icnt", "l2", "dram", "pcie", "unit")
 
 
 def time_seconds(r, gpu_config) -> float | None:
@@ -159,7 +164,8 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
            "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
            "warp_instructions": None, "gpu_workload": None, "workload_left": None, "l1_accesses": None,
            "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "energy_uj": None,
-           "energy_dram_share": None, "bound": None, "unit_share": None, "bound_mix": None, "unit_mix": None}
+           "energy_dram_share": None, "energy_static_uj": None, **{f"energy_{c}_uj": None for c in _COMPONENTS},
+           "bound": None, "unit_share": None, "bound_mix": None, "unit_mix": None}
     if r.gpu is not None:
         tot = r.gpu["total"]
         rec.update({"sectors_per_request": tot["accesses_per_request"], "mem_instructions": tot["mem_instructions"],
@@ -171,6 +177,9 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
             d = e["components"]["dram"]
             rec["energy_uj"] = e["total_j"] * 1e6
             rec["energy_dram_share"] = (d["dynamic_j"] + d["static_j"]) / e["total_j"]
+            rec["energy_static_uj"] = e["static_j"] * 1e6
+            for c, v in e["components"].items():
+                rec[f"energy_{c}_uj"] = (v["dynamic_j"] + v["static_j"]) * 1e6
     c = r.counters
     if "gpu_nodes" in c or "gpu_edges" in c:
         rec["gpu_workload"] = int(c.get("gpu_nodes", 0)) + int(c.get("gpu_edges", 0))
