@@ -139,3 +139,68 @@ def test_energy_benchmark_table_from_a_fidelity_json(tmp_path, monkeypatch, caps
     assert "its runs have no energy columns" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench.main(["--units", "nope"])
+
+
+# ---------------------------------------------------------------------- the units' own energy
+
+UNIT_NODE = {"scu": 32, "iru": 32, "graphpeg": 28, "mff": 40, "emogi": 22}
+
+
+@pytest.mark.parametrize("unit", sorted(UNIT_NODE))
+def test_unit_arrays_equal_the_cacti_results(unit):
+    """golden/<unit>/energy.py's tables are synth/cacti/results.json's rows of that
+    unit at its paper's node (golden does not read synth/)."""
+    import importlib
+    from pathlib import Path
+    res = json.loads((Path(__file__).resolve().parents[1] / "synth/cacti/results.json").read_text())["results"]
+    rows = {r["name"]: r for r in res if r["unit"] == unit and r["role"] == "unit" and
+            round(r["node_um"] * 1000) == UNIT_NODE[unit]}
+    arrays = importlib.import_module(f"golden.{unit}.energy").ARRAYS
+    assert {a.name for a in arrays} == set(rows)
+    for a in arrays:
+        r = rows[a.name]
+        assert (a.node_nm, a.copies) == (UNIT_NODE[unit], r["copies"])
+        assert a.read_nj == pytest.approx(r["read_nj"]) and a.write_nj == pytest.approx(r["write_nj"])
+        assert a.leak_mw == pytest.approx(r["leak_mw"], rel=1e-5)
+        assert a.search_nj == pytest.approx(r.get("search_nj") or 0.0)
+
+
+def test_sram_energy_by_hand():
+    from golden.sram import SRAM, sram_energy
+    arrays = (SRAM("a", 32, 2, 0.5, 1.0, 10.0), SRAM("b", 32, 1, 0.1, 0.2, 1.0, search_nj=0.3))
+    e = sram_energy(arrays, {"a": (4, 2), "b": (1, 1, 10)}, 2.0)
+    assert e["arrays"]["a"]["dynamic_j"] == pytest.approx((4 * 0.5 + 2 * 1.0) * 1e-9)
+    assert e["arrays"]["b"]["dynamic_j"] == pytest.approx((0.1 + 0.2 + 10 * 0.3) * 1e-9)
+    assert e["static_j"] == pytest.approx((10e-3 * 2 + 1e-3) * 2.0)
+
+
+def test_unit_access_counts_from_the_run_statistics():
+    from golden.iru.energy import counts as iru
+    from golden.graphpeg.energy import counts as gp
+    from golden.emogi.energy import counts as em
+    c = iru({"kinds": {"entry": 3, "final": 2}, "prefetch_sectors": 40, "elements": 100, "live": 60, "ring": 70})
+    assert c == {"request_fifo": (5, 5), "prefetch_buf": (10, 10), "classifier_queue": (100, 100),
+                 "ring_buf": (70, 70), "hash_bank_paper": (160, 100)}
+    g = gp({"index_requests": 5, "edge_requests": 7, "exchanges": 1, "items": 30, "pushed": 4, "spill_requests": 1,
+            "refill_requests": 2})
+    assert g == {"alwt": (13, 19), "edge_buf": (30, 30), "vlist": (12, 20)}
+    assert em({"placement": "uvm", "lanes": 5}) == {}
+    assert em({"placement": "zero-copy", "lanes": 64, "request_count": 3}) == {"warp_reg": (3, 64)}
+
+
+def test_run_energy_has_the_units_own_energy():
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    from sim.report.metrics import run_energy
+    g = load_graph("kron:scale=8", cache=False)
+    c = GPUConfig.preset("gtx980")
+    base = run_energy(run_algorithm(g, "bfs", gpu=c), c)
+    assert base["components"]["unit"] == {"dynamic_j": 0.0, "static_j": 0.0} and "units" not in base
+    r = run_algorithm(g, "bfs", "scu-enhanced", gpu=c)
+    e = run_energy(r, c)
+    s = r.extra["scu"]
+    assert s["probes"] > 0 and s["stream_reads"]["data"] > 0
+    u = e["units"]["scu"]
+    assert u["dynamic_j"] > 0 and e["components"]["unit"]["dynamic_j"] == pytest.approx(u["dynamic_j"])
+    assert e["total_j"] == pytest.approx(sum(v["dynamic_j"] + v["static_j"] for v in e["components"].values()))
+    assert u["arrays"]["hash_req_buf"]["reads"] == s["probes"]

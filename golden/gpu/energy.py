@@ -149,7 +149,7 @@ def gpu_energy(report: dict, gpu, energy: EnergyConfig, seconds: float, *, pcie_
     :meth:`golden.gpu.machine.GPU.report` (its ``total``), ``gpu`` its
     :class:`GPUConfig`, ``seconds`` the run's estimated time (static energy),
     ``pcie_bytes`` the bytes that crossed PCIe, ``unit_j`` the attached unit's
-    own energy (None: not modelled)."""
+    own dynamic energy (None: no unit; golden/<unit>/energy.py)."""
     if not (isinstance(seconds, (int, float)) and seconds >= 0):
         raise ValueError(f"seconds must be a non-negative number, not {seconds!r}")
     t = report["total"]

@@ -297,6 +297,9 @@ class SCUSession:
         self.elements_in = 0
         self.elements_out = 0
         self.requests = 0
+        self.stream_reads = Counter({stream: 0 for stream in STREAMS})   # block reads per stream
+        self.writes = 0                # block writes
+        self.probes = 0                # hash probes (elements probed in the filter / grouping hash)
         self.hash_requests = 0
         self.cycles = 0.0
         self.measured = True           # every op had RTL cycles
@@ -387,6 +390,11 @@ class SCUSession:
         self.elements_in += st.elements_in
         self.elements_out += st.elements_out
         self.requests += st.requests
+        for stream, n in st.reads.items():
+            self.stream_reads[stream] += n
+        self.writes += st.writes
+        if st.hash_trace is not None:
+            self.probes += len(st.hash_trace.get("sets", ()))
         if st.cycles is not None:
             c = st.cycles + SCU_COMMAND_CYCLES
         elif self.attached:
@@ -518,7 +526,8 @@ class SCUSession:
     def summary(self) -> dict:
         d = {"backend": getattr(self.backend, "name", type(self.backend).__name__),
              "config": self.config.to_dict(), "ops": dict(self.ops), "elements_in": self.elements_in,
-             "elements_out": self.elements_out, "requests": self.requests, "cycles": self.cycles,
+             "elements_out": self.elements_out, "requests": self.requests, "stream_reads": dict(self.stream_reads),
+             "writes": self.writes, "probes": self.probes, "cycles": self.cycles,
              "cycles_measured": self.measured, "on_memory_system": self.attached,
              "cycles_by_op": dict(self.cycles_by_op.most_common())}
         if self.attached:

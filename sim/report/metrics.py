@@ -50,10 +50,29 @@ def run_energy(r, gpu_config, energy_config=None) -> dict | None:
     from golden.gpu.energy import EnergyConfig, gpu_energy
     if r.gpu is None:
         return None
+    import importlib
     e = energy_config or EnergyConfig.for_gpu(gpu_config.name)
     em = r.extra.get("emogi") if isinstance(r.extra.get("emogi"), dict) else {}
     pcie = float(em.get("wire_bytes", em.get("migrated_bytes", 0.0)) or 0.0)
-    return gpu_energy(r.gpu, gpu_config, e, time_seconds(r, gpu_config) or 0.0, pcie_bytes=pcie)
+    seconds = time_seconds(r, gpu_config) or 0.0
+    units = {}
+    for u in UNIT_ENERGY:
+        st = r.extra.get(u)
+        if isinstance(st, dict):
+            units[u] = importlib.import_module(f"golden.{u}.energy").unit_energy(st, seconds)
+    out = gpu_energy(r.gpu, gpu_config, e, seconds, pcie_bytes=pcie,
+                     unit_j=sum(x["dynamic_j"] for x in units.values()) if units else None)
+    if units:
+        # the units' leakage is static energy of the unit component
+        out["components"]["unit"]["static_j"] = sum(x["static_j"] for x in units.values())
+        out["static_j"] += out["components"]["unit"]["static_j"]
+        out["total_j"] = out["dynamic_j"] + out["static_j"]
+        out["units"] = units
+    return out
+
+
+#: Units whose own energy golden/<unit>/energy.py models (docs/energy.md, "Units").
+UNIT_ENERGY = ("scu", "iru", "graphpeg", "mff", "emogi")
 
 
 def _energy_or_none(r, gpu_config):

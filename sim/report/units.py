@@ -216,8 +216,8 @@ class UnitProfile:
 # ---------------------------------------------------------------------- paper figures
 #: The known difference of every energy figure (docs/energy.md).
 _ENERGY = ("GPU and memory energy from the GPU's energy preset (docs/energy.md: AccelWattch's or GPUWattch's set, "
-           "GPUWattch's scaled to 28 nm for the GTX 980, Kepler and TX1); the unit's own energy is not modelled yet "
-           "(its memory traffic is)")
+           "GPUWattch's scaled to 28 nm for the GTX 980, Kepler and TX1); the unit's own SRAM arrays from CACTI, its "
+           "logic not modelled yet")
 
 
 def _speedup(mode: str, gpu: str | None = None, algo: str | tuple | None = None):
