@@ -314,6 +314,9 @@ class _Part:
         self.state = "normal"                      # normal, ship, done (non-home partitions in flush)
         self.rstate = None                         # reply in progress: dict
         self.lock = None                           # locked set (reply or ship)
+        self.popping = None                        # the set a live reply lane pops from this cycle
+        self.pushed_under = False                  # an element was appended to it this cycle
+        self.fin = -1                              # the cycle its last reply ended
         self.markers = 0
         self.shipped = 0
         self.expect_ship = 0
@@ -485,7 +488,10 @@ class IRUModel:
                 pt.lock = pt.best_set()
 
         def insertable(pt: _Part, s: int) -> bool:
-            return pt.size[s] < E and s != pt.lock
+            # A full entry takes nothing. The entry being replied keeps taking
+            # elements (docs/iru.md "Hash"), except with a filter while a lane pops
+            # from it this cycle (the merge could hit the slot being read out).
+            return pt.size[s] < E and not (filt != "none" and s == pt.popping)
 
         def insert(pt: _Part, s: int, e) -> None:
             ent = pt.entries[s]
@@ -503,10 +509,19 @@ class IRUModel:
             pt.size[s] += 1
             pt.held += 1
             pt.grew(s)
+            if s == pt.popping:
+                pt.pushed_under = True            # the lane popped this cycle is the one below
 
         def pop(pt: _Part):
             s = pt.lock
-            e = pt.entries[s].pop()
+            ent = pt.entries[s]
+            if pt.pushed_under and s == pt.popping:
+                # An element appended this cycle takes the popped slot (the RTL reads
+                # the top before the write): the lane gets the old top.
+                e = ent.pop(-2)
+                pt.pushed_under = False
+            else:
+                e = ent.pop()
             pt.size[s] -= 1
             if filt != "none":
                 del pt.keys[s][e[0]]
@@ -535,6 +550,11 @@ class IRUModel:
             new_rq = [None] * P
             for pt in parts:
                 p = pt.p
+                # the set a live lane pops from this cycle (the replier's state at the cycle's start)
+                rs0 = pt.rstate
+                pt.popping = pt.lock if (rs0 is not None and rs0["sent"] < rs0["live"] and pt.lock is not None and
+                                         pt.size[pt.lock]) else None
+                pt.pushed_under = False
                 # ---- insertions: the ring's flit first, then each bank's local queue
                 used = -1
                 flit = in_flit[p]
@@ -567,7 +587,7 @@ class IRUModel:
                 rs = pt.rstate
                 if rs is not None:
                     if rs["sent"] < rs["live"]:
-                        if pt.lock is not None and pt.size[pt.lock]:
+                        if pt.popping is not None:          # the locked entry had a lane at the cycle's start
                             e = pop(pt)
                             rs["idx"].append(e[0])
                             rs["sec"].append(e[1])
@@ -591,6 +611,7 @@ class IRUModel:
                         delivered += rs["t"]
                         pt.rstate = None
                         pt.lock = None
+                        pt.fin = cycle                  # the replier is idle from the next cycle (RTL)
                         if issued < W:
                             due_free.append(cycle + 1 + policy.think)
                 elif pt.state == "ship":
@@ -609,7 +630,7 @@ class IRUModel:
                             pt.state = "done"
                 rq_in = in_rq[p]                 # (warp, threads, age)
                 taken = False
-                idle = pt.rstate is None and pt.state == "normal" if p else pt.rstate is None
+                idle = (pt.rstate is None and pt.fin != cycle) and (pt.state == "normal" if p else True)
                 if idle and rq_in is not None:
                     k = can(pt, rq_in[1], rq_in[2] >= timeout)
                     if k is not None:
@@ -637,7 +658,7 @@ class IRUModel:
                     pt.head_since = cycle + 1
                     st.forwarded += 1
                 # a partition left with less than a warp ships its remainder home
-                if (p and flush and pt.state == "normal" and pt.rstate is None and pt.held < E
+                if (p and flush and pt.state == "normal" and pt.rstate is None and pt.fin != cycle and pt.held < E
                         and pt.tokens < E):
                     pt.state = "ship"
                     pt.shipped = 0

@@ -353,11 +353,19 @@ class IRUPartition(wiring.Component):
                                      ((rin_kind == FlitKind.SHIP) & home))
         rin_set = rin.set[:sb] if sb else C(0, 1)
 
+        # The replier offers the locked entry's top as a live lane (``offer``) and pops it
+        # when the lane is taken (``pop``; the read is combinational, before the clock
+        # edge): an element appended to that entry then takes the popped slot. The offered
+        # lane must not change until it is taken, so the entry takes nothing while its lane
+        # waits, and nothing at all while it offers with a filter (a merge could hit the top).
+        pop = Signal()
+        offer = Signal()
+        filt_on = op.op != FILTER_CODES["none"]
+
         def insertable(s):
-            return (cnt_arr[s] != E) & ~(lock_valid & (lock_set == s))
+            return (cnt_arr[s] != E) & ~(offer & (lock_set == s) & (filt_on | ~pop))
 
         # ---------------------------------------------------------------- insertions
-        filt_on = op.op != FILTER_CODES["none"]
         is_min = op.op == FILTER_CODES["min"]
         appends = []        # (valid, set) per bank
         merges = []
@@ -391,8 +399,12 @@ class IRUPartition(wiring.Component):
             for k in reversed(range(E)):
                 with m.If(match[k]):
                     m.d.comb += hit_k.eq(k)
+            under = Signal(name=f"under{b}")     # appending to the entry whose top pops now
+            m.d.comb += under.eq(pop & (lock_set == ins_set))
+            tail = Signal(SW, name=f"tail{b}")
+            m.d.comb += tail.eq(n_here - under)
             slot = Signal(slot_bits, name=f"slot{b}")
-            m.d.comb += slot.eq(Mux(hit, hit_k, n_here))
+            m.d.comb += slot.eq(Mux(hit, hit_k, tail))
             m.d.comb += dp.addr.eq(Cat(slot, row_of(ins_set)) if c.rows > 1 else slot)
             old_sec, old_pos = dp.data[:32], dp.data[32:]
             added = fadd32(m, old_sec, ins.sec, name=f"fadd{b}")
@@ -407,7 +419,7 @@ class IRUPartition(wiring.Component):
                 m.d.comb += [w_sec.eq(added), w_pos.eq(old_pos)]
             m.d.comb += [dw.addr.eq(dp.addr), dw.data.eq(Cat(w_sec, w_pos)), dw.en.eq(go),
                          iw.addr.eq(row_of(ins_set)), iw.data.eq(ins.idx.replicate(E)),
-                         iw.en.eq(Mux(go & ~hit, C(1, E) << n_here, 0))]
+                         iw.en.eq(Mux(go & ~hit, C(1, E) << tail, 0))]
             appends.append((go & ~hit, ins_set))
             merges.append(go & hit)
             takes.append(take_ring)
@@ -519,14 +531,13 @@ class IRUPartition(wiring.Component):
 
         rp = self.reply
         live_beat = r_sent < r_live
-        pop = Signal()
         dis_beat = Signal()
         m.d.comb += [rp.p.warp.eq(r_warp), rp.p.kind.eq(r_kind), rp.p.last.eq(r_sent == r_t - 1)]
         with m.If(rstate == _R.SEND):
             with m.If(live_beat):
                 with m.If(lock_cnt != 0):
                     m.d.comb += [rp.valid.eq(1), rp.p.idx.eq(top.idx), rp.p.sec.eq(top.sec), rp.p.pos.eq(top.pos)]
-                    m.d.comb += pop.eq(rp.ready)
+                    m.d.comb += [offer.eq(1), pop.eq(rp.ready)]
                 with m.Else():
                     m.d.sync += lock_set.eq(best_set)        # the next fullest entry (a bubble)
             with m.Else():
