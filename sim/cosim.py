@@ -251,7 +251,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     :data:`DEFAULT_TIMING`). ``source``: the start vertex of an algorithm that has one
     (BFS, SSSP; default the vertex of largest degree); a ``ValueError`` for one that
     has none (PR, CC)."""
-    from golden.algorithms import MODES, run_algorithm
+    from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
     from hw.registry import unit as get_unit
@@ -270,7 +270,11 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         raise ValueError(f"cosim with the {unit} runs {', '.join(cu.algos)}, not {algo!r}")
     if mode not in cu.modes:
         raise ValueError(f"mode must be one of {', '.join(cu.modes)}, not {mode!r}")
-    takes_source = getattr(MODES.get((algo, mode)), "takes_source", True)
+    from golden.algorithms import AlgorithmError, mode_class
+    try:
+        takes_source = getattr(mode_class(algo, mode), "takes_source", True)   # loads the units' modes
+    except AlgorithmError as e:
+        raise ValueError(str(e)) from None
     if source is not None and not takes_source:
         raise ValueError(f"{algo} has no source vertex: it runs on every vertex (do not give --source {source})")
     timing = dict(DEFAULT_TIMING if timing is None else timing)

@@ -231,7 +231,16 @@ class IRUHarness:
             cur["sent"][item["warp"]] = self.seq.cycle
 
     def _beat(self, p: int):
-        def on(item: dict) -> None:
+        def on(beat: dict) -> None:
+            # a beat carries one or two lanes: each lane as an item of its own
+            lanes = [beat]
+            if beat.get("two"):
+                lanes = [dict(beat, last=0), dict(beat, idx=beat["idx1"], sec=beat["sec1"], pos=beat["pos1"],
+                                                  disabled=beat["disabled1"])]
+            for item in lanes:
+                lane(item)
+
+        def lane(item: dict) -> None:
             cur = self._cur
             if cur is None:
                 self.problems.append(f"partition {p}: a reply lane with no operation running")

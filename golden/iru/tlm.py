@@ -317,6 +317,7 @@ class _Part:
         self.popping = None                        # the set a live reply lane pops from this cycle
         self.pushed_under = False                  # an element was appended to it this cycle
         self.fin = -1                              # the cycle its last reply ended
+        self.popsize = 0                           # the locked entry's size at the cycle's start
         self.markers = 0
         self.shipped = 0
         self.expect_ship = 0
@@ -517,9 +518,8 @@ class IRUModel:
             ent = pt.entries[s]
             if pt.pushed_under and s == pt.popping:
                 # An element appended this cycle takes the popped slot (the RTL reads
-                # the top before the write): the lane gets the old top.
+                # the top before the write): the lanes get the old top ones.
                 e = ent.pop(-2)
-                pt.pushed_under = False
             else:
                 e = ent.pop()
             pt.size[s] -= 1
@@ -554,6 +554,7 @@ class IRUModel:
                 rs0 = pt.rstate
                 pt.popping = pt.lock if (rs0 is not None and rs0["sent"] < rs0["live"] and pt.lock is not None and
                                          pt.size[pt.lock]) else None
+                pt.popsize = pt.size[pt.lock] if pt.popping is not None else 0
                 pt.pushed_under = False
                 # ---- insertions: the ring's flit first, then each bank's local queue
                 used = -1
@@ -586,20 +587,27 @@ class IRUModel:
                 # ---- replier, shipping, request forwarding
                 rs = pt.rstate
                 if rs is not None:
-                    if rs["sent"] < rs["live"]:
+                    # one beat a cycle of one or two lanes (the RTL's IRUReplyBeat)
+                    live_rem, rem = rs["live"] - rs["sent"], rs["t"] - rs["sent"]
+                    if live_rem > 0:
                         if pt.popping is not None:          # the locked entry had a lane at the cycle's start
-                            e = pop(pt)
-                            rs["idx"].append(e[0])
-                            rs["sec"].append(e[1])
-                            rs["pos"].append(e[2])
-                            rs["sent"] += 1
+                            for _ in range(2 if live_rem >= 2 and pt.popsize >= 2 else 1):
+                                e = pop(pt)
+                                rs["idx"].append(e[0])
+                                rs["sec"].append(e[1])
+                                rs["pos"].append(e[2])
+                                rs["sent"] += 1
+                            if live_rem == 1 and rem >= 2:  # the last live lane with a disabled one
+                                pt.tokens -= 1
+                                rs["sent"] += 1
                             if rs["start"] is None:
                                 rs["start"] = cycle
                         else:
                             pt.lock = pt.best_set()          # next fullest entry (a bubble)
                     else:
-                        pt.tokens -= 1
-                        rs["sent"] += 1
+                        k = min(2, rem)
+                        pt.tokens -= k
+                        rs["sent"] += k
                         if rs["start"] is None:
                             rs["start"] = cycle
                     if rs["sent"] == rs["t"]:

@@ -58,12 +58,15 @@ class IRURequest(data.StructLayout):
 
 
 class IRUReplyBeat(data.StructLayout):
-    """One lane of a reply (one per cycle): live lanes first, then disabled ones;
-    ``last`` on the warp's last lane; ``kind`` (golden.iru.KIND_CODES) why it was sent."""
+    """One or two lanes of a reply (one beat per cycle): lane 0 (``idx``, ``sec``,
+    ``pos``, ``disabled``) and, with ``two``, lane 1 (``idx1``, ``sec1``, ``pos1``,
+    ``disabled1``); live lanes first, then disabled ones; ``last`` on the beat with
+    the warp's last lane; ``kind`` (golden.iru.KIND_CODES) why it was sent."""
 
     def __init__(self, c: IRUConfig):
         super().__init__({"warp": c.warp_bits, "idx": c.index_bits, "sec": 32, "pos": c.count_width,
-                          "disabled": 1, "last": 1, "kind": 3})
+                          "disabled": 1, "last": 1, "kind": 3, "two": 1, "idx1": c.index_bits, "sec1": 32,
+                          "pos1": c.count_width, "disabled1": 1})
 
 
 class _Elem(data.StructLayout):
@@ -336,6 +339,7 @@ class IRUPartition(wiring.Component):
         d_wports = [mem.write_port() for mem in dat_mems]
         d_iports = [mem.read_port(domain="comb") for mem in dat_mems]     # insertion: merge
         d_rports = [mem.read_port(domain="comb") for mem in dat_mems]     # replies, shipping
+        d_rports2 = [mem.read_port(domain="comb") for mem in dat_mems]    # replies: the second lane
         slot_bits = (E - 1).bit_length()
 
         def row_of(s):
@@ -358,7 +362,8 @@ class IRUPartition(wiring.Component):
         # edge): an element appended to that entry then takes the popped slot. The offered
         # lane must not change until it is taken, so the entry takes nothing while its lane
         # waits, and nothing at all while it offers with a filter (a merge could hit the top).
-        pop = Signal()
+        pop = Signal()              # the offered lanes are taken this cycle
+        npop = Signal(2)            # live lanes popped from the locked entry this cycle (0, 1, 2)
         offer = Signal()
         filt_on = op.op != FILTER_CODES["none"]
 
@@ -399,8 +404,8 @@ class IRUPartition(wiring.Component):
             for k in reversed(range(E)):
                 with m.If(match[k]):
                     m.d.comb += hit_k.eq(k)
-            under = Signal(name=f"under{b}")     # appending to the entry whose top pops now
-            m.d.comb += under.eq(pop & (lock_set == ins_set))
+            under = Signal(2, name=f"under{b}")  # appending to the entry whose top lanes pop now
+            m.d.comb += under.eq(Mux(lock_set == ins_set, npop, 0))
             tail = Signal(SW, name=f"tail{b}")
             m.d.comb += tail.eq(n_here - under)
             slot = Signal(slot_bits, name=f"slot{b}")
@@ -528,22 +533,49 @@ class IRUPartition(wiring.Component):
         m.d.comb += [top.idx.eq(Array(top_idx_row[k * c.index_bits:(k + 1) * c.index_bits]
                                       for k in range(E))[top_slot]),
                      top.sec.eq(top_dat[:32]), top.pos.eq(top_dat[32:])]
+        # the element below the top (a reply's second lane)
+        top2 = Signal(elem_l)
+        top2_slot = Signal(range(E))
+        m.d.comb += top2_slot.eq(lock_cnt - 2)
+        top2_dat = Signal(DW)
+        for b in range(B):
+            m.d.comb += d_rports2[b].addr.eq(Cat(top2_slot, row_of(lock_set)) if c.rows > 1 else top2_slot)
+        with m.Switch(bank_sel(lock_set)):
+            for b in range(B):
+                with m.Case(b):
+                    m.d.comb += top2_dat.eq(d_rports2[b].data)
+        m.d.comb += [top2.idx.eq(Array(top_idx_row[k * c.index_bits:(k + 1) * c.index_bits]
+                                       for k in range(E))[top2_slot]),
+                     top2.sec.eq(top2_dat[:32]), top2.pos.eq(top2_dat[32:])]
 
         rp = self.reply
         live_beat = r_sent < r_live
-        dis_beat = Signal()
-        m.d.comb += [rp.p.warp.eq(r_warp), rp.p.kind.eq(r_kind), rp.p.last.eq(r_sent == r_t - 1)]
+        dis_beat = Signal(2)        # disabled lanes (tokens) handed out this cycle
+        rem = Signal(SW + 1)        # lanes of the reply still to send
+        live_rem = Signal(SW + 1)   # live lanes still to send
+        m.d.comb += [rem.eq(r_t - r_sent), live_rem.eq(r_live - r_sent)]
+        m.d.comb += [rp.p.warp.eq(r_warp), rp.p.kind.eq(r_kind),
+                     rp.p.last.eq(r_sent + 1 + rp.p.two == r_t)]
         with m.If(rstate == _R.SEND):
             with m.If(live_beat):
                 with m.If(lock_cnt != 0):
-                    m.d.comb += [rp.valid.eq(1), rp.p.idx.eq(top.idx), rp.p.sec.eq(top.sec), rp.p.pos.eq(top.pos)]
-                    m.d.comb += [offer.eq(1), pop.eq(rp.ready)]
+                    # two live lanes when the entry holds two; the last live lane with a disabled one
+                    two_live = (live_rem >= 2) & (lock_cnt >= 2)
+                    one_dis = (live_rem == 1) & (rem >= 2)
+                    m.d.comb += [rp.valid.eq(1), rp.p.idx.eq(top.idx), rp.p.sec.eq(top.sec), rp.p.pos.eq(top.pos),
+                                 rp.p.two.eq(two_live | one_dis), rp.p.disabled1.eq(one_dis)]
+                    with m.If(two_live):
+                        m.d.comb += [rp.p.idx1.eq(top2.idx), rp.p.sec1.eq(top2.sec), rp.p.pos1.eq(top2.pos)]
+                    m.d.comb += [offer.eq(1), pop.eq(rp.ready),
+                                 npop.eq(Mux(rp.ready, Mux(two_live, 2, 1), 0)),
+                                 dis_beat.eq(rp.ready & one_dis)]
                 with m.Else():
                     m.d.sync += lock_set.eq(best_set)        # the next fullest entry (a bubble)
             with m.Else():
-                m.d.comb += [rp.valid.eq(1), rp.p.disabled.eq(1), dis_beat.eq(rp.ready)]
+                m.d.comb += [rp.valid.eq(1), rp.p.disabled.eq(1), rp.p.two.eq(rem >= 2), rp.p.disabled1.eq(1),
+                             dis_beat.eq(Mux(rp.ready, Mux(rem >= 2, 2, 1), 0))]
             with m.If(rp.valid & rp.ready):
-                m.d.sync += r_sent.eq(r_sent + 1)
+                m.d.sync += r_sent.eq(r_sent + 1 + rp.p.two)
                 with m.If(rp.p.last):
                     m.d.sync += [rstate.eq(_R.IDLE), lock_valid.eq(0)]
         with m.If(take_rq | take_hd):
@@ -614,14 +646,15 @@ class IRUPartition(wiring.Component):
                 m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0), lock_valid.eq(held != 0), lock_set.eq(best_set)]
 
         # ---------------------------------------------------------------- counters
-        any_pop = pop | ship_pop
+        n_pop = Signal(2)           # elements leaving the locked entry: reply lanes or a shipped one
+        m.d.comb += n_pop.eq(npop + ship_pop)
         n_app = sum(v for v, _ in appends)
         n_merge = sum(merges)
         for s in range(S):
             inc = Cat(*[v & (st == s) for v, st in appends]).any()
-            dec = any_pop & (lock_set == s)
+            dec = Mux(lock_set == s, n_pop, 0)
             m.d.sync += cnt[s].eq(cnt[s] + inc - dec)
-        m.d.sync += held.eq(held + n_app - any_pop)
+        m.d.sync += held.eq(held + n_app - n_pop)
         tok_next = tokens + n_merge - dis_beat
         if home and P > 1:
             tok_next = tok_next + Mux(mark_here, rin.e.sec, 0)

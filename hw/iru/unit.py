@@ -52,7 +52,7 @@ class IRU(wiring.Component):
         One memory port per partition (its prefetcher).
     req0, req1, ... : In(stream(IRURequest))
         Warp requests addressed to each partition.
-    reply0, reply1, ... : Out(stream(IRUReplyBeat))
+    reply0, reply1, ... : Out(stream(IRUReplyBeat)): one or two lanes a cycle
         Reply lanes from each partition, one per cycle.
     held0, tokens0, ... : Out
         Each partition's elements in the hash and disabled-thread tokens.
@@ -118,10 +118,11 @@ class IRU(wiring.Component):
             m.d.comb += [part.start.eq(start), part.op.eq(op), part.reject.eq(reject), part.flush.eq(flush)]
         m.d.comb += [self.flush.eq(flush), self.busy.eq(state != _T.IDLE)]
 
-        # Reply lanes of this cycle.
+        # Reply lanes of this cycle (a beat carries one or two).
         fires = [part.reply.valid & part.reply.ready for part in parts]
-        lanes = sum(fires)
-        dis = sum(f & part.reply.p.disabled for f, part in zip(fires, parts))
+        lanes = sum(Mux(f, 1 + part.reply.p.two, 0) for f, part in zip(fires, parts))
+        dis = sum(Mux(f, part.reply.p.disabled + (part.reply.p.two & part.reply.p.disabled1), 0)
+                  for f, part in zip(fires, parts))
         lasts = [f & part.reply.p.last for f, part in zip(fires, parts)]
         slots = Signal(c.count_width + 1)
         all_idle = Cat(*[part.idle for part in parts]).all()
