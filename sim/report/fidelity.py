@@ -107,8 +107,35 @@ def run_reasons(rs: RunSet, select: dict, limit: int = 4) -> str:
     return "; ".join(parts) if parts else "no matching run"
 
 
+def energy_reasons(rs: RunSet, select: dict, limit: int = 6) -> str:
+    """The measured reason of an energy figure, run by run: the mode's energy
+    against its reference's, beside their time ratio, the static share and the
+    DRAM share of each (static power x time dominates when the two track)."""
+    parts = []
+    for r in rs.select(**select):
+        ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
+        ref = ref[0] if ref else None
+        e, e0 = r.get("energy_uj"), (ref or {}).get("energy_uj")
+        if not isinstance(e, (int, float)) or not isinstance(e0, (int, float)) or not e0:
+            continue
+        t, t0 = r.get("time_us"), ref.get("time_us")
+        tr = f"time x{t / t0:.2f}; " if isinstance(t, (int, float)) and t0 else ""
+
+        def sh(x, key):
+            v = x.get(key)
+            return f"{100 * v / x['energy_uj']:.0f}%" if isinstance(v, (int, float)) and x.get("energy_uj") else "-"
+        parts.append(f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {r['mode']} {e:.0f} uJ vs "
+                     f"{ref['mode']} {e0:.0f} uJ (x{e / e0:.2f}; {tr}static {sh(r, 'energy_static_uj')} / "
+                     f"{sh(ref, 'energy_static_uj')}, DRAM {sh(r, 'energy_dram_uj')} / {sh(ref, 'energy_dram_uj')})")
+        if len(parts) >= limit:
+            break
+    return "; ".join(parts) if parts else "no matching run"
+
+
 def metric_reasons(rs: RunSet, select: dict, metric: str, limit: int = 6) -> str:
     """The figure run by run: ``metric`` of every run ``select`` picks."""
+    if metric == "energy_uj":
+        return energy_reasons(rs, select, limit)
     from golden.report import fmt
     parts = [f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {fmt(float(r[metric]))}"
              for r in rs.select(**select) if isinstance(r.get(metric), (int, float))][:limit]
