@@ -159,7 +159,7 @@ def part_c(args, t0):
     return recs
 
 
-D_VARIANTS = (("2 KB, 400", {}, None), ("8 KB buffer", {"edge_buffer_bytes": 8192}, None),
+D_VARIANTS = (("2 KB (paper)", {}, None), ("8 KB buffer", {"edge_buffer_bytes": 8192}, None),
               ("latency 200", {}, 200))
 
 
