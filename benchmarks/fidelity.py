@@ -69,6 +69,8 @@ def main(argv=None):
     unknown = [u for u in units if u not in PAPER_SETUPS]
     if unknown:
         ap.error(f"unknown unit(s) {', '.join(unknown)}; units: {', '.join(PAPER_SETUPS)}")
+    if not units and not args.keep:
+        ap.error("no unit to run: give --units (or --units , with --keep FILE to re-render an earlier run)")
     if args.quick and args.size not in (None, "quick"):
         ap.error(f"--quick and --size {args.size} contradict each other")
     size = "quick" if args.quick else args.size or "default"

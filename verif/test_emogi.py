@@ -306,6 +306,14 @@ def test_host_kernel_is_timed_by_the_gpu_model_with_the_link_as_a_bound():
     assert h2.summary()["bound"] == {"pcie": 0, "compute": 1}
 
 
+def test_a_kernel_takes_one_host_link_model():
+    gpu = GPU(GPUConfig())
+    with pytest.raises(ValueError, match="^kernel k already has a host link model$"):
+        with gpu.kernel("k", 32) as k:
+            k.link_model(lambda lat, waves: (0.0, 0.0))
+            k.link_model(lambda lat, waves: (1.0, 0.0))
+
+
 def test_host_latency_chain_waits_one_round_trip_per_wave():
     # 2 resident warps (1 SM x 64 threads), 6 warps of one thread each (merged: a warp per
     # vertex): 3 waves; one phase, the host read: chain = 3 round trips, the last one

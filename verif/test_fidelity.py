@@ -71,3 +71,6 @@ def test_size_option_errors_before_running(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         bench.main(["--quick", "--size", "paper", "--units", "scu"])
     assert "--quick and --size paper contradict each other" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--units", ","])
+    assert "no unit to run" in capsys.readouterr().err
