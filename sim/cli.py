@@ -541,8 +541,8 @@ def _run_energy(args, r, graph, gpu, opts) -> dict:
                           **base_opts)
         runs["baseline"] = run_energy(b, gpu, ecfg)
     print()
-    print(f"energy preset {ecfg.name} (docs/energy.md); unit = the unit's own SRAM arrays (CACTI: accesses and "
-          f"leakage); its memory traffic is in L2/DRAM")
+    print(f"energy preset {ecfg.name} (docs/energy.md); unit = the unit's own SRAM arrays (CACTI) and logic "
+          f"(RTL toggles x liberty), accesses and leakage; its memory traffic is in L2/DRAM")
     print(energy_table(runs))
     if "baseline" in runs and len(runs) > 1:
         ratio = runs[args.mode]["total_j"] / runs["baseline"]["total_j"] if runs["baseline"]["total_j"] else 0.0

@@ -244,13 +244,15 @@ def _tlm_backend(cu: CosimUnit, cfg, timing: dict):
 def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = None, preset: str | None = None,
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
-              out_dir: Path | None = None, options: dict | None = None, log=print) -> CosimResult:
+              out_dir: Path | None = None, options: dict | None = None, toggles: bool = False,
+              log=print) -> CosimResult:
     """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference.
 
     ``timing``: the testbench memory (:class:`sim.memory.MemoryTiming` fields; default
     :data:`DEFAULT_TIMING`). ``source``: the start vertex of an algorithm that has one
     (BFS, SSSP; default the vertex of largest degree); a ``ValueError`` for one that
-    has none (PR, CC)."""
+    has none (PR, CC). ``toggles``: Verilator only; the RTL run's toggle counts
+    (:func:`sim.toggles.read_toggles`) come back as ``result.rtl["toggles"]``."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
@@ -304,7 +306,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
             "options": opts, "timing": timing, "values": str(values_file)}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
-    res = run_cocotb(build, cu.testbench, case, sim=sim)
+    res = run_cocotb(build, cu.testbench, case, sim=sim, toggles=toggles)
     values = np.load(values_file)
     problems = []
     why = compare(algo, values, ref)

@@ -98,13 +98,13 @@ def icarus_source(build: Build, sim_dir: Path) -> Path:
     return out
 
 
-def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool) -> None:
+def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: bool = False) -> None:
     build_args = []
     source = build.verilog
     if sim == "verilator":
         # Amaranth's Verilog is lint-clean for errors; style warnings are not fatal here
         # (docs/architecture.md lists the waived warnings).
-        build_args = ["-Wno-fatal", "-O2"]
+        build_args = ["-Wno-fatal", "-O2"] + (["--coverage-toggle"] if toggles else [])
     log = sim_dir / "build.log"
     with _locked(sim_dir.parent / f".{sim}.lock"):
         if sim == "icarus":
@@ -118,7 +118,7 @@ def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool) -> None:
 
 def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verilator",
                testcase: str | None = None, waves: bool = False, module_dir: str | Path | None = None,
-               keep: bool = False) -> dict:
+               keep: bool = False, toggles: bool = False) -> dict:
     """Build (cached) and simulate ``build`` with the cocotb module ``test_module``.
 
     Parameters
@@ -132,15 +132,21 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     sim : "icarus" or "verilator"
     module_dir : path, optional
         Folder to put on the simulator's Python path (for test modules outside the package).
+    toggles : bool
+        Verilator only: build with ``--coverage-toggle`` and return the run's toggle
+        counts as ``result["toggles"]`` (:func:`sim.toggles.read_toggles`: per module,
+        flip-flop and other bits, rises and falls; issue 18, logic energy).
     """
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
     check_simulator(sim)
+    if toggles and sim != "verilator":
+        raise ValueError(f"toggle counts come from Verilator's --coverage-toggle: use sim='verilator', not {sim!r}")
     logging.getLogger("cocotb_tools").setLevel(logging.WARNING)
-    sim_dir = build.dir / f"sim-{sim}{'-waves' if waves else ''}"
+    sim_dir = build.dir / f"sim-{sim}{'-waves' if waves else ''}{'-toggles' if toggles else ''}"
     runner = get_runner(sim)
-    _build(runner, build, sim, sim_dir, waves)
+    _build(runner, build, sim, sim_dir, waves, toggles)
 
     runs = build.dir / "runs"
     runs.mkdir(exist_ok=True)
@@ -176,6 +182,9 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     if not result_file.exists():
         raise SimulationError(f"{sim}: {test_module} wrote no results\n{_tail(log)}")
     result = json.loads(result_file.read_text())
+    if toggles:
+        from .toggles import read_toggles
+        result["toggles"] = read_toggles(test_dir / "coverage.dat", build.verilog)
     if not keep:
         shutil.rmtree(test_dir, ignore_errors=True)
     return result

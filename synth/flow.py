@@ -302,7 +302,7 @@ def _fpga_mapping(log: str) -> dict:
 def run_area(unit: str, config: Config | None = None, *, preset: str | None = "default",
              overrides: dict | None = None, flow: str = "liberty", fmax: bool = False,
              model: AreaModel | None = None, workdir: str | Path | None = None,
-             timeout: float | None = None) -> dict:
+             timeout: float | None = None, design=None) -> dict:
     """Run the area flow on ``unit`` and return the area JSON document (a dict).
 
     Parameters
@@ -323,6 +323,10 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
         Keep the RTLIL, script, logs and netlists there (default: a temporary folder).
     timeout : float, optional
         Seconds allowed to each tool run.
+    design : Elaboratable, optional
+        Synthesize this design, named ``unit``, instead of a registered unit
+        (``config`` and ``preset`` are then only recorded; used by tests of small
+        circuits, e.g. the logic-energy hand count).
 
     Raises
     ------
@@ -335,11 +339,14 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
     """
     from hw.registry import unit as get_unit
     check_flow(flow, fmax)
-    spec = get_unit(unit)
-    if config is None:
+    if design is not None:
+        spec = None
+        preset = None
+    elif config is None:
+        spec = get_unit(unit)
         config = spec.config(preset or "default", overrides or {})
         preset = preset or "default"
-    elif not isinstance(config, spec.config_class):
+    elif not isinstance(config, (spec := get_unit(unit)).config_class):
         raise ConfigError(f"unit {unit!r} needs a {spec.config_class.__name__}, not {type(config).__name__}")
     model = model or AreaModel()
     # Tools first, so that a missing one is reported before any work.
@@ -359,14 +366,15 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
 
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="graphunits-area-") as tmp:
-            return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, Path(tmp), False, timeout)
+            return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, Path(tmp), False, timeout,
+                        design)
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir, True, timeout)
+    return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir, True, timeout, design)
 
 
 def _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir: Path, keep: bool,
-         timeout) -> dict:
+         timeout, design=None) -> dict:
     from amaranth.back import rtlil
     t0 = time.time()
     warnings: list[str] = []
@@ -375,7 +383,7 @@ def _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir:
         if msg not in warnings:
             warnings.append(msg)
 
-    text = rtlil.convert(spec.build(config), name=unit, emit_src=False)
+    text = rtlil.convert(design if design is not None else spec.build(config), name=unit, emit_src=False)
     (workdir / "design.il").write_text(text)
     declared = declared_memories(text)
     top = unit
@@ -460,7 +468,7 @@ def _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir:
         "unit": unit,
         "preset": preset,
         "overrides": dict(overrides or {}),
-        "config": json.loads(config.to_json()),
+        "config": json.loads(config.to_json()) if config is not None else {},
         "flow": flow,
         "top": unit,
         "tools": {"yosys": creator.split(" (")[0] if creator else None,

@@ -2,6 +2,7 @@
 the 2 KB edge buffer and the vertex lists (2 x 23 KB; GPU shared memory in the
 paper, charged here since the GPU model does not count shared memory) at 28 nm
 (the paper's node), CACTI 7 (synth/cacti)."""
+from ..logic import Logic, add_logic
 from ..sram import SRAM, sram_energy
 
 ARRAYS = (
@@ -9,6 +10,11 @@ ARRAYS = (
     SRAM("edge_buf", 28, 15, 0.00128823, 0.00252053, 0.63303),
     SRAM("vlist", 28, 30, 0.00491188, 0.00259929, 5.92101),
 )
+
+
+#: The RTL's logic (docs/energy.md, "Unit logic"; synth/logic_energy.json): pJ per item and
+#: leakage per copy (per SM, 15 SMs as the arrays).
+LOGIC = Logic(28, "items", 35.54, 0.05534, 15)
 
 
 def counts(stats: dict) -> dict:
@@ -26,4 +32,4 @@ def counts(stats: dict) -> dict:
 
 
 def unit_energy(stats: dict, seconds: float) -> dict:
-    return sram_energy(ARRAYS, counts(stats), seconds)
+    return add_logic(sram_energy(ARRAYS, counts(stats), seconds), LOGIC, stats, seconds)

@@ -4,6 +4,7 @@ hash is the RTL's layout (hw/iru: per bank 128 index rows of 32 x 24 bits, and
 4096 words of {secondary, position}: 80 bits an element, 80 KB a partition,
 the reading of docs/area.md), not Table 1's 20-bit slots, which cannot hold an
 element."""
+from ..logic import Logic, add_logic
 from ..sram import SRAM, sram_energy
 
 ARRAYS = (
@@ -14,6 +15,11 @@ ARRAYS = (
     SRAM("hash_index_bank", 32, 8, 0.025798, 0.0352687, 4.270106),      # 12 KB of index rows per bank
     SRAM("hash_data_bank", 32, 8, 0.00735884, 0.00578909, 9.95174),      # 28 KB of data words per bank
 )
+
+
+#: The RTL's logic (docs/energy.md, "Unit logic"; synth/logic_energy.json): pJ per item and
+#: leakage per copy (per partition, 4 partitions).
+LOGIC = Logic(32, "elements", 8.81, 0.0425, 4)
 
 
 def counts(stats: dict) -> dict:
@@ -35,4 +41,4 @@ def counts(stats: dict) -> dict:
 
 
 def unit_energy(stats: dict, seconds: float) -> dict:
-    return sram_energy(ARRAYS, counts(stats), seconds)
+    return add_logic(sram_energy(ARRAYS, counts(stats), seconds), LOGIC, stats, seconds)

@@ -1,6 +1,7 @@
 """The MFF's own energy (docs/energy.md, "Units"): the gtx480 preset's work
 registers, tag unit (CAM tags and line data) and job entries (the slides give no
 sizes) at 40 nm (the GTX 480's node), CACTI 7 (synth/cacti)."""
+from ..logic import Logic, add_logic
 from ..sram import SRAM, sram_energy
 
 ARRAYS = (
@@ -9,6 +10,11 @@ ARRAYS = (
     SRAM("tag_cam", 40, 6, 0.000568967, 0.00082173, 0.353675, search_nj=0.00189579),
     SRAM("job_entries", 40, 6, 0.00202318, 0.00251858, 0.120478),
 )
+
+
+#: The RTL's logic (docs/energy.md, "Unit logic"; synth/logic_energy.json): pJ per item and
+#: leakage per copy (per MFF, 6 as the arrays).
+LOGIC = Logic(40, "values", 58.09, 0.04313, 6)
 
 
 def counts(stats: dict) -> dict:
@@ -23,4 +29,4 @@ def counts(stats: dict) -> dict:
 
 
 def unit_energy(stats: dict, seconds: float) -> dict:
-    return sram_energy(ARRAYS, counts(stats), seconds)
+    return add_logic(sram_energy(ARRAYS, counts(stats), seconds), LOGIC, stats, seconds)
