@@ -133,7 +133,7 @@ def test_every_figure_holds_the_json_numbers(report):
     out, res = report
     runs = res["runs"]
     names = {f["name"] for f in res["figures"]}
-    assert {"time_scu", "coalescing_scu", "workload_scu", "area"} <= names
+    assert {"time_scu", "coalescing_scu", "workload_scu", "energy_scu", "area"} <= names
     if res["units"].get("emogi", {}).get("available"):
         assert "requests_emogi" in names
     md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
@@ -207,7 +207,7 @@ def test_every_table_holds_the_json_numbers(report):
 #: columns, which results.json lists as [header, key] in units[u]["columns"]).
 RUN_COLUMNS = {"graph": "graph", "algo": "algo", "GPU": "gpu", "mode": "mode", "preset": "preset",
                "time (us)": "time_us", "speedup": "speedup", "sectors/req": "sectors_per_request",
-               "workload left": "workload_left", "check": "check"}
+               "workload left": "workload_left", "check": "check", "energy (uJ)": "energy_uj"}
 
 
 def test_unit_run_tables_hold_the_json_numbers(report):
@@ -221,8 +221,10 @@ def test_unit_run_tables_hold_the_json_numbers(report):
         cap = f"{u}: runs (baseline rows for context)"
         headers, rows = md[cap]
         assert page[cap] == (headers, rows)                      # the HTML table is the same
-        cols = dict(RUN_COLUMNS, **{f"vs {info['reference']}": "time_norm"}, **dict(info["columns"]))
+        cols = dict(RUN_COLUMNS, **{f"vs {info['reference']}": "time_norm",
+                                    f"energy vs {info['reference']}": "energy_norm"}, **dict(info["columns"]))
         assert set(headers) <= set(cols), set(headers) - set(cols)
+        assert {"energy (uJ)", f"energy vs {info['reference']}"} <= set(headers)
         assert ("workload left" in headers) == (u == "scu")     # only the SCU filters the GPU's frontier
         context = {(r["graph"], r["algo"], r["gpu"]) for r in recs}
         want = recs + [r for r in res["runs"]

@@ -16,7 +16,7 @@ COMMON = ("graph", "graph_name", "vertices", "edges", "algo", "unit", "mode", "g
           "iterations", "wall_s", "time_us", "reference_mode", "time_norm", "speedup", "sectors_per_request",
           "contract_sectors_per_request", "mem_instructions", "sectors", "warp_instructions", "gpu_workload",
           "workload_left", "l1_accesses", "l2_accesses", "dram_sectors", "icnt_flits", "energy_uj",
-          "energy_dram_share", "energy_static_uj", "energy_sm_uj", "energy_l1_uj", "energy_icnt_uj", "energy_l2_uj",
+          "energy_norm", "energy_dram_share", "energy_static_uj", "energy_sm_uj", "energy_l1_uj", "energy_icnt_uj", "energy_l2_uj",
           "energy_dram_uj", "energy_pcie_uj", "energy_unit_uj", "bound", "unit_share", "bound_mix", "unit_mix")
 
 
@@ -183,7 +183,7 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
            "contract_sectors_per_request": None, "mem_instructions": None, "sectors": None,
            "warp_instructions": None, "gpu_workload": None, "workload_left": None, "l1_accesses": None,
            "l2_accesses": None, "dram_sectors": None, "icnt_flits": None, "energy_uj": None,
-           "energy_dram_share": None, "energy_static_uj": None, **{f"energy_{c}_uj": None for c in _COMPONENTS},
+           "energy_norm": None, "energy_dram_share": None, "energy_static_uj": None, **{f"energy_{c}_uj": None for c in _COMPONENTS},
            "bound": None, "unit_share": None, "bound_mix": None, "unit_mix": None}
     if r.gpu is not None:
         tot = r.gpu["total"]
@@ -209,7 +209,8 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
 
 def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "gpu"), workload_of=None) -> None:
     """Fill ``reference_mode``, ``time_norm`` (time / the reference mode's time),
-    ``speedup`` (its inverse) and ``workload_left`` (GPU workload / the baseline's,
+    ``speedup`` (its inverse), ``energy_norm`` (energy / the reference mode's; and
+    each component's ``energy_<c>_norm``, over the reference's total) and ``workload_left`` (GPU workload / the baseline's,
     for the units where ``workload_of(unit)`` is true: those whose modes count the
     GPU workload as the baseline does), matching runs on ``key_fields``;
     ``reference_of(unit)`` names the reference mode."""
@@ -225,6 +226,12 @@ def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "g
         if _num(t) and _num(t0) and t > 0:
             r["time_norm"] = t / t0
             r["speedup"] = t0 / t
+        e, e0 = r.get("energy_uj"), ref.get("energy_uj") if ref else None
+        if _num(e) and _num(e0) and e0 > 0:
+            r["energy_norm"] = e / e0
+            for c in _COMPONENTS:            # the report's normalised energy-breakdown bars
+                v = r.get(f"energy_{c}_uj")
+                r[f"energy_{c}_norm"] = v / e0 if _num(v) else None
         if workload_of is not None and r["unit"] != "baseline" and not workload_of(r["unit"]):
             continue
         base = index.get(key + ("baseline",))

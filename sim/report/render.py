@@ -285,7 +285,46 @@ def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
                                            title=f"{U}: request sizes (share of requests){hon}",
                                            ylabel="share of requests", categories=hc, keys=hk, series=s,
                                            series_keys={f"{sz} B": {"metric": f"{u}_req_{sz}B"} for sz in sizes}))
+    fig = _energy_figure(out, u, ref, modes, keys, cats, on, rs)
+    if fig:
+        figs.append(fig)
     return figs
+
+
+#: The energy figure's components (record columns ``energy_<c>_uj``; static in ``sm`` and ``dram``).
+ENERGY_PARTS = (("SM + chip static", "sm"), ("L1", "l1"), ("interconnect", "icnt"), ("L2", "l2"),
+                ("DRAM + background", "dram"),
+                ("PCIe", "pcie"), ("unit", "unit"))
+
+
+def _energy_figure(out: Path, u: str, ref: str, modes: list, keys: list, cats: list, on: str, rs) -> dict | None:
+    """Energy by component, each run's bar normalised to its reference mode's total
+    (the papers' normalised energy-breakdown bars); None without energy columns."""
+    labels = [ref] + [m for m in modes if m != ref]
+    bars, bkeys, cols = [], [], []
+    for (g, a, gp), c in zip(keys, cats):
+        base = rs.select(graph=g, algo=a, gpu=gp, mode=ref)
+        e0 = base[0].get("energy_uj") if base else None
+        if not e0:
+            continue
+        for m in labels:
+            hit = rs.select(graph=g, algo=a, gpu=gp, mode=m)
+            if not hit or hit[0].get("energy_norm") is None:
+                continue
+            bars.append(f"{c} {m}")
+            bkeys.append({"graph": g, "algo": a, "gpu": gp, "mode": m})
+            cols.append([hit[0].get(f"energy_{k}_norm") for _, k in ENERGY_PARTS])
+    if not bars:
+        return None
+    series = {name: [c[j] for c in cols] for j, (name, _) in enumerate(ENERGY_PARTS)
+              if any(c[j] for c in cols)}
+    if not series:
+        return None
+    return stacked_figure(out / f"energy_{u}.png", name=f"energy_{u}", metric="energy_norm",
+                          title=f"{u.upper()}: energy by component, normalised to {ref}{on}",
+                          ylabel=f"energy / {ref} energy", categories=bars, keys=bkeys, series=series,
+                          series_keys={name: {"metric": f"energy_{k}_norm"} for name, k in ENERGY_PARTS
+                                       if name in series})
 
 
 def _area_figure(out: Path, area: list[dict]) -> dict | None:
@@ -378,6 +417,7 @@ def write_report(res: dict, out: Path) -> dict:
                                            for x in rs.select(unit=u)))]
             cols = [("graph", "graph"), ("algo", "algo"), ("GPU", "gpu"), ("mode", "mode"), ("preset", "preset"),
                     ("time (us)", "time_us"), (f"vs {info['reference']}", "time_norm"), ("speedup", "speedup"),
+                    ("energy (uJ)", "energy_uj"), (f"energy vs {info['reference']}", "energy_norm"),
                     ("sectors/req", "sectors_per_request")]
             if "workload" in info["figures"]:
                 cols.append(("workload left", "workload_left"))
