@@ -248,6 +248,10 @@ def _check_run_options(args) -> dict:
         if args.algo != "sssp":
             raise UsageError(f"--delta applies to sssp, not {args.algo}")
         opts["delta"] = args.delta
+    if getattr(args, "direction", None) is not None:
+        if args.mode != "graphpeg-pull":
+            raise UsageError(f"--direction applies to --mode graphpeg-pull, not {args.mode}")
+        opts["direction"] = args.direction
     for dest, (unit, _, _, option) in UNIT_PRESET_OPTIONS.items():
         name = getattr(args, dest, None)
         if name is None:
@@ -690,6 +694,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="PageRank iteration limit (default 100; a warning says when it stops the run)")
     sp.add_argument("--variant", choices=["standard", "nodangle"], help="PageRank definition")
     sp.add_argument("--delta", type=float, help="SSSP near-far threshold step")
+    sp.add_argument("--direction", choices=["hybrid", "pull"],
+                    help="--mode graphpeg-pull: hybrid (default: push or pull per level, Beamer's rule, as the "
+                         "paper's runs switch) or pull at every level")
     sp.add_argument("--functional", action="store_true", help="results only, no GPU statistics (fastest)")
     sp.add_argument("--caches", action=argparse.BooleanOptionalAction, default=True,
                     help="model the L1s and the L2 (default; --no-caches: every sector goes to DRAM)")

@@ -252,6 +252,8 @@ def test_run_rejects_source_without_a_source_vertex(capsys, algo):
     (["--algo", "bfs", "--tol", "1e-3"], "--tol applies to pr, not bfs"),
     (["--algo", "cc", "--max-iter", "3"], "--max-iter applies to pr, not cc"),
     (["--algo", "bfs", "--delta", "2"], "--delta applies to sssp, not bfs"),
+    (["--algo", "bfs", "--mode", "graphpeg", "--direction", "pull"],
+     "--direction applies to --mode graphpeg-pull, not graphpeg"),
 ])
 def test_run_rejects_options_of_other_algorithms(capsys, args, message):
     rc, _, err = run_main(capsys, "run", "--graph", "kron:scale=5", *args)

@@ -339,6 +339,38 @@ def test_algorithms_match_the_references(name, algo, mode):
         assert st["kernels"] >= 1 and st["sms"] == 15
 
 
+@pytest.mark.parametrize("direction", ["hybrid", "pull"])
+def test_pull_mode_directions_match_the_reference(direction):
+    """graphpeg-pull switches between push and pull as the paper's runs do (Beamer's
+    rule, docs/graphpeg.md): on a grid almost every level is push, on kron the big
+    middle levels are pull; ``direction="pull"`` pulls every level. Every variant
+    gives scipy's depths."""
+    for spec, src in (("grid:24x24", 0), ("kron:scale=10,edgefactor=8,seed=3", None)):
+        g = load_graph(spec, cache=False)
+        s = int(np.argmax(g.degrees())) if src is None else src
+        r = run_algorithm(g, "bfs", "graphpeg-pull", gpu="kepler", source=s, direction=direction,
+                          compare_baseline=False)
+        assert compare("bfs", r.values, reference(g, "bfs", source=s)) is None, (spec, direction)
+        st = r.extra["graphpeg"]
+        assert st["push_levels"] + st["pull_levels"] == r.iterations
+        if direction == "pull":
+            assert st["push_levels"] == 0
+        elif spec.startswith("grid"):
+            # the frontier of a grid is a thin diagonal: push, except near the end when
+            # few unvisited edges are left (Beamer's rule then alternates)
+            assert st["push_levels"] > 2 * st["pull_levels"] and st["pull_levels"] >= 1
+        else:
+            assert st["pull_levels"] >= 1 and st["push_levels"] >= 1
+
+
+def test_pull_mode_direction_is_checked():
+    g = load_graph("grid:4x4", cache=False)
+    with pytest.raises(AlgorithmError, match="direction must be one of hybrid, pull, not 'sideways'"):
+        run_algorithm(g, "bfs", "graphpeg-pull", source=0, direction="sideways")
+    with pytest.raises(AlgorithmError, match="takes no option 'direction'"):
+        run_algorithm(g, "bfs", "graphpeg", source=0, direction="pull")
+
+
 def test_statistics_and_baseline_comparison():
     g = load_graph("kron:scale=9,edgefactor=8,seed=2", cache=False)
     r = run_algorithm(g, "bfs", "graphpeg", gpu="kepler")

@@ -137,14 +137,39 @@ class BFSGraphPEG(_GraphPEGMode, BFS):
 
 
 class BFSPullGraphPEG(_GraphPEGMode, BFS):
-    """BFS with pull updates (Fig. 4(b)) on the CSC graph: every round a scan kernel
-    pushes the unvisited vertices; the edge kernel pops ``(src, dst)`` (``dst`` the
-    base vertex, ``src`` an in-neighbour) and sets ``level[dst]`` when ``src`` is
-    on the current level. Nothing is pushed by the edge kernel, so the output list
-    holds exactly the next scan's vertices."""
+    """BFS with pull updates (Fig. 4(b)) on the CSC graph, switching between push
+    and pull as the paper's runs do (§5: "GraphPEG adopts the same hybrid execution
+    strategy as SEP-Graph"; docs/graphpeg.md, "Kernels").
+
+    * A pull level: a scan kernel pushes the unvisited vertices; the edge kernel
+      pops ``(src, dst)`` (``dst`` the base vertex, ``src`` an in-neighbour) and
+      sets ``level[dst]`` when ``src`` is on the current level.
+    * A push level: the ``graphpeg`` mode's kernel (Fig. 4(a)).
+    * ``direction="hybrid"`` (default): the paper gives no switching rule, so
+      Beamer et al.'s direction-optimizing rule (SC 2012) with its published
+      parameters: go to pull when the frontier's out-edges exceed the unvisited
+      vertices' out-edges / ``ALPHA``, back to push when the frontier holds fewer
+      than ``V / BETA`` vertices. A pull level's winners are pushed to the
+      vertex lists only when the next level is push (the pull kernel of Fig. 4(b)
+      pushes a vertex whose pull succeeded; before a pull level the scan builds
+      the list instead). On road-like graphs every level is push, as the paper
+      says of SEP-Graph on sparse graphs.
+    * ``direction="pull"``: every level is pull (its cost grows with the
+      unvisited vertices at every level: slow on high-diameter graphs)."""
 
     mode = "graphpeg-pull"
     csc = True
+    option_names = ("direction",)
+    #: Beamer, Asanovic, Patterson, "Direction-optimizing breadth-first search", SC 2012: alpha 14, beta 24.
+    ALPHA, BETA = 14, 24
+    DIRECTIONS = ("hybrid", "pull")
+
+    @classmethod
+    def check_option_values(cls, options: dict) -> None:
+        super().check_option_values(options)
+        d = options.get("direction", "hybrid")
+        if d not in cls.DIRECTIONS:
+            raise AlgorithmError(f"direction must be one of {', '.join(cls.DIRECTIONS)}, not {d!r}")
 
     def setup(self) -> None:
         super().setup()
@@ -154,31 +179,62 @@ class BFSPullGraphPEG(_GraphPEGMode, BFS):
         g, S = self.graph, self.peg
         V = g.num_vertices
         src = self.source()
+        hybrid = self.options.get("direction", "hybrid") == "hybrid"
         depth = np.full(V, -1, np.int64)
         depth[src] = 0
+        out_deg = np.diff(g.row_ptr).astype(np.int64)
+        unvisited_edges = int(out_deg.sum() - out_deg[src])
+        pull = not hybrid
+        pending = 1
+        if not pull:
+            S.push(np.zeros(1, np.int64), np.array([src]))    # the host seeds SM 0
+        levels = {"push": 0, "pull": 0}
         level = 0
         while True:
-            todo = np.flatnonzero(depth < 0)
-            self.progress(level, int(todo.size))
-            with self.gpu.kernel("graphpeg_bfs_scan", V) as k:
-                k.load(self.a_depth, range(V))
-            if todo.size == 0:
-                break
-            S.push_threads(todo, tids=todo)
-            res, a = S.run("graphpeg_bfs_pull", csc=True)
-            u, v = a["src"], a["dst"]
-            self.gpu.count("edges", v.size)
-            hit = depth[u] == level
-            win = first_occurrence(v, hit & (depth[v] < 0))
-            with S.describe("graphpeg_bfs_pull", res, a) as k:
-                k.load(self.a_depth, u, tid=a["tid"])
-                k.store(self.a_depth, v[win], tid=a["tid"][win])
+            if pull:
+                todo = np.flatnonzero(depth < 0)
+                self.progress(level, int(todo.size))
+                with self.gpu.kernel("graphpeg_bfs_scan", V) as k:
+                    k.load(self.a_depth, range(V))
+                if todo.size == 0:
+                    break
+                S.push_threads(todo, tids=todo)
+                res, a = S.run("graphpeg_bfs_pull", csc=True)
+                u, v = a["src"], a["dst"]
+                self.gpu.count("edges", v.size)
+                hit = depth[u] == level
+                win = first_occurrence(v, hit & (depth[v] < 0))
+                with S.describe("graphpeg_bfs_pull", res, a) as k:
+                    k.load(self.a_depth, u, tid=a["tid"])
+                    k.store(self.a_depth, v[win], tid=a["tid"][win])
+                new, sms = v[win], a["sm"][win]
+            else:
+                self.progress(level, pending)
+                res, a = S.run("graphpeg_bfs")
+                dst = a["dst"]
+                self.gpu.count("edges", dst.size)
+                win = first_occurrence(dst, depth[dst] < 0)
+                with S.describe("graphpeg_bfs", res, a) as k:
+                    k.atomic(self.a_depth, dst, tid=a["tid"])
+                new, sms = dst[win], a["sm"][win]
+            levels["pull" if pull else "push"] += 1
             level += 1
-            if win.size == 0:
+            if new.size == 0:
                 break
-            depth[v[win]] = level
+            depth[new] = level
+            frontier_edges = int(out_deg[new].sum())
+            unvisited_edges -= frontier_edges
+            if hybrid:
+                if not pull and frontier_edges > unvisited_edges / self.ALPHA:
+                    pull = True
+                elif pull and new.size < V / self.BETA:
+                    pull = False
+            if not pull:
+                pending = S.push(sms, new)
         self.iterations = level
         self.finish_graphpeg()
+        self.extra["graphpeg"]["push_levels"] = levels["push"]
+        self.extra["graphpeg"]["pull_levels"] = levels["pull"]
         return depth
 
 
