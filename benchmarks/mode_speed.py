@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Wall time of every mode next to the baseline's (issue "Speed"): for each graph
+and algorithm, the baseline and every other mode (the units' and the reference
+variants) in statistics mode with the full GPU model, each in its own process
+with a time limit, and the ratio to the baseline's time.
+
+Goal (docs/benchmarks.md, "Mode speed"): every unit mode within 3x of the
+baseline's time on the same graph and algorithm, on kron:scale=16,
+grid:256x256 and grid:2x16384.
+
+Usage: python benchmarks/mode_speed.py [--graphs G1;G2] [--algos bfs,sssp,pr] [--modes M1,M2]
+       [--timeout 600] [--json FILE]
+"""
+import argparse
+import json
+import multiprocessing as mp
+import platform
+import sys
+import time
+from pathlib import Path
+
+from golden.report import format_table
+
+GRAPHS = ("kron:scale=16", "grid:256x256", "grid:2x16384")
+ALGOS = ("bfs", "sssp", "pr")
+
+
+def _run(q, graph: str, algo: str, mode: str) -> None:
+    try:
+        from golden.algorithms import run_algorithm
+        from golden.algorithms.common import default_source
+        from golden.graphs import load_graph
+        g = load_graph(graph, weighted=algo == "sssp")
+        opts = {"source": default_source(g)} if algo in ("bfs", "sssp", "bc") else {}
+        t0 = time.perf_counter()
+        r = run_algorithm(g, algo, mode, **opts)
+        q.put({"wall_s": time.perf_counter() - t0, "iterations": r.iterations})
+    except Exception as e:                      # reported in the table, not raised
+        q.put({"error": f"{type(e).__name__}: {e}"})
+
+
+def timed(graph: str, algo: str, mode: str, timeout: float) -> dict:
+    """One run in a child process: ``{"wall_s", "iterations"}``, ``{"timeout": s}`` or ``{"error"}``."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_run, args=(q, graph, algo, mode))
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return {"timeout": timeout}
+    try:
+        return q.get(timeout=5)
+    except Exception:
+        return {"error": f"the run exited with status {p.exitcode} and no result"}
+
+
+def main(argv=None) -> int:
+    from golden.algorithms import modes_for
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", default=";".join(GRAPHS), help="';'-separated graph specs")
+    ap.add_argument("--algos", default=",".join(ALGOS))
+    ap.add_argument("--modes", help="only these modes (the baseline always runs)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per run (default 600)")
+    ap.add_argument("--json", help="write the rows as JSON")
+    args = ap.parse_args(argv)
+    graphs = [g.strip() for g in args.graphs.split(";") if g.strip()]
+    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    only = {m.strip() for m in args.modes.split(",")} if args.modes else None
+    for a in algos:
+        try:
+            modes_for(a)
+        except Exception as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    if args.timeout <= 0:
+        print("error: --timeout must be positive", file=sys.stderr)
+        return 2
+    rows, out = [], []
+    for g in graphs:
+        for a in algos:
+            modes = ["baseline"] + [m for m in modes_for(a) if m != "baseline" and (only is None or m in only)]
+            base = None
+            for m in modes:
+                print(f"[mode_speed] {g} {a} {m}", file=sys.stderr, flush=True)
+                r = timed(g, a, m, args.timeout)
+                if m == "baseline":
+                    base = r.get("wall_s")
+                rel = r["wall_s"] / base if "wall_s" in r and base else None
+                out.append({"graph": g, "algo": a, "mode": m, **r, "vs_baseline": rel})
+                t = (f"{r['wall_s']:.2f}" if "wall_s" in r else
+                     f"> {r['timeout']:.0f}" if "timeout" in r else "error")
+                rows.append([g, a, m, t, "-" if rel is None else f"{rel:.2f}",
+                             "" if rel is None or m == "baseline" else ("ok" if rel <= 3 else "> 3x"),
+                             r.get("error", "")[:80]])
+    print(format_table(["graph", "algo", "mode", "wall s", "vs baseline", "goal (<= 3x)", "error"], rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": platform.platform(), "cpus": mp.cpu_count(),
+                                               "date": time.strftime("%Y-%m-%d"), "rows": out}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
