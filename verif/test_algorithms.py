@@ -562,3 +562,33 @@ def test_sssp_path_cost_overflow_is_an_error(mode, recwarn):
     # large but representable: every reachable vertex has a finite distance
     ok = CSRGraph.from_edges([0, 1], [1, 2], [1e307, 1e307], directed=True)
     assert np.isfinite(run_algorithm(ok, "sssp", mode, source=0).values).all()
+
+
+def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, capsys):
+    """benchmarks/mode_speed.py: each mode in its own process, its wall time and
+    modelled edges over the baseline's; a run past the limit is reported, not
+    waited for; bad arguments are one-line errors."""
+    import importlib.util
+    import json
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks/mode_speed.py"
+    spec = importlib.util.spec_from_file_location("bench_mode_speed", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--algos", "nope"]) == 2
+    assert "unknown algorithm 'nope'" in capsys.readouterr().err
+    assert bench.main(["--timeout", "0"]) == 2
+    out = tmp_path / "speed.json"
+    assert bench.main(["--graphs", "grid:6x6", "--algos", "bfs", "--modes", "scu,pull", "--timeout", "120",
+                       "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["mode"] for r in rows] == ["baseline", "pull", "scu"]
+    base = rows[0]
+    assert base["vs_baseline"] == 1.0 and base["edges"] > 0
+    for r in rows[1:]:
+        assert r["vs_baseline"] == pytest.approx(r["wall_s"] / base["wall_s"])
+        assert r["edges_vs_baseline"] == pytest.approx(r["edges"] / base["edges"])
+    assert "grid:6x6" in capsys.readouterr().out
+    # a run that cannot finish in time is reported as such
+    r = bench.timed("grid:64x64", "bfs", "iru", 0.05)
+    assert r == {"timeout": 0.05}
