@@ -281,7 +281,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         raise ValueError(f"{algo} has no source vertex: it runs on every vertex (do not give --source {source})")
     timing = dict(DEFAULT_TIMING if timing is None else timing)
     try:
-        from .fetch import timing_from_dict
+        from .memory import timing_from_dict
         timing_from_dict(timing)
     except (TypeError, ValueError) as e:
         raise ValueError(f"cosim timing {timing!r}: {e}") from None

@@ -173,11 +173,3 @@ def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[F
         return space, ranges
     raise ValueError(f"unknown fetch workload kind {kind!r}")
 
-
-def timing_from_dict(d: dict) -> MemoryTiming:
-    d = dict(d)
-    if isinstance(d.get("latency"), list):
-        d["latency"] = tuple(d["latency"])
-    if "error_ranges" in d:
-        d["error_ranges"] = tuple(tuple(x) for x in d["error_ranges"])
-    return MemoryTiming(**d)

@@ -23,7 +23,7 @@ import numpy as np
 
 from golden.memory import AddressSpace
 
-__all__ = ["MemoryTiming", "MemoryStats", "MemoryModel", "ProtocolError", "Pattern"]
+__all__ = ["MemoryTiming", "MemoryStats", "MemoryModel", "ProtocolError", "Pattern", "timing_from_dict"]
 
 
 class ProtocolError(AssertionError):
@@ -98,6 +98,17 @@ class MemoryTiming:
     def latency_range(self) -> tuple[int, int]:
         lat = self.latency
         return (lat, lat) if isinstance(lat, int) else tuple(lat)
+
+
+def timing_from_dict(d: dict) -> MemoryTiming:
+    """A :class:`MemoryTiming` from its JSON form (a testbench case: lists for the
+    latency range and the error ranges)."""
+    d = dict(d)
+    if isinstance(d.get("latency"), list):
+        d["latency"] = tuple(d["latency"])
+    if "error_ranges" in d:
+        d["error_ranges"] = tuple(tuple(x) for x in d["error_ranges"])
+    return MemoryTiming(**d)
 
 
 @dataclass

@@ -323,8 +323,3 @@ def bench_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
         kw.update(cnt=cnt, best=True)
     # A first, empty operation takes the hash clearing that follows reset.
     return space, [SCUOp("data", 0, out, data=data), SCUOp(op, n, out, **kw)]
-
-
-def timing_from_dict(d: dict) -> MemoryTiming:
-    from .fetch import timing_from_dict as t
-    return t(d)

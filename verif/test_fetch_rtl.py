@@ -7,7 +7,8 @@ from golden.fetch import FetchConfig
 from hw.fetch import FetchEngine
 from sim.amaranth_loop import run_amaranth
 from sim.build import build_verilog
-from sim.fetch import FetchHarness, make_workload, timing_from_dict
+from sim.fetch import FetchHarness, make_workload
+from sim.memory import timing_from_dict
 from sim.runner import run_cocotb
 
 from conftest import SCALE

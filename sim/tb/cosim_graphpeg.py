@@ -9,7 +9,7 @@ from golden.algorithms import run_algorithm
 from golden.graphpeg import GraphPEGConfig
 from golden.graphs import load_graph
 from sim.case import load_case, save_result
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 from sim.graphpeg import GraphPEGRTLBackend
 
 

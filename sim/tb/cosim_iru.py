@@ -10,7 +10,7 @@ from golden.algorithms import run_algorithm
 from golden.graphs import load_graph
 from golden.iru import IRUConfig
 from sim.case import load_case, save_result
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 from sim.iru import IRURTLBackend
 
 

@@ -10,7 +10,7 @@ from golden.graphs import load_graph
 from golden.mff import MFFConfig
 from sim.case import load_case, save_result
 from sim.cosim import MFFRTLBackend
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 
 
 @cocotb.test()

@@ -11,7 +11,7 @@ from golden.graphs import load_graph
 from golden.scu import SCUConfig
 from sim.case import load_case, save_result
 from sim.cosim import RTLBackend
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 
 
 @cocotb.test()

@@ -10,7 +10,8 @@ import cocotb
 from golden.fetch import FetchConfig
 from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
-from sim.fetch import FetchHarness, make_workload, timing_from_dict
+from sim.fetch import FetchHarness, make_workload
+from sim.memory import timing_from_dict
 from sim.loop import HangError
 from sim.memory import ProtocolError
 

@@ -14,7 +14,7 @@ import numpy as np
 from golden.graphpeg import GraphPEGConfig
 from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 from sim.graphpeg import GraphPEGHarness, Run, expected_items, make_workload
 from sim.loop import HangError
 from sim.memory import ProtocolError

@@ -13,7 +13,7 @@ import cocotb
 from golden.iru import IRUConfig, RequestPolicy
 from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 from sim.iru import IRUHarness, Jitter, make_workload
 from sim.loop import HangError
 from sim.memory import ProtocolError

@@ -11,7 +11,7 @@ import cocotb
 from golden.mff import MFFConfig
 from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
-from sim.fetch import timing_from_dict
+from sim.memory import timing_from_dict
 from sim.loop import HangError
 from sim.memory import ProtocolError
 from sim.mff import MFFHarness, make_workload

@@ -19,7 +19,8 @@ from sim.case import load_case, save_result
 from sim.cocotb_loop import CocotbLoop
 from sim.loop import HangError
 from sim.memory import ProtocolError
-from sim.scu import SCUHarness, make_workload, resolve_error_regions, timing_from_dict
+from sim.memory import timing_from_dict
+from sim.scu import SCUHarness, make_workload, resolve_error_regions
 
 
 def _pattern(x):
