@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MemoryError_", "Region", "AddressSpace"]
+__all__ = ["MemoryError_", "Region", "AddressSpace", "place_array"]
 
 PAGE_BITS = 16
 PAGE_BYTES = 1 << PAGE_BITS
@@ -207,3 +207,17 @@ class AddressSpace:
                 sel = order[s:e]
                 out[sel] = page.view(dt)[(addrs[sel] & (PAGE_BYTES - 1)) // esize]
         return out
+
+
+def place_array(space: AddressSpace, arrays: dict, name: str, values: np.ndarray) -> int:
+    """Write ``values`` into the region ``name`` of ``space`` (a new, larger region
+    when they outgrow it; ``arrays`` remembers name -> (base, capacity)); returns
+    its base. The one array placer of the units' backends (TLM and RTL)."""
+    base, cap = arrays.get(name, (None, -1))
+    raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    if raw.size > cap:
+        base = space.reserve(f"{name}#{len(arrays)}", max(raw.size, 1), np.uint8, align=256)
+        arrays[name] = (base, raw.size)
+    if raw.size:
+        space.write(base, raw)
+    return base

@@ -153,7 +153,7 @@ class MFFRTLBackend:
         await self.loop.start()
 
     def place(self, name: str, values: np.ndarray) -> int:
-        from golden.mff.algorithms import place_array
+        from golden.memory import place_array
         base = place_array(self.space, self._arrays, name, values)
         if place_array(self.tlm_space, self._tlm_arrays, name, values) != base:
             self.problems.append(f"array {name!r} placed at different addresses for the RTL and the TLM")

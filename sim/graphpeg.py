@@ -27,8 +27,9 @@ import numpy as np
 
 from golden.graphpeg import (CMD_OPS, EF_OUTCOMES, EFDecision, GraphPEGConfig, GraphPEGError, GraphPEGKernel,
                              GraphPEGModel, KernelResult)
+from golden.graphpeg.session import reserve_spill
 from golden.graphpeg.tlm import Batch
-from golden.memory import AddressSpace
+from golden.memory import AddressSpace, place_array
 from hw.graphpeg.engine import PopBeat, PushItem
 from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
@@ -594,19 +595,10 @@ class GraphPEGRTLBackend:
         await self.loop.start()
 
     def place(self, name: str, values: np.ndarray) -> int:
-        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-        base, cap = self._arrays.get(name, (None, -1))
-        if raw.size > cap:
-            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
-            self._arrays[name] = (base, raw.size)
-        if raw.size:
-            self.space.write(base, raw)
-        return base
+        return place_array(self.space, self._arrays, name, values)
 
     def setup(self, spill_stride: int) -> None:
-        base = self.space.reserve(f"spill#{len(self._arrays)}", 2 * self.sms * spill_stride, np.uint8, align=256)
-        self._arrays["spill"] = (base, 0)
-        st = self._setup(Setup(base, spill_stride))
+        st = self._setup(Setup(reserve_spill(self.space, self._arrays, self.sms, spill_stride), spill_stride))
         if st["cmd_error"]:
             raise GraphPEGError("the RTL refused the setup command")
 

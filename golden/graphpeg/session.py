@@ -15,13 +15,22 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..algorithms.common import CTA_THREADS, AlgorithmError
-from ..memory import AddressSpace
+from ..memory import AddressSpace, place_array
 from .config import GraphPEGConfig
 from .tlm import GraphPEGError, GraphPEGKernel, GraphPEGModel, KernelResult
 
-__all__ = ["GraphPEGTLMBackend", "GraphPEGSession", "first_occurrence", "REQUEST_KINDS"]
+__all__ = ["GraphPEGTLMBackend", "GraphPEGSession", "first_occurrence", "reserve_spill", "REQUEST_KINDS"]
 
 REQUEST_KINDS = ("index", "edge", "weight", "refill", "spill")
+
+
+def reserve_spill(space: AddressSpace, arrays: dict, sms: int, spill_stride: int) -> int:
+    """Reserve the vertex lists' spill region (two lists per SM, ``spill_stride``
+    bytes each) after the arrays placed in ``space``; returns its base (TLM and RTL
+    backends alike)."""
+    base = space.reserve(f"spill#{len(arrays)}", 2 * sms * spill_stride, np.uint8, align=256)
+    arrays["spill"] = (base, 0)
+    return base
 
 
 class GraphPEGTLMBackend:
@@ -37,19 +46,10 @@ class GraphPEGTLMBackend:
         self._arrays: dict = {}
 
     def place(self, name: str, values: np.ndarray) -> int:
-        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-        base, cap = self._arrays.get(name, (None, -1))
-        if raw.size > cap:
-            base = self.space.reserve(f"{name}#{len(self._arrays)}", max(raw.size, 1), np.uint8, align=256)
-            self._arrays[name] = (base, raw.size)
-        if raw.size:
-            self.space.write(base, raw)
-        return base
+        return place_array(self.space, self._arrays, name, values)
 
     def setup(self, spill_stride: int) -> None:
-        base = self.space.reserve(f"spill#{len(self._arrays)}", 2 * self.sms * spill_stride, np.uint8, align=256)
-        self._arrays["spill"] = (base, 0)
-        self.model.setup(base, spill_stride)
+        self.model.setup(reserve_spill(self.space, self._arrays, self.sms, spill_stride), spill_stride)
 
     def push(self, pushes: dict) -> None:
         for sm, vs in pushes.items():

@@ -52,7 +52,7 @@ import numpy as np
 from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
 from ..algorithms.pagerank import PageRank
-from ..memory import AddressSpace
+from ..memory import AddressSpace, place_array
 from .commands import MFFCommand, ThreadRequest
 from .config import MFFConfig
 from .functional import MFFFunctional
@@ -132,19 +132,6 @@ class MFFTLMBackend:
 
     def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
         return run_scatter(self, phase)
-
-
-def place_array(space: AddressSpace, arrays: dict, name: str, values: np.ndarray) -> int:
-    """Write ``values`` into the region ``name`` of ``space`` (a larger one when it
-    grows; ``arrays`` remembers name -> (base, capacity)); returns its base."""
-    base, cap = arrays.get(name, (None, -1))
-    raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-    if raw.size > cap:
-        base = space.reserve(f"{name}#{len(arrays)}", max(raw.size, 1), np.uint8, align=256)
-        arrays[name] = (base, raw.size)
-    if raw.size:
-        space.write(base, raw)
-    return base
 
 
 def _command_blocks(backend, cmd: MFFCommand, res) -> int:
