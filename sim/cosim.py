@@ -13,6 +13,8 @@ and with the independent reference (:mod:`sim.reference`).
 """
 from __future__ import annotations
 
+import contextlib
+
 import json
 import time
 from dataclasses import dataclass, field
@@ -317,8 +319,31 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         problems.append(f"RTL result differs from the TLM run: {why}")
     unit_tlm = tlm.extra[cu.stats]
     problems += cu.check(res, unit_tlm)
-    return CosimResult(algo, mode, g.summary(), opts.get("source"), values, tlm.values, ref, res, unit_tlm,
-                       problems, time.time() - t0, cu.model_at_testbench_latency)
+    result = CosimResult(algo, mode, g.summary(), opts.get("source"), values, tlm.values, ref, res, unit_tlm,
+                         problems, time.time() - t0, cu.model_at_testbench_latency)
+    notify(result, unit=unit, preset=preset, sim=sim, graph=graph)
+    return result
+
+
+_observers: list = []
+
+
+def notify(result: CosimResult, *, unit: str, preset: str, sim: str, graph: str) -> None:
+    """Hand a finished run to every :func:`observe` callback (run_cosim does, last)."""
+    for callback in list(_observers):
+        callback(result, unit=unit, preset=preset, sim=sim, graph=graph)
+
+
+@contextlib.contextmanager
+def observe(callback):
+    """Inside the block, call ``callback(result, unit=, preset=, sim=, graph=)`` after
+    every :func:`run_cosim` (the demo's record of every RTL-in-the-loop run its
+    steps make; ``preset`` is the one the run used)."""
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
 
 
 # ---------------------------------------------------------------------- the units

@@ -52,32 +52,26 @@ class CosimLog:
 
     The units' demo steps (here, ``sim.iru.iru_demo``, ``sim.graphpeg.graphpeg_demo``,
     and those of units still to come) call ``sim.cosim.run_cosim`` and print their
-    own tables; inside ``with CosimLog() as log`` that function records each
-    result in ``log.records`` too, so the report lists them all without each step
-    having to hand its results back. (Steps look ``run_cosim`` up when they run,
-    ``from .cosim import run_cosim`` inside the function, as they all do.)"""
+    own tables; inside ``with CosimLog() as log`` every result is also handed to
+    ``log`` through :func:`sim.cosim.observe`, so the report lists them all
+    without each step having to hand its results back."""
 
     def __init__(self):
         self.records: list[dict] = []
-        self._orig = None
+        self._observing = None
+
+    def _record(self, r, *, unit, preset, sim, graph) -> None:
+        from .report.collect import cosim_record
+        self.records.append(cosim_record(r, unit=unit, preset=preset, sim=sim, graph=graph))
 
     def __enter__(self) -> "CosimLog":
         from . import cosim
-        from .report.collect import cosim_record
-        orig = self._orig = cosim.run_cosim
-
-        def run_cosim(graph, algo, *, unit="scu", preset=None, sim="verilator", **kw):
-            r = orig(graph, algo, unit=unit, preset=preset, sim=sim, **kw)
-            used = preset or cosim.cosim_units()[unit].default_preset
-            self.records.append(cosim_record(r, unit=unit, preset=used, sim=sim, graph=graph))
-            return r
-        run_cosim.__doc__ = orig.__doc__
-        cosim.run_cosim = run_cosim
+        self._observing = cosim.observe(self._record)
+        self._observing.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        from . import cosim
-        cosim.run_cosim = self._orig
+        self._observing.__exit__(*exc)
 
     def units(self) -> list[str]:
         return list(dict.fromkeys(r["unit"] for r in self.records))
@@ -253,7 +247,7 @@ def report_demo(cosim: list[dict], quick: bool, step) -> int:
     print(format_table(["unit", "headline", "paper", "ours", "verdict"],
                        [[p["unit"], p["figure"], p["paper"], p["ours_text"], p["verdict"]] for p in fid],
                        title=f"The papers' headlines on this small graph (the full setups: python "
-                             f"benchmarks/fidelity.py, docs/fidelity.md)"))
+                             "benchmarks/fidelity.py, docs/fidelity.md)"))
     print()
     if res["area"]:
         print(format_table(["unit", "preset", "logic (mm2)", "SRAM (mm2)", "total (mm2)", "SRAM (KB)", "flip-flops"],
