@@ -246,7 +246,7 @@ def report_demo(cosim: list[dict], quick: bool, step) -> int:
     fid = [p for p in res["paper"] if "area" not in p and p.get("ours") is not None]
     print(format_table(["unit", "headline", "paper", "ours", "verdict"],
                        [[p["unit"], p["figure"], p["paper"], p["ours_text"], p["verdict"]] for p in fid],
-                       title=f"The papers' headlines on this small graph (the full setups: python "
+                       title="The papers' headlines on this small graph (the full setups: python "
                              "benchmarks/fidelity.py, docs/fidelity.md)"))
     print()
     if res["area"]:
