@@ -736,8 +736,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Show the external tools graphunits uses and their versions.")
     sp.set_defaults(func=cmd_doctor)
 
-    from synth.cli import add_area_parser      # graphunits area (issue 5)
+    from synth.cli import add_area_parser, add_prove_parser      # graphunits area (issue 5), prove
     add_area_parser(sub)
+    add_prove_parser(sub)
     from .report.cli import add_report_parsers  # graphunits report, sweep (issue 10)
     add_report_parsers(sub)
     return p

