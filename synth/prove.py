@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,18 +56,31 @@ def _arbiter():
     return h, h.dut
 
 
+def _writer():
+    from hw.mem.formal import WriterHarness
+    h = WriterHarness()
+    return h, (h.dut, [h.watch])
+
+
 #: What ``graphunits prove --unit`` knows.
 TARGETS: dict[str, FormalTarget] = {
     "arbiter": FormalTarget("arbiter", _arbiter, 12,
                             "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
+    "writer": FormalTarget("writer", _writer, 8,
+                           "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
+                           "blocks, bytes conserved, data of a chosen word"),
 }
 
 
 def free_inputs(dut) -> list:
-    """The signals of ``dut``'s interface that flow into it (its inputs)."""
+    """The signals of ``dut``'s interface that flow into it (its inputs); ``dut``
+    may also be ``(component, [more free signals of the harness])``."""
     from amaranth.hdl import Value
     from amaranth.lib.wiring import In
-    out = []
+    extra = []
+    if isinstance(dut, tuple):
+        dut, extra = dut
+    out = [Value.cast(v) for v in extra]
     for _path, member, value in dut.signature.flatten(dut):
         if member.flow == In:
             out.append(Value.cast(value))
@@ -112,13 +126,17 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     env = dict(os.environ)
     env["PATH"] = str(Path(z3).parent) + os.pathsep + env.get("PATH", "")
     t0 = time.time()
+    # its own process group: a timeout stops sby, smtbmc and the solver together
+    proc = subprocess.Popen([sby, "-f", "--yosys", yosys, "--smtbmc", smtbmc, "top.sby"], cwd=work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        r = subprocess.run([sby, "-f", "--yosys", yosys, "--smtbmc", smtbmc, "top.sby"], cwd=work, env=env,
-                           capture_output=True, text=True, timeout=timeout)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"unit": name, "mode": mode, "depth": depth, "status": "TIMEOUT", "seconds": time.time() - t0,
-                "failures": [f"no answer within {timeout} s"], "trace": None, "workdir": str(work)}
-    out = r.stdout + r.stderr
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {"unit": name, "mode": mode, "depth": depth, "status": "TIMEOUT",
+                "seconds": round(time.time() - t0, 2), "failures": [f"no answer within {timeout} s"],
+                "trace": None, "workdir": str(work)}
     status_file = work / "top" / "status"
     status = status_file.read_text().split()[0] if status_file.exists() else "ERROR"
     failures = list(dict.fromkeys(m.group(1).strip() for m in _FAILED.finditer(out)))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from golden.fetch import MemPortConfig
 from hw.mem.arbiter import MemArbiter
-from hw.mem.formal import ArbiterHarness
+from hw.mem.formal import ArbiterHarness, WriterHarness
+from hw.mem.writer import SequentialWriter
 from synth.prove import prove
 
 
@@ -40,9 +40,7 @@ class _ResponseToAll(MemArbiter):
 
 
 def _variant(cls):
-    inner = MemPortConfig(addr_width=16, block_bytes=4, tag_width=2)
-    outer = MemPortConfig(addr_width=16, block_bytes=4, tag_width=4)
-    h = ArbiterHarness(arbiter=cls(outer, [inner] * 3))
+    h = ArbiterHarness(arbiter_cls=cls)
     return h, h.dut
 
 
@@ -68,9 +66,46 @@ def test_arbiter_properties_catch_a_broken_variant(cls, line, tmp_path):
     assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
 
 
+class _FullMask(SequentialWriter):
+    """Broken: every write stores the whole block, bytes it was not given included."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.mem.req.p.wmask.eq(-1)
+        return m
+
+
+class _StuckAddress(SequentialWriter):
+    """Broken: every write goes to the base's block."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.mem.req.p.addr.eq(self.base & ~7)
+        return m
+
+
+def test_writer_bmc_and_covers_pass():
+    _need_tools()
+    assert prove("writer", depth=6)["status"] == "PASS"
+    assert prove("writer", mode="cover")["status"] == "PASS"
+
+
+@pytest.mark.parametrize("cls, line", [(_FullMask, "Assert(bytes_out <= 4 * words_in)"),
+                                       (_StuckAddress, "Assert(req.p.addr == Cat(C(0, bb_bits), nxt))")])
+def test_writer_properties_catch_a_broken_variant(cls, line, tmp_path):
+    _need_tools()
+    h = WriterHarness(writer_cls=cls)
+    r = prove("writer", depth=6, harness=h, dut=(h.dut, [h.watch]), workdir=tmp_path)
+    assert r["status"] == "FAIL" and r["trace"]
+    src = Path(__file__).resolve().parents[1] / "hw/mem/formal.py"
+    lines = src.read_text().splitlines()
+    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
+    assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
+
+
 def test_prove_errors(capsys):
     from sim.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")

@@ -32,14 +32,15 @@ __all__ = ["ArbiterHarness"]
 class ArbiterHarness(Elaboratable):
     """``inputs`` initiators (tags of ``inner_tag`` bits) on a small port (16-bit
     addresses, 4-byte blocks: the properties do not depend on the widths).
-    ``arbiter``: the design under test (a variant, for the tests of the harness)."""
+    ``arbiter_cls``: the design under test's class (a variant, for the tests of
+    the harness)."""
 
-    def __init__(self, inputs: int = 3, inner_tag: int = 2, arbiter: MemArbiter | None = None):
+    def __init__(self, inputs: int = 3, inner_tag: int = 2, arbiter_cls: type = MemArbiter):
         self.n = inputs
         inner = MemPortConfig(addr_width=16, block_bytes=4, tag_width=inner_tag)
         src_bits = max(1, (inputs - 1).bit_length())
         outer = MemPortConfig(addr_width=16, block_bytes=4, tag_width=inner_tag + src_bits)
-        self.dut = arbiter if arbiter is not None else MemArbiter(outer, [inner] * inputs)
+        self.dut = arbiter_cls(outer, [inner] * inputs)
 
     def elaborate(self, platform):
         m = Module()
@@ -120,3 +121,130 @@ def _index(onehot: Value, n: int) -> Value:
     for k in range(n):
         out = Mux(onehot[k], k, out)
     return out
+
+
+class WriterHarness(Elaboratable):
+    """The sequential writer (:class:`~hw.mem.writer.SequentialWriter`) with
+    ``width`` lanes of 4-byte words, 8-byte blocks (two words) and 2-bit tags
+    (four writes in flight). Environment: reset low; ``start`` only between
+    operations (never while one runs), ``finish`` once, after ``start``; input
+    beats only between them, held until taken (stream rule); responses only for
+    writes in flight. Properties:
+
+    * the write requests obey the stream rule and are writes;
+    * at most ``2**tag_width`` writes in flight;
+    * the writes of an operation go to consecutive blocks from the base's block;
+    * conservation: the bytes written (mask bits) never exceed 4 x the words
+      taken, and equal them once ``done`` rises; ``done`` only with no write in flight;
+    * data: a word chosen by the solver (its position fixed at ``start``) is
+      written, in the write that carries it, with the value it had on input;
+    * covers: an operation done after two writes from an unaligned base; an
+      error response reported.
+    """
+
+    def __init__(self, width: int = 1, writer_cls: type | None = None):
+        from .writer import SequentialWriter
+        self.port = MemPortConfig(addr_width=16, block_bytes=8, tag_width=2)
+        self.width = width
+        self.dut = (writer_cls or SequentialWriter)(self.port, width, lane_bits=32)
+        self.watch = Signal(6)              # free: which word of the operation the data check follows
+
+    def elaborate(self, platform):
+        from amaranth.utils import exact_log2
+        m = Module()
+        m.submodules.dut = w = self.dut
+        port, W = self.port, self.width
+        bb_bits = exact_log2(port.block_bytes)
+        wpb = port.block_bytes // 4
+        max_out = 1 << port.tag_width
+        m.d.comb += Assume(~ResetSignal())
+        started = Signal()
+        m.d.sync += started.eq(1)
+        # ---- the environment
+        active, finished = Signal(), Signal()
+        with m.If(w.start):
+            m.d.sync += [active.eq(1), finished.eq(0)]
+        with m.Elif(w.finish):
+            m.d.sync += finished.eq(1)
+        with m.If(w.done & finished):
+            m.d.sync += active.eq(0)
+        m.d.comb += [
+            Assume(~(w.start & active)),
+            Assume(~(w.start & w.finish)),
+            Assume(~w.finish | (active & ~finished)),
+            Assume(~w.i.valid | (active & ~finished & ~w.start)),
+            Assume(w.base[:2] == 0),                            # element aligned
+            Assume(~w.i.valid | (w.i.p.n <= W)),
+            Assume(w.i.p.e8 == 0),                              # 4-byte lanes only (lane_bits 32)
+        ]
+        iwait = Signal()
+        iprev = Signal.like(w.i.payload.as_value())
+        m.d.sync += [iwait.eq(w.i.valid & ~w.i.ready), iprev.eq(w.i.payload.as_value())]
+        with m.If(started & iwait):
+            m.d.comb += Assume(w.i.valid & (w.i.payload.as_value() == iprev))
+        inflight = Signal(range(2 * max_out + 2))
+        req, resp = w.mem.req, w.mem.resp
+        fire = req.valid & req.ready
+        m.d.sync += inflight.eq(inflight + fire - (resp.valid & resp.ready))
+        m.d.comb += Assume(~resp.valid | (inflight > 0))
+        # ---- the write requests
+        rwait = Signal()
+        rprev = Signal.like(req.payload.as_value())
+        m.d.sync += [rwait.eq(req.valid & ~req.ready), rprev.eq(req.payload.as_value())]
+        with m.If(started & rwait):
+            m.d.comb += Assert(req.valid & (req.payload.as_value() == rprev))
+        with m.If(req.valid):
+            m.d.comb += Assert(req.p.write)
+        m.d.comb += Assert(inflight <= max_out)
+        # consecutive blocks from the base's block
+        nxt = Signal(port.addr_width - bb_bits)
+        with m.If(w.start):
+            m.d.sync += nxt.eq(w.base[bb_bits:])
+        with m.Elif(fire):
+            m.d.sync += nxt.eq(nxt + 1)
+        with m.If(fire & active):
+            m.d.comb += Assert(req.p.addr == Cat(C(0, bb_bits), nxt))
+        # conservation of bytes
+        take = w.i.valid & w.i.ready
+        words_in = Signal(8)
+        bytes_out = Signal(10)
+        nbytes = Signal(range(port.block_bytes + 1))
+        m.d.comb += nbytes.eq(sum(req.p.wmask[b] for b in range(port.block_bytes)))
+        with m.If(w.start):
+            m.d.sync += [words_in.eq(0), bytes_out.eq(0)]
+        with m.Else():
+            m.d.sync += [words_in.eq(words_in + Mux(take, w.i.p.n, 0)),
+                         bytes_out.eq(bytes_out + Mux(fire, nbytes, 0))]
+        m.d.comb += Assert(bytes_out <= 4 * words_in)
+        with m.If(w.done & active & finished):
+            m.d.comb += [Assert(bytes_out == 4 * words_in), Assert(inflight == 0)]
+        # data: follow the word at position ``watch`` of the operation
+        watch = Signal(6)
+        with m.If(w.start):
+            m.d.sync += watch.eq(self.watch)
+        lead = Signal(range(wpb))
+        with m.If(w.start):
+            m.d.sync += lead.eq(w.base[2:bb_bits])
+        seen, value = Signal(), Signal(32)
+        with m.If(w.start):
+            m.d.sync += seen.eq(0)
+        for k in range(W):
+            with m.If(take & (k < w.i.p.n) & (words_in + k == watch)):
+                m.d.sync += [seen.eq(1), value.eq(w.i.p.data[k][:32])]
+        # the watched word's block and word within it
+        pos = Signal(8)
+        m.d.comb += pos.eq(lead + watch)
+        written = Signal(8)                 # writes of this operation so far
+        with m.If(w.start):
+            m.d.sync += written.eq(0)
+        with m.Elif(fire):
+            m.d.sync += written.eq(written + 1)
+        with m.If(fire & seen & (written == pos // wpb)):
+            for j in range(wpb):
+                with m.If(pos % wpb == j):
+                    m.d.comb += [Assert(req.p.wmask[4 * j:4 * j + 4] == 0xF),
+                                 Assert(req.p.wdata[32 * j:32 * j + 32] == value)]
+        # covers
+        m.d.comb += [Cover(w.done & finished & (written >= 2) & (lead != 0)),
+                     Cover(w.error & active)]
+        return m
