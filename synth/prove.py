@@ -62,10 +62,19 @@ def _writer():
     return h, (h.dut, [h.watch])
 
 
+def _fetch():
+    from hw.fetch.formal import FetchHarness
+    h = FetchHarness()
+    return h, h.dut
+
+
 #: What ``graphunits prove --unit`` knows.
 TARGETS: dict[str, FormalTarget] = {
     "arbiter": FormalTarget("arbiter", _arbiter, 12,
                             "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
+    "fetch": FormalTarget("fetch", _fetch, 10,
+                          "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
+                          "elements conserved"),
     "writer": FormalTarget("writer", _writer, 8,
                            "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
                            "blocks, bytes conserved, data of a chosen word"),

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from hw.mem.arbiter import MemArbiter
+from hw.fetch.engine import FetchEngine
+from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
 from hw.mem.writer import SequentialWriter
 from synth.prove import prove
@@ -103,9 +105,47 @@ def test_writer_properties_catch_a_broken_variant(cls, line, tmp_path):
     assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
 
 
+class _OneTag(FetchEngine):
+    """Broken: every read carries tag 0."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.mem.req.p.tag.eq(0)
+        return m
+
+
+class _LastBeatEmpty(FetchEngine):
+    """Broken: the last beat of an operation loses its elements."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.o.p.last):
+            m.d.comb += self.o.p.n.eq(0)
+        return m
+
+
+def test_fetch_bmc_and_covers_pass():
+    _need_tools()
+    assert prove("fetch", depth=8)["status"] == "PASS"
+    assert prove("fetch", mode="cover")["status"] == "PASS"
+
+
+@pytest.mark.parametrize("cls, line", [(_OneTag, "Assert(~inflight.bit_select(req.p.tag, 1))"),
+                                       (_LastBeatEmpty, "Assert(elems_out + o.p.n == elems_in)")])
+def test_fetch_properties_catch_a_broken_variant(cls, line, tmp_path):
+    _need_tools()
+    h = FetchHarness(engine_cls=cls)
+    r = prove("fetch", depth=8, harness=h, dut=h.dut, workdir=tmp_path)
+    assert r["status"] == "FAIL" and r["trace"]
+    src = Path(__file__).resolve().parents[1] / "hw/fetch/formal.py"
+    lines = src.read_text().splitlines()
+    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
+    assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
+
+
 def test_prove_errors(capsys):
     from sim.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, fetch, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
