@@ -68,10 +68,19 @@ def _fetch():
     return h, h.dut
 
 
+def _coalescer():
+    from hw.emogi.formal import CoalescerHarness
+    h = CoalescerHarness()
+    return h, (h.dut, [h.watch])
+
+
 #: What ``graphunits prove --unit`` knows.
 TARGETS: dict[str, FormalTarget] = {
     "arbiter": FormalTarget("arbiter", _arbiter, 12,
                             "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
+    "coalescer": FormalTarget("coalescer", _coalescer, 6,
+                              "EMOGI warp coalescer (hw/emogi/coalescer.py): stream rule, aligned line-bounded "
+                              "requests in ascending order, one last per warp, every active lane's sector read"),
     "fetch": FormalTarget("fetch", _fetch, 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
@@ -104,6 +113,34 @@ def _tool(name: str) -> str:
 
 
 _FAILED = re.compile(r"(Assert failed in \S+: .*|Assumptions are unsatisfiable.*|Unreached cover statement .*)")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc; sby starts its engines in their own
+    process groups, so killing the group is not enough)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _kill_tree(pid: int) -> None:
+    for p in [pid] + _descendants(pid):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: str | Path | None = None,
@@ -141,7 +178,7 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_tree(proc.pid)
         proc.communicate()
         return {"unit": name, "mode": mode, "depth": depth, "status": "TIMEOUT",
                 "seconds": round(time.time() - t0, 2), "failures": [f"no answer within {timeout} s"],

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from hw.mem.arbiter import MemArbiter
+from hw.emogi.coalescer import WarpCoalescer
+from hw.emogi.formal import CoalescerHarness
 from hw.fetch.engine import FetchEngine
 from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
@@ -143,9 +145,48 @@ def test_fetch_properties_catch_a_broken_variant(cls, line, tmp_path):
     assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
 
 
+class _LastEveryTime(WarpCoalescer):
+    """Broken: every request says it is its warp's last."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o.p.last.eq(1)
+        return m
+
+
+class _OneSector(WarpCoalescer):
+    """Broken: every request reads one sector, whatever the run it stands for."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o.p.size.eq(self.config.sector_bytes)
+        return m
+
+
+def test_coalescer_bmc_and_covers_pass():
+    _need_tools()
+    assert prove("coalescer", depth=5)["status"] == "PASS"
+    assert prove("coalescer", mode="cover")["status"] == "PASS"
+
+
+@pytest.mark.parametrize("cls, lines_ok", [
+    # a warp ended early: its watched lane's sector unread, or more lasts than warps
+    (_LastEveryTime, ("Assert(lasts_out <= warps_in)", "Assert(~q_on[0] | covered | hit)")),
+    (_OneSector, ("Assert(~q_on[0] | covered | hit)",))])
+def test_coalescer_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
+    _need_tools()
+    h = CoalescerHarness(coalescer_cls=cls)
+    r = prove("coalescer", depth=5, harness=h, dut=(h.dut, [h.watch]), workdir=tmp_path)
+    assert r["status"] == "FAIL" and r["trace"]
+    src = Path(__file__).resolve().parents[1] / "hw/emogi/formal.py"
+    lines = src.read_text().splitlines()
+    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
+    assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
+
+
 def test_prove_errors(capsys):
     from sim.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, fetch, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, coalescer, fetch, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
