@@ -94,15 +94,21 @@ def main(argv=None) -> int:
                 out.append({"graph": g, "algo": a, "mode": m, **r, "vs_baseline": rel, "edges_vs_baseline": work})
                 t = (f"{r['wall_s']:.2f}" if "wall_s" in r else
                      f"> {r['timeout']:.0f}" if "timeout" in r else "error")
+                if args.json:                   # after every run: a long benchmark keeps what it measured
+                    _write(args.json, out)
                 rows.append([g, a, m, t, "-" if rel is None else f"{rel:.2f}", "-" if work is None else f"{work:.2f}",
                              "" if rel is None or m == "baseline" else ("ok" if rel <= 3 else "> 3x"),
                              r.get("error", "")[:80]])
     print(format_table(["graph", "algo", "mode", "wall s", "vs baseline", "edges vs baseline", "goal (<= 3x)",
                         "error"], rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": platform.platform(), "cpus": mp.cpu_count(),
-                                               "date": time.strftime("%Y-%m-%d"), "rows": out}, indent=1) + "\n")
+        _write(args.json, out)
     return 0
+
+
+def _write(path: str, rows: list) -> None:
+    Path(path).write_text(json.dumps({"machine": platform.platform(), "cpus": mp.cpu_count(),
+                                      "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
