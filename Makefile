@@ -2,7 +2,10 @@
 #   make run   set everything up (idempotent) and run the demo
 #   make test  set everything up (idempotent) and run the whole test suite
 VENV ?= .venv
-PYTEST_ARGS ?=
+# Test workers (pytest-xdist): one per core, at most 4 (each Verilator build takes
+# memory); `make test JOBS=1` runs the suite in one process.
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+PYTEST_ARGS ?= $(if $(filter-out 1,$(JOBS)),-n $(JOBS))
 
 .PHONY: setup run test clean
 

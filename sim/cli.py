@@ -580,7 +580,7 @@ def cmd_cosim(args) -> int:
     json_path = _output_path("--json", args.json)
     r = run_cosim(args.graph, args.algo, unit=args.unit, mode=args.mode, preset=args.preset, sim=args.sim,
                   source=args.source, undirected=args.undirected or None, vertices=args.vertices,
-                  weight_seed=args.weight_seed, gpu=args.gpu)
+                  weight_seed=args.weight_seed, gpu=args.gpu, waves=getattr(args, "waves", False))
     rows = [["graph", r.graph["name"]], ["vertices / arcs", f"{r.graph['vertices']} / {r.graph['edges']}"],
             ["algorithm / mode", f"{r.algo} / {r.mode}"]]
     if r.source is not None:
@@ -589,6 +589,8 @@ def cmd_cosim(args) -> int:
     rows += cu.rows(r.rtl, r.tlm)
     rows.append(["wall time (s)", round(r.wall_s, 1)])
     print(format_table(["", "value"], rows))
+    if getattr(args, "waves", False):
+        print(f"waves: {r.rtl.get('waves') or '(the simulator wrote none)'}")
     if json_path is not None:
         text = result_json(r)
         _write_output("--json", json_path, lambda f: f.write(text.encode()))
@@ -730,6 +732,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--source", type=int, help="source vertex (default: the vertex of largest degree)")
     sp.add_argument("--gpu", default="gtx980", help=_Lazy(_gpu_help))
     sp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+    sp.add_argument("--waves", action="store_true",
+                    help="write the RTL run's waveform (Verilator: VCD, Icarus: FST) to build/cosim/waves/ and "
+                         "print its path (open with GTKWave or Surfer)")
     sp.set_defaults(func=cmd_cosim)
 
     sp = sub.add_parser("doctor", help="show the tools found and their versions",

@@ -247,14 +247,16 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
               out_dir: Path | None = None, options: dict | None = None, toggles: bool = False,
-              log=print) -> CosimResult:
+              waves: bool = False, log=print) -> CosimResult:
     """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference.
 
     ``timing``: the testbench memory (:class:`sim.memory.MemoryTiming` fields; default
     :data:`DEFAULT_TIMING`). ``source``: the start vertex of an algorithm that has one
     (BFS, SSSP; default the vertex of largest degree); a ``ValueError`` for one that
     has none (PR, CC). ``toggles``: Verilator only; the RTL run's toggle counts
-    (:func:`sim.toggles.read_toggles`) come back as ``result.rtl["toggles"]``."""
+    (:func:`sim.toggles.read_toggles`) come back as ``result.rtl["toggles"]``.
+    ``waves``: the run's waveform goes to ``out_dir/waves/<unit>-<preset>-<algo>-
+    <mode>-<graph>-<sim>.vcd|fst`` (the path in ``result.rtl["waves"]``)."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
@@ -308,7 +310,11 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
             "options": opts, "timing": timing, "values": str(values_file)}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
-    res = run_cocotb(build, cu.testbench, case, sim=sim, toggles=toggles)
+    waves_to = None
+    if waves:
+        tag = "".join(ch if ch.isalnum() or ch in "=.," else "_" for ch in Path(graph).name)[:60]
+        waves_to = out_dir / "waves" / f"{unit}-{preset}-{algo}-{mode}-{tag}-{sim}"
+    res = run_cocotb(build, cu.testbench, case, sim=sim, toggles=toggles, waves=waves, waves_to=waves_to)
     values = np.load(values_file)
     problems = []
     why = compare(algo, values, ref)

@@ -116,9 +116,26 @@ def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: 
             raise SimulationError(f"{sim} could not build {build.verilog}: {e}\n{_tail(log)}") from None
 
 
+def _keep_waves(sim: str, build: Build, sim_dir: Path, test_dir: Path, dest) -> str | None:
+    """The run's waveform (Verilator: ``dump.vcd``/``dump.fst`` in the run's folder;
+    Icarus: ``<top>.fst`` in the build folder, overwritten by the next run), copied
+    to ``dest`` (its suffix set to the format) when given."""
+    found = [p for p in (test_dir / "dump.vcd", test_dir / "dump.fst", sim_dir / f"{build.name}.fst",
+                         sim_dir / f"{build.name}.vcd") if p.exists()]
+    if not found:
+        return None
+    src = found[0]
+    if dest is None:
+        return str(src)
+    dest = Path(dest).with_suffix(src.suffix)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return str(dest)
+
+
 def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verilator",
                testcase: str | None = None, waves: bool = False, module_dir: str | Path | None = None,
-               keep: bool = False, toggles: bool = False) -> dict:
+               keep: bool = False, toggles: bool = False, waves_to: str | Path | None = None) -> dict:
     """Build (cached) and simulate ``build`` with the cocotb module ``test_module``.
 
     Parameters
@@ -132,6 +149,10 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     sim : "icarus" or "verilator"
     module_dir : path, optional
         Folder to put on the simulator's Python path (for test modules outside the package).
+    waves_to : path, optional
+        With ``waves``: copy the run's waveform there (the suffix becomes the
+        simulator's format: ``.vcd`` from Verilator, ``.fst`` from Icarus) and
+        give its path as ``result["waves"]``.
     toggles : bool
         Verilator only: build with ``--coverage-toggle`` and return the run's toggle
         counts as ``result["toggles"]`` (:func:`sim.toggles.read_toggles`: per module,
@@ -188,6 +209,8 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     if toggles:
         from .toggles import read_toggles
         result["toggles"] = read_toggles(test_dir / "coverage.dat", build.verilog)
+    if waves:
+        result["waves"] = _keep_waves(sim, build, sim_dir, test_dir, waves_to)
     if not keep:
         shutil.rmtree(test_dir, ignore_errors=True)
     return result

@@ -106,3 +106,23 @@ def test_cosim_rejects_a_source_for_an_algorithm_without_one(unit, algo):
 def test_cosim_rejects_a_bad_timing():
     with pytest.raises(ValueError, match=r"cosim timing .*latency must be an int >= 1 or a range"):
         run_cosim("grid:4x4", "bfs", timing={"latency": [20, 1]}, log=lambda *a: None)
+
+
+@pytest.mark.parametrize("sim, suffix", [("verilator", ".vcd"), ("icarus", ".fst")])
+def test_cosim_writes_the_waveform_when_asked(sim, suffix, tmp_path):
+    """--waves (run_cosim(waves=True)): the RTL run's waveform is copied under
+    out_dir/waves/, named after unit, preset, algorithm, mode, graph and simulator."""
+    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", sim=sim, out_dir=tmp_path, waves=True,
+                  log=lambda *a: None)
+    assert r.ok, r.problems
+    w = tmp_path / "waves" / f"scu-tx1-sim-bfs-scu-kron_scale=5,edgefactor=4,seed=1-{sim}{suffix}"
+    assert r.rtl["waves"] == str(w) and w.stat().st_size > 1000
+    head = w.read_bytes()[:4096]
+    if suffix == ".vcd":
+        assert b"$timescale" in head and b"$scope" in head
+    else:
+        assert head[0] == 0                       # an FST file starts with its header block (type 0)
+    # without --waves: nothing written
+    r2 = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", sim=sim, out_dir=tmp_path / "x",
+                   log=lambda *a: None)
+    assert "waves" not in r2.rtl and not (tmp_path / "x" / "waves").exists()
