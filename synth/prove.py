@@ -74,8 +74,17 @@ def _coalescer():
     return h, (h.dut, [h.watch])
 
 
+def _alwt():
+    from hw.graphpeg.formal import ALWTHarness
+    h = ALWTHarness()
+    return h, h.dut
+
+
 #: What ``graphunits prove --unit`` knows.
 TARGETS: dict[str, FormalTarget] = {
+    "alwt": FormalTarget("alwt", _alwt, 6,
+                         "GraphPEG's ALWT (hw/graphpeg/alwt.py): the paper's entry transitions, edges left "
+                         "conserved, search outputs"),
     "arbiter": FormalTarget("arbiter", _arbiter, 12,
                             "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
     "coalescer": FormalTarget("coalescer", _coalescer, 6,

@@ -13,6 +13,8 @@ from hw.mem.arbiter import MemArbiter
 from hw.emogi.coalescer import WarpCoalescer
 from hw.emogi.formal import CoalescerHarness
 from hw.fetch.engine import FetchEngine
+from hw.graphpeg.alwt import ALWT
+from hw.graphpeg.formal import FE, ALWTHarness
 from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
 from hw.mem.writer import SequentialWriter
@@ -184,9 +186,47 @@ def test_coalescer_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
     assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
 
 
+class _FillToFE(ALWT):
+    """Broken: a fill of entry 0 makes it FE (skipping RD)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(self.fill & (self.fill_idx == 0) & (self.fill_e > self.fill_s) & ~self.fill_bad):
+            m.d.sync += self.st[0].eq(FE)
+        return m
+
+
+class _NoFE(ALWT):
+    """Broken: ``has_fe`` never rises."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.has_fe.eq(0)
+        return m
+
+
+def test_alwt_bmc_and_covers_pass():
+    _need_tools()
+    assert prove("alwt", depth=4)["status"] == "PASS"
+    assert prove("alwt", mode="cover")["status"] == "PASS"
+
+
+@pytest.mark.parametrize("cls, lines_ok", [(_FillToFE, ("m.d.comb += Assert(legal)",)),
+                                           (_NoFE, ("Assert(a.has_fe == (sum(st[k] == FE for k in range(n)) != 0))",))])
+def test_alwt_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
+    _need_tools()
+    h = ALWTHarness(alwt_cls=cls)
+    r = prove("alwt", depth=5, harness=h, dut=h.dut, workdir=tmp_path)
+    assert r["status"] == "FAIL" and r["trace"]
+    src = Path(__file__).resolve().parents[1] / "hw/graphpeg/formal.py"
+    lines = src.read_text().splitlines()
+    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
+    assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
+
+
 def test_prove_errors(capsys):
     from sim.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: arbiter, coalescer, fetch, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")

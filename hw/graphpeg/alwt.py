@@ -44,6 +44,11 @@ class ALWT(wiring.Component):
             raise ValueError(f"the RTL's ALWT has 1 to 64 entries, not {entries!r}")
         self._entries = entries
         eb = max(1, ceil_log2(entries))
+        # The entries' registers (attributes, so that the formal harness can read them).
+        self.st = [Signal(2, name=f"st{k}") for k in range(entries)]
+        self.vx = [Signal(32, name=f"v{k}") for k in range(entries)]
+        self.si = [Signal(32, name=f"s{k}") for k in range(entries)]
+        self.rem = [Signal(32, name=f"rem{k}") for k in range(entries)]
         super().__init__({
             "clear": In(1),
             "alloc": In(1), "alloc_v": In(32),
@@ -68,10 +73,7 @@ class ALWT(wiring.Component):
         m = Module()
         N = self._entries
         eb = max(1, ceil_log2(N))
-        st = [Signal(2, name=f"st{k}") for k in range(N)]
-        vx = [Signal(32, name=f"v{k}") for k in range(N)]
-        si = [Signal(32, name=f"s{k}") for k in range(N)]
-        rem = [Signal(32, name=f"rem{k}") for k in range(N)]
+        st, vx, si, rem = self.st, self.vx, self.si, self.rem
 
         # ---------------------------------------------------------------- searches
         rd_idx = Signal(eb)
