@@ -7,7 +7,7 @@ VENV ?= .venv
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 PYTEST_ARGS ?= $(if $(filter-out 1,$(JOBS)),-n $(JOBS))
 
-.PHONY: setup run test clean
+.PHONY: setup run test coverage clean
 
 setup:
 	@./scripts/setup.sh
@@ -17,6 +17,10 @@ run: setup
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+# Line, branch and toggle coverage of the RTL tests on Verilator (docs/verification.md).
+coverage: setup
+	$(VENV)/bin/python scripts/coverage.py --run --json build/coverage/summary.json
 
 clean:
 	rm -rf build .pytest_cache

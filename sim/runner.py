@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import os
 import re
 import shutil
 import sys
@@ -98,13 +99,15 @@ def icarus_source(build: Build, sim_dir: Path) -> Path:
     return out
 
 
-def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: bool = False) -> None:
+def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: bool = False,
+           coverage: bool = False) -> None:
     build_args = []
     source = build.verilog
     if sim == "verilator":
         # Amaranth's Verilog is lint-clean for errors; style warnings are not fatal here
         # (docs/architecture.md lists the waived warnings).
-        build_args = ["-Wno-fatal", "-O2"] + (["--coverage-toggle"] if toggles else [])
+        build_args = ["-Wno-fatal", "-O2"] + (["--coverage-toggle"] if toggles or coverage else []) + \
+            (["--coverage-line"] if coverage else [])
     log = sim_dir / "build.log"
     with _locked(sim_dir.parent / f".{sim}.lock"):
         if sim == "icarus":
@@ -164,10 +167,14 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     check_simulator(sim)
     if toggles and sim != "verilator":
         raise ValueError(f"toggle counts come from Verilator's --coverage-toggle: use sim='verilator', not {sim!r}")
+    # Code coverage of the suite (`make coverage`, docs/verification.md): every Verilator
+    # run also counts lines and toggles and leaves its coverage.dat in this folder.
+    cov_dir = os.environ.get("GRAPHUNITS_COVERAGE") if sim == "verilator" else None
     logging.getLogger("cocotb_tools").setLevel(logging.WARNING)
-    sim_dir = build.dir / f"sim-{sim}{'-waves' if waves else ''}{'-toggles' if toggles else ''}"
+    sim_dir = build.dir / (f"sim-{sim}{'-waves' if waves else ''}{'-toggles' if toggles else ''}"
+                           f"{'-cov' if cov_dir else ''}")
     runner = get_runner(sim)
-    _build(runner, build, sim, sim_dir, waves, toggles)
+    _build(runner, build, sim, sim_dir, waves, toggles, coverage=bool(cov_dir))
 
     runs = build.dir / "runs"
     runs.mkdir(exist_ok=True)
@@ -211,6 +218,11 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
         result["toggles"] = read_toggles(test_dir / "coverage.dat", build.verilog)
     if waves:
         result["waves"] = _keep_waves(sim, build, sim_dir, test_dir, waves_to)
+    if cov_dir and (test_dir / "coverage.dat").exists():
+        dest = Path(cov_dir) / build.unit
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(test_dir / "coverage.dat", dest / f"{build.dir.name}-{test_dir.name}.dat")
+        shutil.copyfile(build.verilog, dest / f"{build.dir.name}.v")
     if not keep:
         shutil.rmtree(test_dir, ignore_errors=True)
     return result

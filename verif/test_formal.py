@@ -234,3 +234,35 @@ def test_prove_errors(capsys):
     assert "no formal harness 'nope'" in capsys.readouterr().err
     assert main(["prove", "--unit", "arbiter", "--depth", "0"]) == 2
     assert "--depth must be >= 1" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- code coverage
+def test_coverage_summary_counts_points_and_lists_the_unreached(tmp_path, capsys):
+    """scripts/coverage.py sums the runs of one design and lists the line and branch
+    points no run reached, with their Verilog text; Yosys's always-@* trigger
+    branches are not counted; no data is a one-line error."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cov", Path(__file__).resolve().parents[1] / "scripts/coverage.py")
+    cov = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cov)
+    assert cov.main(["--dir", str(tmp_path)]) == 2
+    assert "no coverage data" in capsys.readouterr().err
+    d = tmp_path / "u"
+    d.mkdir()
+    (d / "u-1234.v").write_text("module u;\n  x = 1;\n  if (a) b = 1;\n  if (\\$auto$verilog_backend.cc:1:dump_module$1 ) begin end\n")
+
+    def pt(t, line, o, count, n="0"):
+        return (f"C '\x01f\x02/x/u-1234/u.v\x01l\x02{line}\x01n\x02{n}\x01t\x02{t}\x01page\x02v_{t}/u"
+                f"\x01o\x02{o}\x01h\x02u' {count}")
+    (d / "u-1234-verilator-a.dat").write_text("\n".join([pt("line", 2, "block", 5), pt("branch", 3, "if", 0),
+                                                         pt("branch", 4, "if", 0), pt("toggle", 1, "q:0->1", 0)]))
+    (d / "u-1234-verilator-b.dat").write_text("\n".join([pt("line", 2, "block", 0), pt("branch", 3, "if", 0),
+                                                         pt("toggle", 1, "q:0->1", 3)]))
+    (row,) = cov.summarise(tmp_path)
+    assert (row["unit"], row["design"], row["runs"]) == ("u", "u-1234", 2)
+    assert (row["line_hit"], row["line_points"]) == (1, 1)
+    assert (row["branch_hit"], row["branch_points"]) == (0, 1)          # the trigger branch left out
+    assert (row["toggle_hit"], row["toggle_points"]) == (1, 1)          # summed over the runs
+    assert row["unreached"] == [{"module": "u", "line": 3, "type": "branch", "verilog": "if (a) b = 1;"}]
+    assert cov.main(["--dir", str(tmp_path)]) == 0
+    assert "u:3 (branch): if (a) b = 1;" in capsys.readouterr().out
