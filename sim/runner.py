@@ -165,6 +165,16 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     from cocotb_tools.runner import get_runner
 
     check_simulator(sim)
+    # GRAPHUNITS_WAVES=DIR (tests, docs/usage.md): every run keeps its waveform in DIR,
+    # named after the design, the test that ran it and the case's seed.
+    waves_dir = os.environ.get("GRAPHUNITS_WAVES")
+    if waves_dir and not waves:
+        waves = True
+        test = os.environ.get("PYTEST_CURRENT_TEST", test_module).split(" ")[0].split("::")[-1]
+        seed = case.get("seed", case.get("runs", [{}])[0].get("seed", "") if isinstance(case.get("runs"), list)
+                        and case.get("runs") else "")
+        name = re.sub(r"[^A-Za-z0-9_.,=-]+", "_", f"{build.dir.name}-{test}-{sim}" + (f"-seed{seed}" if seed != "" else ""))
+        waves_to = Path(waves_dir) / name[:150]
     if toggles and sim != "verilator":
         raise ValueError(f"toggle counts come from Verilator's --coverage-toggle: use sim='verilator', not {sim!r}")
     # Code coverage of the suite (`make coverage`, docs/verification.md): every Verilator
@@ -218,6 +228,8 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
         result["toggles"] = read_toggles(test_dir / "coverage.dat", build.verilog)
     if waves:
         result["waves"] = _keep_waves(sim, build, sim_dir, test_dir, waves_to)
+        if waves_dir and result["waves"]:
+            print(f"[waves] {result['waves']}", file=sys.stderr)
     if cov_dir and (test_dir / "coverage.dat").exists():
         dest = Path(cov_dir) / build.unit
         dest.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,8 @@ counts, the liberty file's power data, and the model of synth.power, checked
 against hand counts on a 4-bit counter."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -206,7 +208,6 @@ def test_golden_logic_constants_equal_the_measured_table(unit):
     unit's arrays' node and its copies the arrays' per-copy count."""
     import importlib
     import json
-    from pathlib import Path
     rows = json.loads((Path(__file__).resolve().parents[1] / "synth/logic_energy.json").read_text())["units"]
     row = next(r for r in rows if r["unit"] == UNIT_RTL[unit])
     mod = importlib.import_module(f"golden.{unit}.energy")
@@ -237,7 +238,6 @@ def test_logic_energy_benchmark_runs_one_unit(tmp_path, capsys):
     run's scaled dynamic energy over its items; a bad unit name is a one-line error."""
     import importlib.util
     import json
-    from pathlib import Path
 
     from sim.toolchain import have_verilator
     if not have_verilator():
@@ -257,3 +257,15 @@ def test_logic_energy_benchmark_runs_one_unit(tmp_path, capsys):
         row["pj_180"]["dynamic_pj"] * row["scaling"]["dynamic"], rel=1e-3)
     assert 0 < row["clock_share"] < 1
     assert "coalescer" in capsys.readouterr().out
+
+
+def test_graphunits_waves_keeps_every_runs_waveform(tmp_path, monkeypatch):
+    """GRAPHUNITS_WAVES=DIR: a test's simulator run leaves its waveform in DIR, named
+    after the design, the test and the simulator (Verilator: VCD, Icarus: FST)."""
+    waves = tmp_path / "waves"
+    monkeypatch.setenv("GRAPHUNITS_WAVES", str(waves))
+    r = _run_counter(tmp_path, 3, 1)
+    w = Path(r["waves"])
+    assert w.parent == waves and w.suffix == ".vcd" and w.stat().st_size > 0
+    assert "test_graphunits_waves_keeps_every_runs_waveform" in w.name and "verilator" in w.name
+    assert b"$enddefinitions" in w.read_bytes()
