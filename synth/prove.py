@@ -30,7 +30,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .tools import ToolError
 
@@ -41,73 +40,48 @@ MODES = ("bmc", "prove", "cover")
 
 @dataclass(frozen=True)
 class FormalTarget:
-    """A harness to check: ``build()`` returns ``(harness, dut)``; ``depth`` the
-    default depth (one full operation of the small configuration)."""
+    """A harness to check: ``harness`` names its class (``module:Class``; an
+    object with the block as ``dut`` and, optionally, ``free``: more signals of
+    its own for the solver to choose); ``depth`` the default depth (one full
+    operation of the small configuration: every cover within it)."""
 
     name: str
-    build: Callable[[], tuple]
+    harness: str
     depth: int
     doc: str
 
-
-def _arbiter():
-    from hw.mem.formal import ArbiterHarness
-    h = ArbiterHarness()
-    return h, h.dut
-
-
-def _writer():
-    from hw.mem.formal import WriterHarness
-    h = WriterHarness()
-    return h, (h.dut, [h.watch])
-
-
-def _fetch():
-    from hw.fetch.formal import FetchHarness
-    h = FetchHarness()
-    return h, h.dut
-
-
-def _coalescer():
-    from hw.emogi.formal import CoalescerHarness
-    h = CoalescerHarness()
-    return h, (h.dut, [h.watch])
-
-
-def _alwt():
-    from hw.graphpeg.formal import ALWTHarness
-    h = ALWTHarness()
-    return h, h.dut
+    def build(self):
+        import importlib
+        module, cls = self.harness.split(":")
+        return getattr(importlib.import_module(module), cls)()
 
 
 #: What ``graphunits prove --unit`` knows.
 TARGETS: dict[str, FormalTarget] = {
-    "alwt": FormalTarget("alwt", _alwt, 6,
+    "alwt": FormalTarget("alwt", "hw.graphpeg.formal:ALWTHarness", 6,
                          "GraphPEG's ALWT (hw/graphpeg/alwt.py): the paper's entry transitions, edges left "
                          "conserved, search outputs"),
-    "arbiter": FormalTarget("arbiter", _arbiter, 12,
+    "arbiter": FormalTarget("arbiter", "hw.mem.formal:ArbiterHarness", 12,
                             "memory port arbiter (hw/mem/arbiter.py): stream rule, one grant, routing, fairness"),
-    "coalescer": FormalTarget("coalescer", _coalescer, 6,
+    "coalescer": FormalTarget("coalescer", "hw.emogi.formal:CoalescerHarness", 6,
                               "EMOGI warp coalescer (hw/emogi/coalescer.py): stream rule, aligned line-bounded "
                               "requests in ascending order, one last per warp, every active lane's sector read"),
-    "fetch": FormalTarget("fetch", _fetch, 10,
+    "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
-    "writer": FormalTarget("writer", _writer, 8,
+    "writer": FormalTarget("writer", "hw.mem.formal:WriterHarness", 8,
                            "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
                            "blocks, bytes conserved, data of a chosen word"),
 }
 
 
-def free_inputs(dut) -> list:
-    """The signals of ``dut``'s interface that flow into it (its inputs); ``dut``
-    may also be ``(component, [more free signals of the harness])``."""
+def free_inputs(harness) -> list:
+    """The harness's free signals: the inputs of its block (``harness.dut``) and
+    its own ``free`` signals."""
     from amaranth.hdl import Value
     from amaranth.lib.wiring import In
-    extra = []
-    if isinstance(dut, tuple):
-        dut, extra = dut
-    out = [Value.cast(v) for v in extra]
+    dut = harness.dut
+    out = [Value.cast(v) for v in getattr(harness, "free", ())]
     for _path, member, value in dut.signature.flatten(dut):
         if member.flow == In:
             out.append(Value.cast(value))
@@ -153,8 +127,8 @@ def _kill_tree(pid: int) -> None:
 
 
 def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: str | Path | None = None,
-          timeout: float | None = 600, harness=None, dut=None) -> dict:
-    """Check the harness ``name`` of :data:`TARGETS` (or ``harness`` with its ``dut``).
+          timeout: float | None = 600, harness=None) -> dict:
+    """Check the harness ``name`` of :data:`TARGETS` (or ``harness``, e.g. a variant's).
     Returns ``{"unit", "mode", "depth", "status": "PASS"|"FAIL"|"ERROR", "seconds",
     "failures": [...], "trace": VCD path or None, "workdir"}``."""
     from amaranth.back import rtlil
@@ -163,7 +137,7 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     if harness is None:
         if name not in TARGETS:
             raise ValueError(f"no formal harness {name!r}; harnesses: {', '.join(TARGETS)}")
-        harness, dut = TARGETS[name].build()
+        harness = TARGETS[name].build()
         depth = depth or TARGETS[name].depth
     if not (isinstance(depth, int) and depth >= 1):
         raise ValueError(f"depth must be an integer >= 1, not {depth!r}")
@@ -174,7 +148,7 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     keep = workdir is not None
     work = Path(workdir) if keep else Path(tempfile.mkdtemp(prefix=f"graphunits-prove-{name}-"))
     work.mkdir(parents=True, exist_ok=True)
-    (work / "top.il").write_text(rtlil.convert(harness, name="top", ports=free_inputs(dut), emit_src=True))
+    (work / "top.il").write_text(rtlil.convert(harness, name="top", ports=free_inputs(harness), emit_src=True))
     (work / "top.sby").write_text(
         f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc z3\n\n"
         f"[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")

@@ -14,3 +14,15 @@ SCALE = max(1, int(os.environ.get("GRAPHUNITS_TEST_SCALE", "1")))
 @pytest.fixture
 def scale():
     return SCALE
+
+
+def load_script(relpath: str):
+    """Import a script of the repository (``benchmarks/x.py``, ``scripts/x.py``) as a
+    module, for the tests of its ``main``."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / relpath
+    spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

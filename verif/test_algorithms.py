@@ -568,13 +568,10 @@ def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, ca
     """benchmarks/mode_speed.py: each mode in its own process, its wall time and
     modelled edges over the baseline's; a run past the limit is reported, not
     waited for; bad arguments are one-line errors."""
-    import importlib.util
     import json
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks/mode_speed.py"
-    spec = importlib.util.spec_from_file_location("bench_mode_speed", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+
+    from conftest import load_script
+    bench = load_script("benchmarks/mode_speed.py")
     assert bench.main(["--algos", "nope"]) == 2
     assert "unknown algorithm 'nope'" in capsys.readouterr().err
     assert bench.main(["--timeout", "0"]) == 2

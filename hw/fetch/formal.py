@@ -20,10 +20,11 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
 
 from golden.fetch import FetchConfig
 
+from ..formal import begin, stream_rule
 from .engine import FetchEngine
 
 __all__ = ["FetchHarness"]
@@ -40,16 +41,10 @@ class FetchHarness(Elaboratable):
         m.submodules.dut = e = self.dut
         cfg = self.config
         n_tags = cfg.max_inflight
-        m.d.comb += Assume(~ResetSignal())
-        started = Signal()
-        m.d.sync += started.eq(1)
+        started = begin(m)
         cmd, o, req, resp = e.cmd, e.o, e.mem.req, e.mem.resp
         # ---- environment: commands
-        cwait = Signal()
-        cprev = Signal.like(cmd.payload.as_value())
-        m.d.sync += [cwait.eq(cmd.valid & ~cmd.ready), cprev.eq(cmd.payload.as_value())]
-        with m.If(started & cwait):
-            m.d.comb += Assume(cmd.valid & (cmd.payload.as_value() == cprev))
+        stream_rule(m, cmd, started, check=False, name="cmd")
         with m.If(cmd.valid):
             m.d.comb += [Assume(cmd.p.esize8 == 0), Assume(cmd.p.base[:2] == 0),
                          Assume(cmd.p.base + 4 * cmd.p.count < (1 << cfg.addr_width))]
@@ -65,11 +60,7 @@ class FetchHarness(Elaboratable):
         with m.If(resp.valid):
             m.d.comb += Assume(inflight.bit_select(resp.p.tag, 1))
         # ---- the memory port
-        rwait = Signal()
-        rprev = Signal.like(req.payload.as_value())
-        m.d.sync += [rwait.eq(req.valid & ~req.ready), rprev.eq(req.payload.as_value())]
-        with m.If(started & rwait):
-            m.d.comb += Assert(req.valid & (req.payload.as_value() == rprev))
+        stream_rule(m, req, started, check=True, name="req")
         with m.If(req.valid):
             m.d.comb += Assert(~req.p.write)
         with m.If(fire):

@@ -20,10 +20,11 @@ edges (counts cannot overflow). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
 
 from golden.graphpeg import STATUSES
 
+from ..formal import begin
 from .alwt import ALWT
 
 __all__ = ["ALWTHarness"]
@@ -41,9 +42,7 @@ class ALWTHarness(Elaboratable):
         m.submodules.dut = a = self.dut
         n = self.n
         st, rem = a.st, a.rem
-        m.d.comb += Assume(~ResetSignal())
-        started = Signal()
-        m.d.sync += started.eq(1)
+        started = begin(m)
         cmds = [a.clear, a.alloc, a.fill, a.start_fe, a.issue, a.donate, a.receive]
         m.d.comb += Assume(sum(c.as_unsigned() for c in cmds) <= 1)
         fill_st = Signal(2)

@@ -20,10 +20,11 @@ same payload, until it transfers (the stream rule). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal, Value
 
 from golden.fetch import MemPortConfig
 
+from ..formal import begin, stream_rule
 from .arbiter import MemArbiter
 
 __all__ = ["ArbiterHarness"]
@@ -47,25 +48,10 @@ class ArbiterHarness(Elaboratable):
         m.submodules.dut = dut = self.dut
         n, ports, o = self.n, dut.ports, dut.o
         inner, src_bits = dut.inner_bits, dut.src_bits
-        m.d.comb += Assume(~ResetSignal())
-        started = Signal()                      # not the first cycle: the "previous" registers are valid
-        m.d.sync += started.eq(1)
-
-        def held(req, name):
-            """(was offered and not taken at the last edge, the payload then)."""
-            wait = Signal(name=f"{name}_wait")
-            prev = Signal.like(req.payload.as_value(), name=f"{name}_prev")
-            m.d.sync += [wait.eq(req.valid & ~req.ready), prev.eq(req.payload.as_value())]
-            return wait, prev
-
+        started = begin(m)
         for k, p in enumerate(ports):
-            wait, prev = held(p.req, f"i{k}")
-            with m.If(started & wait):
-                m.d.comb += Assume(p.req.valid & (p.req.payload.as_value() == prev))
-        # the outer request: the stream rule
-        wait, prev = held(o.req, "o")
-        with m.If(started & wait):
-            m.d.comb += Assert(o.req.valid & (o.req.payload.as_value() == prev))
+            stream_rule(m, p.req, started, check=False, name=f"i{k}")
+        stream_rule(m, o.req, started, check=True, name="o")
         fire = [p.req.valid & p.req.ready for p in ports]
         ofire = o.req.valid & o.req.ready
         m.d.comb += [
@@ -148,6 +134,7 @@ class WriterHarness(Elaboratable):
         self.width = width
         self.dut = (writer_cls or SequentialWriter)(self.port, width, lane_bits=32)
         self.watch = Signal(6)              # free: which word of the operation the data check follows
+        self.free = [self.watch]
 
     def elaborate(self, platform):
         from amaranth.utils import exact_log2
@@ -157,9 +144,7 @@ class WriterHarness(Elaboratable):
         bb_bits = exact_log2(port.block_bytes)
         wpb = port.block_bytes // 4
         max_out = 1 << port.tag_width
-        m.d.comb += Assume(~ResetSignal())
-        started = Signal()
-        m.d.sync += started.eq(1)
+        started = begin(m)
         # ---- the environment
         active, finished = Signal(), Signal()
         with m.If(w.start):
@@ -177,22 +162,14 @@ class WriterHarness(Elaboratable):
             Assume(~w.i.valid | (w.i.p.n <= W)),
             Assume(w.i.p.e8 == 0),                              # 4-byte lanes only (lane_bits 32)
         ]
-        iwait = Signal()
-        iprev = Signal.like(w.i.payload.as_value())
-        m.d.sync += [iwait.eq(w.i.valid & ~w.i.ready), iprev.eq(w.i.payload.as_value())]
-        with m.If(started & iwait):
-            m.d.comb += Assume(w.i.valid & (w.i.payload.as_value() == iprev))
+        stream_rule(m, w.i, started, check=False, name="i")
         inflight = Signal(range(2 * max_out + 2))
         req, resp = w.mem.req, w.mem.resp
         fire = req.valid & req.ready
         m.d.sync += inflight.eq(inflight + fire - (resp.valid & resp.ready))
         m.d.comb += Assume(~resp.valid | (inflight > 0))
         # ---- the write requests
-        rwait = Signal()
-        rprev = Signal.like(req.payload.as_value())
-        m.d.sync += [rwait.eq(req.valid & ~req.ready), rprev.eq(req.payload.as_value())]
-        with m.If(started & rwait):
-            m.d.comb += Assert(req.valid & (req.payload.as_value() == rprev))
+        stream_rule(m, req, started, check=True, name="req")
         with m.If(req.valid):
             m.d.comb += Assert(req.p.write)
         m.d.comb += Assert(inflight <= max_out)
