@@ -52,6 +52,11 @@ INTRO = ("Each unit runs on its paper's GPU preset over graphs that resemble the
          "setup.")
 
 
+def _graphs_of(records: list, unit: str) -> list:
+    """The graphs of a kept unit's runs, in order (its default or paper-size setup)."""
+    return list(dict.fromkeys(r["graph"] for r in records if r.get("unit") == unit))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small graphs (a few minutes); = --size quick")
@@ -126,7 +131,7 @@ def main(argv=None):
             "wall_s": wall, "args": run_args,
             "intro": INTRO + " Setups: " + "; ".join(
                 f"{u}: {', '.join(PAPER_SETUPS[u]['gpus'])} on "
-                f"{', '.join(PAPER_SETUPS[u][key if u in units else 'graphs'])}, "
+                f"{', '.join(PAPER_SETUPS[u][key] if u in units else _graphs_of(records, u))}, "
                 f"{', '.join(PAPER_SETUPS[u]['algos'])} ({profile(u).source})" for u in all_units) + "." +
             ("".join(f" The {u} runs are kept from the run of {d} (`--keep`)." for u, d in kept_from.items())
              if kept_from else "")}
