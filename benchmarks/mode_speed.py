@@ -75,6 +75,14 @@ def main(argv=None) -> int:
     if bad:
         print(f"error: unknown algorithm {bad[0]!r}; algorithms: {', '.join(ALGORITHMS)}", file=sys.stderr)
         return 2
+    from golden.graphs import GraphError, parse_spec
+    for g in graphs:
+        try:
+            if parse_spec(g) is None and not Path(g).is_file():
+                raise GraphError(f"graph {g!r}: no such file, and not a generator spec")
+        except GraphError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     if args.timeout <= 0:
         print("error: --timeout must be positive", file=sys.stderr)
         return 2

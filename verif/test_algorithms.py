@@ -575,6 +575,10 @@ def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, ca
     assert bench.main(["--algos", "nope"]) == 2
     assert "unknown algorithm 'nope'" in capsys.readouterr().err
     assert bench.main(["--timeout", "0"]) == 2
+    assert bench.main(["--graphs", "kron:scale=x"]) == 2
+    assert "scale must be an integer" in capsys.readouterr().err
+    assert bench.main(["--graphs", "nowhere.mtx"]) == 2
+    assert "no such file" in capsys.readouterr().err
     out = tmp_path / "speed.json"
     assert bench.main(["--graphs", "grid:6x6", "--algos", "bfs", "--modes", "scu,pull", "--timeout", "120",
                        "--json", str(out)]) == 0

@@ -206,6 +206,7 @@ def test_alwt_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
 
 
 def test_prove_errors(capsys):
+    _need_tools()
     from sim.cli import main
     with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, writer"):
         prove("nope")
@@ -215,6 +216,8 @@ def test_prove_errors(capsys):
     assert "no formal harness 'nope'" in capsys.readouterr().err
     assert main(["prove", "--unit", "arbiter", "--depth", "0"]) == 2
     assert "--depth must be >= 1" in capsys.readouterr().err
+    assert main(["prove", "--unit", "arbiter", "--workdir", __file__]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------- code coverage
