@@ -472,8 +472,9 @@ COSIM_LATENCY = 10
 
 
 def _iru_backend(cfg):
+    # the RTL's reference run: the cycle-level model (docs/iru.md, "Fast model")
     from golden.iru.algorithms import TLMBackend
-    return TLMBackend(cfg, latency=COSIM_LATENCY)
+    return TLMBackend(cfg, latency=COSIM_LATENCY, model="cycle")
 
 
 def _iru_check(rtl: dict, tlm: dict) -> list[str]:

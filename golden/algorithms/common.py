@@ -35,7 +35,7 @@ class AlgorithmError(ValueError):
 #: read by name (``self.options.get("x")``...) is listed.
 UNIT_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("golden.scu.algorithms", "_SCUMode"): ("backend", "scu", "group"),
-    ("golden.iru.algorithms", "_IRUMode"): ("backend", "iru", "iru_latency", "iru_policy", "iru_check",
+    ("golden.iru.algorithms", "_IRUMode"): ("backend", "iru", "iru_latency", "iru_policy", "iru_check", "iru_model",
                                             "iru_exact"),
     ("golden.graphpeg.algorithms", "_GraphPEGMode"): ("backend", "graphpeg", "latency", "compare_baseline"),
     ("golden.mff.algorithms", "_Pull"): ("backend", "mff", "pc_size", "mff_rate", "mff_units", "compare_baseline"),

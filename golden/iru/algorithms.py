@@ -26,7 +26,9 @@ warp of the GPU asks at once, the next ones ``think`` = 100 cycles after a reply
 ``iru_latency`` (the TLM's prefetch latency; default: the GPU's L2 hit latency
 less its SM pipeline, ``l2_latency − l1_latency``, 168 cycles on the GTX 980:
 the IRU sits in the memory partition and the arrays it prefetches were just
-written by the GPU, so they sit in the L2), ``iru_exact`` (PR:
+written by the GPU, so they sit in the L2), ``iru_model`` (``fast``, the
+default: :class:`golden.iru.fast.IRUFastModel`; ``cycle``: the cycle-level
+:class:`IRUModel`), ``iru_exact`` (PR:
 quantise each contribution to a per-target power-of-two grid so that every
 binary32 sum is exact and the result does not depend on which elements the IRU
 merged: used by RTL in the loop, whose merges differ from the TLM's).
@@ -44,9 +46,10 @@ from ..algorithms.pagerank import PageRank
 from ..algorithms.sssp import SSSP
 from ..config import ConfigError
 from ..memory import AddressSpace
-from .checks import check_result
+from .checks import check_result, full_reply_blocks
 from .config import REPLY_KINDS, IRUConfig
-from .ops import f32_bits, key_blocks
+from .fast import IRU_MODELS, IRUFastModel
+from .ops import f32_bits
 from .tlm import IRUModel, IRUOp, IRUResult, RequestPolicy
 
 __all__ = ["TLMBackend", "IRUSession", "BFSIRU", "SSSPIRU", "PageRankIRU", "IRU_MODES", "THINK_CYCLES",
@@ -61,14 +64,20 @@ PREFETCH_LATENCY = 200
 
 
 class TLMBackend:
-    """Runs IRU operations on the cycle-level model."""
+    """Runs IRU operations on the fast model (``model="fast"``, the default:
+    :class:`golden.iru.fast.IRUFastModel`) or on the cycle-level model
+    (``model="cycle"``, :class:`IRUModel`, the RTL's lock-step reference)."""
 
     name = "tlm"
 
-    def __init__(self, config: IRUConfig, space: AddressSpace | None = None, latency: int = PREFETCH_LATENCY):
+    def __init__(self, config: IRUConfig, space: AddressSpace | None = None, latency: int = PREFETCH_LATENCY,
+                 model: str = "fast"):
+        if model not in IRU_MODELS:
+            raise AlgorithmError(f"IRU model must be one of {', '.join(IRU_MODELS)}, not {model!r}")
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
-        self.model = IRUModel(config, self.space, latency=latency)
+        self.model_name = model
+        self.model = (IRUFastModel if model == "fast" else IRUModel)(config, self.space, latency=latency)
 
     def execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
         return self.model.execute(op, policy)
@@ -163,10 +172,9 @@ class IRUSession:
         self.ring += st.ring
         self.cycles += st.cycles
         self.measured &= res.measured
-        for r in res.replies:
-            if r.idx.size == cfg.entry_size:
-                self.full_replies += 1
-                self.blocks += int(np.unique(key_blocks(r.idx, tgt, target.esize, cfg)).size)
+        k, blocks = full_reply_blocks(cfg, res, tgt, target.esize)
+        self.full_replies += k
+        self.blocks += blocks
         return _Layout(res, self.gpu.config.warp_size)
 
     def prefetch_sectors(self, n: int, sec: bool) -> int:
@@ -178,6 +186,7 @@ class IRUSession:
 
     def summary(self) -> dict:
         return {"backend": getattr(self.backend, "name", type(self.backend).__name__),
+                "model": getattr(self.backend, "model_name", None),
                 "config": self.config.to_dict(), "ops": self.ops, "by_kernel": dict(self.by_kernel),
                 "elements": self.elements, "live": self.live, "disabled": self.disabled,
                 "filtered_share": self.disabled / self.elements if self.elements else 0.0,
@@ -223,7 +232,7 @@ class _IRUMode:
             lat = o.get("iru_latency", max(c.l2_latency - c.l1_latency, 1))
             if not isinstance(lat, int) or lat < 1:
                 raise AlgorithmError(f"iru_latency must be a positive number of cycles, not {lat!r}")
-            backend = TLMBackend(cfg, latency=lat)
+            backend = TLMBackend(cfg, latency=lat, model=o.get("iru_model", "fast"))
         cfg = backend.config
         ws = self.gpu.config.warp_size
         if cfg.entry_size != ws:

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import IRUConfig
+from .config import REPLY_KINDS, IRUConfig
 from .ops import key_blocks
-from .tlm import IRUResult, warp_threads
+from .tlm import IRUResult, ReplyTable
 
 __all__ = ["check_result", "fadd_tolerance", "index_aggregates", "compare_aggregates", "reply_quality",
+           "full_reply_blocks",
            "timeout_slack", "timeout_violations"]
 
 
@@ -66,10 +67,25 @@ def index_aggregates(op: str, idx: np.ndarray, sec: np.ndarray) -> dict:
 
 def _live(result: IRUResult):
     rs = result.replies
+    if isinstance(rs, ReplyTable):
+        return rs.idx.astype(np.int64), rs.sec.astype(np.uint32), rs.pos.astype(np.int64)
     if not rs:
         return np.zeros(0, np.int64), np.zeros(0, np.uint32), np.zeros(0, np.int64)
     return (np.concatenate([r.idx for r in rs]).astype(np.int64), np.concatenate([r.sec for r in rs]).astype(np.uint32),
             np.concatenate([r.pos for r in rs]).astype(np.int64))
+
+
+def _columns(result: IRUResult) -> dict:
+    """Per reply: warp, live lanes, disabled lanes, kind (index into REPLY_KINDS),
+    request and start cycles, as arrays (from a list of IRUReply or a ReplyTable)."""
+    rs = result.replies
+    if isinstance(rs, ReplyTable):
+        return {"warp": rs.warp, "live": np.diff(rs.off), "disabled": rs.disabled, "kind": rs.kind,
+                "request": rs.request, "start": rs.start}
+    code = {k: i for i, k in enumerate(REPLY_KINDS)}
+    rows = [(r.warp, r.idx.size, r.disabled, code.get(r.kind, -1), r.request, r.start) for r in rs]
+    cols = np.array(rows, np.int64).reshape(-1, 6)
+    return dict(zip(("warp", "live", "disabled", "kind", "request", "start"), cols.T))
 
 
 def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, result: IRUResult,
@@ -79,20 +95,24 @@ def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, resu
     out: list[str] = []
     n = op.n
     E = config.entry_size
-    threads = warp_threads(n, E)
-    seen = {}
-    for r in result.replies:
-        if not 0 <= r.warp < len(threads):
-            out.append(f"reply for warp {r.warp}, the kernel has {len(threads)} warps")
-            continue
-        if r.warp in seen:
-            out.append(f"warp {r.warp} answered twice")
-        seen[r.warp] = r
-        if r.threads != threads[r.warp]:
-            out.append(f"warp {r.warp}: {r.threads} lanes for {threads[r.warp]} threads")
-    missing = len(threads) - len(seen)
+    W = -(-n // E)
+    col = _columns(result)
+    warp, live_l, dis_l, kind = col["warp"], col["live"], col["disabled"], col["kind"]
+    K = {k: i for i, k in enumerate(REPLY_KINDS)}
+    threads = np.minimum(E, n - E * warp)               # each warp's threads (valid warps)
+    ok = (warp >= 0) & (warp < W)
+    for k in np.flatnonzero(~ok)[:limit].tolist():
+        out.append(f"reply for warp {warp[k]}, the kernel has {W} warps")
+    w_ok = warp[ok]
+    cnt = np.bincount(w_ok, minlength=W) if W else np.zeros(0, np.int64)
+    for w in np.flatnonzero(cnt > 1)[:limit].tolist():
+        out.append(f"warp {w} answered twice")
+    lanes = live_l + dis_l
+    for k in np.flatnonzero(ok & (lanes != threads))[:limit].tolist():
+        out.append(f"warp {warp[k]}: {lanes[k]} lanes for {threads[k]} threads")
+    missing = W - int(np.count_nonzero(cnt))
     if missing:
-        out.append(f"{missing} of {len(threads)} warps got no reply")
+        out.append(f"{missing} of {W} warps got no reply")
     past = op.past_top(config)
     if bool(result.status.cmd_error) != bool(past):
         out.append(f"cmd_error {bool(result.status.cmd_error)}, but "
@@ -100,21 +120,21 @@ def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, resu
                       if past else "no array runs past the top of the address space"))
     if past:
         # Nothing was read: every lane disabled, in disabled replies.
-        for r in result.replies:
-            if r.idx.size or r.kind != "disabled":
-                out.append(f"warp {r.warp}: a {r.kind} reply with {r.idx.size} live lanes in an operation "
-                           f"that is a command error (every lane must be disabled)")
+        for k in np.flatnonzero((live_l > 0) | (kind != K["disabled"])).tolist():
+            out.append(f"warp {warp[k]}: a {REPLY_KINDS[kind[k]] if kind[k] >= 0 else '?'} reply with {live_l[k]} "
+                       f"live lanes in an operation that is a command error (every lane must be disabled)")
         return out[:limit]
     idx, sec, pos = _live(result)
     live = idx.size
-    disabled = sum(r.disabled for r in result.replies)
+    disabled = int(dis_l.sum())
     if live + disabled != n:
         out.append(f"{live} live + {disabled} disabled lanes for {n} elements")
     if pos.size and (pos.min() < 0 or pos.max() >= n):
         out.append("a position outside [0, n)")
         return out[:limit]
-    if np.unique(pos).size != pos.size:
-        out.append(f"{pos.size - np.unique(pos).size} positions delivered twice")
+    distinct = int(np.count_nonzero(np.bincount(pos, minlength=n))) if pos.size else 0
+    if distinct != pos.size:
+        out.append(f"{pos.size - distinct} positions delivered twice")
     idx_in = np.asarray(idx_in, np.int64)
     sec_in = np.asarray(sec_in, np.uint32)
     bad = np.flatnonzero(idx_in[pos] != idx)
@@ -134,39 +154,60 @@ def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, resu
         if pos.size != n:
             out.append(f"{n - pos.size} positions never delivered")
     else:
-        if np.setdiff1d(np.unique(idx_in), idx).size:
-            out.append(f"{np.setdiff1d(np.unique(idx_in), idx).size} indices of the input never delivered")
-        if op.op == "min":
-            want = index_aggregates("min", idx_in, sec_in)
-            got = index_aggregates("min", idx, sec)
-            wrong = [v for v in want if got.get(v) != want[v]]
-            if wrong:
-                out.append(f"{len(wrong)} indices lost their minimum (index {wrong[0]}: {got.get(wrong[0])} vs "
-                           f"{want[wrong[0]]})")
-        else:
-            tol = fadd_tolerance(sec_in, idx_in)
-            got = index_aggregates("fadd", idx, sec)
-            wrong = [v for v, (s, t) in tol.items() if not abs(got.get(v, 0.0) - s) <= t]
-            if wrong:
-                v = wrong[0]
-                out.append(f"{len(wrong)} indices whose delivered sum is off (index {v}: {got.get(v)} vs "
-                           f"{tol[v][0]} +- {tol[v][1]:.3g})")
-    mixed = []
-    for r in result.replies:
-        k = r.idx.size
-        if 0 < k < r.threads:
-            mixed.append(r)
-        if r.kind in ("entry", "timeout", "flush") and r.disabled:
-            out.append(f"warp {r.warp}: a {r.kind} reply with {r.disabled} disabled lanes")
-        if r.kind == "disabled" and k:
-            out.append(f"warp {r.warp}: a disabled reply with {k} live lanes")
-        if r.kind == "timeout" and r.start - r.request < config.timeout:
-            out.append(f"warp {r.warp}: timeout reply {r.start - r.request} cycles after the request "
-                       f"(timeout {config.timeout})")
-    if len(mixed) > 1 or (mixed and mixed[0].kind != "final"):
-        out.append(f"{len(mixed)} replies mix live and disabled lanes (kinds {sorted({r.kind for r in mixed})}); "
-                   f"at most one final reply may")
+        out += _filter_problems(op.op, idx_in, sec_in, idx, sec)
+    names = np.array(REPLY_KINDS + ("?",))
+    whole = np.isin(kind, [K["entry"], K["timeout"], K["flush"]])
+    for k in np.flatnonzero(whole & (dis_l > 0))[:limit].tolist():
+        out.append(f"warp {warp[k]}: a {names[kind[k]]} reply with {dis_l[k]} disabled lanes")
+    for k in np.flatnonzero((kind == K["disabled"]) & (live_l > 0))[:limit].tolist():
+        out.append(f"warp {warp[k]}: a disabled reply with {live_l[k]} live lanes")
+    early = (kind == K["timeout"]) & (col["start"] - col["request"] < config.timeout)
+    for k in np.flatnonzero(early)[:limit].tolist():
+        out.append(f"warp {warp[k]}: timeout reply {col['start'][k] - col['request'][k]} cycles after the request "
+                   f"(timeout {config.timeout})")
+    mixed = np.flatnonzero((live_l > 0) & (live_l < lanes))
+    if mixed.size > 1 or (mixed.size and kind[mixed[0]] != K["final"]):
+        out.append(f"{mixed.size} replies mix live and disabled lanes (kinds "
+                   f"{sorted({str(names[kind[k]]) for k in mixed.tolist()})}); at most one final reply may")
     return out[:limit]
+
+
+def _filter_problems(op: str, idx_in, sec_in, idx, sec) -> list[str]:
+    """``min``/``fadd``: every index delivered; minima exact, sums within the tolerance."""
+    out = []
+    uin, inv_in = np.unique(idx_in, return_inverse=True)
+    uout, inv_out = np.unique(idx, return_inverse=True)
+    lost = np.setdiff1d(uin, uout, assume_unique=True)
+    if lost.size:
+        out.append(f"{lost.size} indices of the input never delivered")
+    at = np.searchsorted(uout, uin)                     # where each input index sits among the delivered ones
+    there = (at < uout.size) & (uout[np.minimum(at, uout.size - 1)] == uin) if uout.size else np.zeros(uin.size, bool)
+    if op == "min":
+        want = np.full(uin.size, np.iinfo(np.int64).max)
+        np.minimum.at(want, inv_in, sec_in.astype(np.int64))
+        got = np.full(uout.size, np.iinfo(np.int64).max)
+        np.minimum.at(got, inv_out, sec.astype(np.int64))
+        g = np.where(there, got[np.minimum(at, max(uout.size - 1, 0))] if uout.size else 0, -1)
+        wrong = np.flatnonzero(g != want)
+        if wrong.size:
+            v = int(wrong[0])
+            out.append(f"{wrong.size} indices lost their minimum (index {uin[v]}: "
+                       f"{int(g[v]) if there[v] else None} vs {int(want[v])})")
+        return out
+    x = sec_in.view(np.float32).astype(np.float64)
+    counts = np.bincount(inv_in, minlength=uin.size)
+    sums = np.bincount(inv_in, weights=x, minlength=uin.size)
+    mags = np.bincount(inv_in, weights=np.abs(x), minlength=uin.size)
+    tol = (counts - 1) * 2.0 ** -24 * mags + counts * 2.0 ** -125
+    gsum = np.bincount(inv_out, weights=sec.view(np.float32).astype(np.float64), minlength=uout.size)
+    g = np.where(there, gsum[np.minimum(at, max(uout.size - 1, 0))] if uout.size else 0.0, 0.0)
+    with np.errstate(invalid="ignore"):
+        wrong = np.flatnonzero(~(np.abs(g - sums) <= tol))
+    if wrong.size:
+        v = int(wrong[0])
+        out.append(f"{wrong.size} indices whose delivered sum is off (index {uin[v]}: "
+                   f"{float(g[v]) if there[v] else None} vs {sums[v]} +- {tol[v]:.3g})")
+    return out
 
 
 def compare_aggregates(op: str, a: IRUResult, b: IRUResult, idx_in, sec_in) -> list[str]:
@@ -188,12 +229,33 @@ def compare_aggregates(op: str, a: IRUResult, b: IRUResult, idx_in, sec_in) -> l
             f"{gb[wrong[0]]})"] if wrong else []
 
 
+def full_reply_blocks(config: IRUConfig, result: IRUResult, target: int | None = None,
+                      esize: int | None = None) -> tuple[int, int]:
+    """``(replies, blocks)``: the full live replies (``entry_size`` live lanes) and
+    the distinct key blocks they touch, summed over them (of ``target``/``esize``,
+    default the operation's)."""
+    op = result.op
+    target = op.target if target is None else target
+    esize = op.esize if esize is None else esize
+    E = config.entry_size
+    rs = result.replies
+    if isinstance(rs, ReplyTable):
+        lens = np.diff(rs.off)
+        full = np.flatnonzero(lens == E)
+        if not full.size:
+            return 0, 0
+        lanes = (rs.off[full][:, None] + np.arange(E)).reshape(-1)
+        kb = key_blocks(rs.idx[lanes], target, esize, config)
+        rid = np.repeat(np.arange(full.size), E)
+        return int(full.size), int(np.unique(rid << 40 | kb).size)
+    counts = [np.unique(key_blocks(r.idx, target, esize, config)).size for r in rs if r.idx.size == E]
+    return len(counts), int(sum(counts))
+
+
 def reply_quality(config: IRUConfig, result: IRUResult) -> float | None:
     """Mean distinct key blocks per full live reply (``entry_size`` live lanes)."""
-    op = result.op
-    counts = [np.unique(key_blocks(r.idx, op.target, op.esize, config)).size for r in result.replies
-              if r.idx.size == config.entry_size]
-    return float(np.mean(counts)) if counts else None
+    k, blocks = full_reply_blocks(config, result)
+    return blocks / k if k else None
 
 
 def timeout_slack(config: IRUConfig) -> tuple[int, int]:

@@ -46,6 +46,7 @@ memory timing); docs/iru.md lists what must agree (:mod:`golden.iru.checks`).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -55,7 +56,7 @@ from ..memory import AddressSpace
 from .config import FILTER_CODES, FILTER_OPS, REPLY_KINDS, IRUConfig
 from .ops import fold, merge
 
-__all__ = ["IRUOp", "IRUError", "RequestPolicy", "IRUReply", "IRUStatus", "IRUResult", "IRUModel",
+__all__ = ["IRUOp", "IRUError", "RequestPolicy", "IRUReply", "ReplyTable", "IRUStatus", "IRUResult", "IRUModel",
            "partition_positions", "prefetch_segments", "warp_threads"]
 
 #: The TLM's timing of the fetch engine (calibrated on the RTL, docs/iru.md):
@@ -165,6 +166,41 @@ class IRUReply:
         return int(self.idx.size) + self.disabled
 
 
+class ReplyTable(Sequence):
+    """Every reply of an operation as arrays (what :class:`golden.iru.fast.IRUFastModel`
+    returns as :attr:`IRUResult.replies`): a sequence of :class:`IRUReply`, made on
+    access, whose columns :meth:`IRUResult.layout` and :func:`golden.iru.check_result`
+    read directly. Per reply: ``warp``, ``partition``, ``kind`` (index into
+    :data:`REPLY_KINDS`), ``disabled``, ``request``, ``start``, ``end`` and its live
+    lanes ``idx[off[i]:off[i + 1]]`` (and ``sec``, ``pos``)."""
+
+    def __init__(self, warp, partition, kind, disabled, request, start, end, off, idx, sec, pos):
+        self.warp, self.partition, self.kind, self.disabled = warp, partition, kind, disabled
+        self.request, self.start, self.end = request, start, end
+        self.off, self.idx, self.sec, self.pos = off, idx, sec, pos
+
+    def __len__(self) -> int:
+        return int(self.warp.size)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        a, b = int(self.off[i]), int(self.off[i + 1])
+        return IRUReply(int(self.warp[i]), int(self.partition[i]), REPLY_KINDS[int(self.kind[i])], self.idx[a:b],
+                        self.sec[a:b], self.pos[a:b], int(self.disabled[i]), int(self.request[i]),
+                        int(self.start[i]), int(self.end[i]))
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def threads(self) -> np.ndarray:
+        return np.diff(self.off) + self.disabled
+
+
 @dataclass
 class IRUStatus:
     """Completion of one operation."""
@@ -203,6 +239,12 @@ class IRUResult:
         sec = np.zeros(n, np.uint32)
         pos = np.full(n, -1, np.int64)
         live = np.zeros(n, bool)
+        t = self.replies
+        if isinstance(t, ReplyTable):
+            lens = np.diff(t.off)
+            tid = np.repeat(t.warp * warp - t.off[:-1], lens) + np.arange(t.off[-1])
+            idx[tid], sec[tid], pos[tid], live[tid] = t.idx, t.sec, t.pos, True
+            return idx, sec, pos, live
         for r in self.replies:
             base = r.warp * warp
             k = r.idx.size
