@@ -248,3 +248,34 @@ def test_fast_result_type_is_an_iru_result():
     idx, sec, _ = _case(cfg, 1, "none")
     _, fast, _ = _both(cfg, idx, sec, "none", RequestPolicy(resident=64), 168)
     assert isinstance(fast, IRUResult) and fast.measured is False
+
+
+@pytest.mark.parametrize("offset", [0, 1 << 22])
+def test_checker_tables_dense_and_sparse_find_the_same_problems(offset):
+    """check_result's per-index tables are dense arrays for small indices and use the
+    distinct indices for large ones (offset): both find a lost minimum and a bad sum."""
+    cfg = IRUConfig.preset("gtx980")
+    rng = np.random.default_rng(4)
+    idx = (rng.integers(0, 50, 600) + offset).astype(np.uint32)
+    for op in ("min", "fadd"):
+        sec = f32_bits(rng.random(600)) if op == "fadd" else rng.integers(0, 1000, 600).astype(np.uint32)
+        _, fast, _ = _both(cfg, idx, sec, op, RequestPolicy(resident=64), 100)
+        assert check_result(cfg, idx, sec, fast) == []
+        t = fast.replies
+        k = int(np.flatnonzero(np.diff(t.off) > 0)[0])
+        s2 = t.sec.copy()
+        lane = int(t.off[k])
+        s2[lane] = s2[lane] + 7 if op == "min" else f32_bits(t.sec[lane:lane + 1].view(np.float32) + 1.0)[0]
+        bad = ReplyTable(t.warp, t.partition, t.kind, t.disabled, t.request, t.start, t.end, t.off, t.idx, s2, t.pos)
+        probs = check_result(cfg, idx, sec, dataclasses.replace(fast, replies=bad))
+        want = "secondary value other than the input's" if op == "min" else "delivered sum is off"
+        assert any(want in p for p in probs), probs
+        if op == "min":                                 # the lane now carries more than its index's minimum
+            keep = np.ones(t.idx.size, bool)
+            keep[lane] = False
+            gone = ReplyTable(t.warp, t.partition, t.kind, t.disabled + np.r_[np.zeros(k, np.int64), 1,
+                              np.zeros(len(t) - k - 1, np.int64)], t.request, t.start, t.end,
+                              np.r_[t.off[:k + 1], t.off[k + 1:] - 1], t.idx[keep], t.sec[keep], t.pos[keep])
+            probs = check_result(cfg, idx, sec, dataclasses.replace(fast, replies=gone))
+            assert probs and (any("never delivered" in p for p in probs) or
+                              any("lost their minimum" in p for p in probs)), probs

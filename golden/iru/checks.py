@@ -173,34 +173,50 @@ def check_result(config: IRUConfig, idx_in: np.ndarray, sec_in: np.ndarray, resu
 
 
 def _filter_problems(op: str, idx_in, sec_in, idx, sec) -> list[str]:
-    """``min``/``fadd``: every index delivered; minima exact, sums within the tolerance."""
+    """``min``/``fadd``: every index delivered; minima exact, sums within the tolerance.
+    Per-index tables are dense arrays when the indices are few enough, else over the
+    distinct indices."""
     out = []
-    uin, inv_in = np.unique(idx_in, return_inverse=True)
-    uout, inv_out = np.unique(idx, return_inverse=True)
-    lost = np.setdiff1d(uin, uout, assume_unique=True)
-    if lost.size:
-        out.append(f"{lost.size} indices of the input never delivered")
-    at = np.searchsorted(uout, uin)                     # where each input index sits among the delivered ones
-    there = (at < uout.size) & (uout[np.minimum(at, uout.size - 1)] == uin) if uout.size else np.zeros(uin.size, bool)
+    top = int(max(idx_in.max(initial=-1), idx.max(initial=-1))) + 1
+    if top <= max(4 * (idx_in.size + idx.size), 1 << 16):
+        uin = np.flatnonzero(np.bincount(idx_in, minlength=top))          # the input's indices
+        inv_in, inv_out, m = idx_in, idx, top
+        there = np.bincount(idx, minlength=top)[uin] > 0
+        slot = uin                                       # an index's row in the tables
+    else:
+        uin, inv_in = np.unique(idx_in, return_inverse=True)
+        uout, inv_out = np.unique(idx, return_inverse=True)
+        m = max(uout.size, 1)
+        at = np.minimum(np.searchsorted(uout, uin), uout.size - 1) if uout.size else np.zeros(uin.size, np.int64)
+        there = (uout[at] == uin) if uout.size else np.zeros(uin.size, bool)
+        slot = at
+        inv_in = np.searchsorted(uin, idx_in)            # rows of the input's own table
+    if not there.all():
+        out.append(f"{int(np.count_nonzero(~there))} indices of the input never delivered")
+    big = np.iinfo(np.int64).max
     if op == "min":
-        want = np.full(uin.size, np.iinfo(np.int64).max)
+        want = np.full(uin.size if inv_in is not idx_in else m, big)
         np.minimum.at(want, inv_in, sec_in.astype(np.int64))
-        got = np.full(uout.size, np.iinfo(np.int64).max)
+        got = np.full(m, big)
         np.minimum.at(got, inv_out, sec.astype(np.int64))
-        g = np.where(there, got[np.minimum(at, max(uout.size - 1, 0))] if uout.size else 0, -1)
-        wrong = np.flatnonzero(g != want)
+        w = want[uin] if inv_in is idx_in else want
+        g = np.where(there, got[slot], -1)
+        wrong = np.flatnonzero(g != w)
         if wrong.size:
             v = int(wrong[0])
             out.append(f"{wrong.size} indices lost their minimum (index {uin[v]}: "
-                       f"{int(g[v]) if there[v] else None} vs {int(want[v])})")
+                       f"{int(g[v]) if there[v] else None} vs {int(w[v])})")
         return out
     x = sec_in.view(np.float32).astype(np.float64)
-    counts = np.bincount(inv_in, minlength=uin.size)
-    sums = np.bincount(inv_in, weights=x, minlength=uin.size)
-    mags = np.bincount(inv_in, weights=np.abs(x), minlength=uin.size)
+    size = uin.size if inv_in is not idx_in else m
+    counts = np.bincount(inv_in, minlength=size)
+    sums = np.bincount(inv_in, weights=x, minlength=size)
+    mags = np.bincount(inv_in, weights=np.abs(x), minlength=size)
+    if inv_in is idx_in:
+        counts, sums, mags = counts[uin], sums[uin], mags[uin]
     tol = (counts - 1) * 2.0 ** -24 * mags + counts * 2.0 ** -125
-    gsum = np.bincount(inv_out, weights=sec.view(np.float32).astype(np.float64), minlength=uout.size)
-    g = np.where(there, gsum[np.minimum(at, max(uout.size - 1, 0))] if uout.size else 0.0, 0.0)
+    gsum = np.bincount(inv_out, weights=sec.view(np.float32).astype(np.float64), minlength=m)
+    g = np.where(there, gsum[slot], 0.0)
     with np.errstate(invalid="ignore"):
         wrong = np.flatnonzero(~(np.abs(g - sums) <= tol))
     if wrong.size:

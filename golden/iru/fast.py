@@ -183,14 +183,16 @@ class IRUFastModel(IRUModel):
                 delay[on] = np.maximum(delay[on], wait[cut[j]:cut[j + 1]])
             ready[remote] = rt + rh + delay
         bank = dest * B + (lset & (B - 1))
-        order = _sort2(bank, ready * 2 + (hops == 0))          # a ring flit before the local queue
+        border = _sort2(bank, ready * 2 + (hops == 0))          # a ring flit before the local queue
         ins = np.empty(n, np.int64)
-        ins[order] = _fifo(ready[order], bank[order])
+        ins[border] = _fifo(ready[border], bank[border])
         flush_at = int(ins.max()) + 1
 
-        # 3. hash entries: per (partition, set) in insertion order
+        # 3. hash entries: per (partition, set) in insertion order. A set lives in one
+        #    bank, whose insertions are in order in ``border``: a stable sort by set.
         gid = dest * S + lset
-        order = _sort2(gid, ins)
+        g = gid[border]
+        order = border[np.argsort(g.astype(np.uint16) if P * S <= 1 << 16 else g, kind="stable")]
         threads = warp_threads(n, E)
         W, t_last = len(threads), threads[-1]
         cuts, last_tos = None, None
