@@ -461,3 +461,37 @@ def test_engine_requests_go_through_the_memory_system():
     k2 = next(k for k in r2.gpu["kernels"] if k["name"] == "graphpeg_bfs")
     assert k2["unit_sectors"] == r2.extra["graphpeg"]["engine_requests"] * max(1, bb // 32)
     assert np.array_equal(r.values, r2.values)
+
+
+# ---------------------------------------------------------------------- runs of warp requests
+def _kernel_trace(batch: bool, seed: int):
+    """One random setup run twice in a row (lists spilled and refilled), with the
+    warps' request runs issued at once or one a step: everything observable."""
+    rng = np.random.default_rng(seed)
+    g = load_graph(f"kron:scale={int(rng.integers(7, 10))},seed={seed}")
+    sms = int(rng.choice([1, 2, 4]))
+    cfg, m, b = place(g, sms=sms, preset=str(rng.choice(["sim", "default"])))
+    m.batch_consumer = batch
+    out = []
+    for rnd in range(2):
+        vs = rng.choice(g.num_vertices, int(rng.integers(1, 400)))
+        for sm in range(sms):
+            m.push(sm, vs[sm::sms])
+        mode = "vertex" if rng.random() < 0.25 else "edge"
+        k = GraphPEGKernel(mode=mode, row_ptr=b["row_ptr"], col=b["col"],
+                           weight=b["weight"] if rng.random() < 0.5 else None, ef=bool(rng.random() < 0.7),
+                           ef_interval=int(rng.choice([64, 512])))
+        res = m.run(k, latency=int(rng.choice([1, 20, 200])), consume=float(rng.choice([0.0, 0.5, 1.0, 3.7])),
+                    warps=int(rng.choice([1, 4, 64])), pop_start=int(rng.choice([0, 0, 300])))
+        out.append((res.cycles, res.finish_cycle, [(bt.sm, bt.cycle, bt.src.tolist(), bt.dst.tolist()) for bt in res.batches],
+                    res.requests, res.ef_log, res.sm_items, res.exchanges, res.moved, res.peak_alwt,
+                    res.peak_reserved, res.ef_checks))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_request_runs_are_exact(seed):
+    """GraphPEGModel.batch_consumer issues a run of warp requests at once; the
+    kernels' every cycle, batch, request and EF decision are those of the
+    one-request-a-step model."""
+    assert _kernel_trace(True, seed) == _kernel_trace(False, seed)

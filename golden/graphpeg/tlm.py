@@ -460,7 +460,18 @@ class _SM:
         # 4. the LD/ST port
         if self.port_free <= t:
             wants = self._wants(t)
-            if wants:
+            if wants == ["consumer"] and self.m.batch_consumer:
+                # Only the warps want the port: their requests take it cycle after cycle
+                # until something else can change (a response, a warp's last request,
+                # the control processor, pop_start), so issue them at once (exact).
+                busy = True
+                self.rr = 0
+                k = self._consumer_run(t)
+                self.warps[0] -= k - 1
+                self.port_free = t + k - 1
+                nreq = self._do_consumer(t + k - 1)
+                self.port_free += nreq
+            elif wants:
                 order = ("index", "edge", "refill", "consumer")
                 pick = min(wants, key=lambda s: (order.index(s) - self.rr) % len(order))
                 self.rr = (order.index(pick) + 1) % len(order)
@@ -481,6 +492,25 @@ class _SM:
                 self.warps.append(work)
             busy = True
         return busy
+
+    def _consumer_run(self, t: int) -> int:
+        """How many consumer requests in a row, from cycle ``t``, issue exactly as the
+        cycle-by-cycle rules would (1 if a pop, a response, a finishing warp or the
+        control processor may come in between)."""
+        m = self.m
+        if not self.edge_mode and self.in_list and self.reserved < self.C:
+            return 1                                  # the vertex list feeds the buffer every cycle
+        if (self.buffer and t >= m.pop_start and len(self.warps) < m.warps
+                and (len(self.buffer) >= self.ws or self.drained())):
+            return 1                                  # a warp pops this cycle
+        k = int(np.ceil(self.warps[0] - 1e-9)) - 1    # requests before the warp's last one
+        end = m.horizon
+        for q in (self.resp_index, self.resp_edge, self.resp_refill):
+            if q:
+                end = min(end, q[0][0])
+        if self.buffer and t < m.pop_start:
+            end = min(end, m.pop_start)
+        return max(1, min(k, end - t)) if end != float("inf") else max(1, k)
 
     def _do_index(self, t: int) -> int:
         m = self.m
@@ -603,6 +633,9 @@ class GraphPEGModel:
         self.warps = 64
         self.pop_start = 0
         self.mem_error = False
+        #: Issue runs of the warps' LD/ST requests at once (exact; False: one a step).
+        self.batch_consumer = True
+        self.horizon = float("inf")                   # next cycle the control processor may act
 
     def _count(self, kind: str, n: int) -> None:
         self.requests[kind] += n
@@ -724,7 +757,8 @@ class GraphPEGModel:
                     engines[recv].frozen = True
                     cp = {"phase": "ERS", "at": t + EF_STEP_CYCLES, "recv": recv, "donor": donor, "size": size,
                           "t": t - t0}
-            # the SMs
+            # the SMs (a run of warp requests stops before the control processor's next action)
+            self.horizon = cp["at"] if cp is not None else next_tick
             for k, e in enumerate(engines):
                 if wake[k] <= t:
                     wake[k] = t + 1 if e.step(t) else e.next_event(t)
