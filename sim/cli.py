@@ -278,6 +278,11 @@ def _check_run_options(args) -> dict:
         opts["pcie"] = args.pcie
     if args.edge_bytes is not None:
         opts["edge_bytes"] = args.edge_bytes
+    if getattr(args, "iru_model", None) is not None:
+        if args.mode not in unit_modes("iru"):
+            raise UsageError(f"--iru-model applies to --mode {' or '.join(unit_modes('iru')) or '(none available)'}, "
+                             f"not {args.mode}")
+        opts["iru_model"] = args.iru_model
     if args.uvm_capacity is not None:
         if args.mode != "uvm":
             raise UsageError(f"--uvm-capacity applies to --mode uvm, not {args.mode}")
@@ -484,7 +489,7 @@ def cmd_run(args) -> int:
     if "source" in r.extra:
         rows.append(["source", r.extra["source"]])
     shown = _shown_options(args, opts)
-    for k in ("scu", "iru", "graphpeg", "mff", "pcie", "edge_bytes", "uvm_capacity"):
+    for k in ("scu", "iru", "iru_model", "graphpeg", "mff", "pcie", "edge_bytes", "uvm_capacity"):
         if k in shown:
             rows.append([k.replace("_", " ") + (" preset" if k in ("scu", "iru", "graphpeg", "mff", "pcie") else ""),
                          shown[k]])
@@ -683,6 +688,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        f"(modes {', '.join(unit_modes('emogi'))}; default: pcie3-x16)"))
     sp.add_argument("--edge-bytes", dest="edge_bytes", type=int, choices=[4, 8],
                     help="bytes per edge-list element in host memory, EMOGI modes (default: 8, as the paper)")
+    sp.add_argument("--iru-model", dest="iru_model", choices=["fast", "cycle"],
+                    help="--mode iru: the IRU's fast model (default) or its cycle-level model, the RTL's "
+                         "reference (slow; docs/iru.md, \"Fast model\")")
     sp.add_argument("--uvm-capacity", dest="uvm_capacity", metavar="RATIO|SIZE",
                     help="GPU memory for migrated pages, --mode uvm: a ratio of the host data (default 0.5; "
                          "1 or more: everything fits) or a size with a unit (e.g. 512MiB)")

@@ -609,6 +609,20 @@ def test_emogi_options(tmp_path, capsys):
     assert doc["extra"]["emogi"]["capacity_pages"] == 2    # 8 KiB of 4 KiB pages
 
 
+def test_iru_model_option(tmp_path, capsys):
+    """--iru-model picks the IRU's fast or cycle-level model (docs/iru.md, "Fast model")."""
+    base = ("--graph", "kron:scale=7", "--algo", "bfs", "--source", "3", "--mode", "iru")
+    got = {}
+    for m in ("fast", "cycle"):
+        out, doc = run_json(tmp_path, capsys, *base, "--iru-model", m)
+        assert doc["extra"]["iru"]["model"] == m and doc["options"]["iru_model"] == m
+        assert any(ln.split()[:3] == ["iru", "model", m] for ln in out.splitlines())
+        got[m] = doc["extra"]["iru"]["cycles"]
+    _, doc = run_json(tmp_path, capsys, *base)
+    assert doc["extra"]["iru"]["model"] == "fast"
+    assert 0.75 <= got["fast"] / got["cycle"] <= 1.25
+
+
 def modes_of(unit):
     from sim.cli import unit_modes
     return " or ".join(unit_modes(unit))
@@ -656,6 +670,8 @@ def test_unit_modes_come_from_the_registry():
      lambda: "--uvm-capacity applies to --mode uvm, not emogi-naive"),
     (["--algo", "bfs", "--mode", "iru", "--edge-bytes", "4"],
      lambda: f"--edge-bytes applies to --mode {modes_of('emogi')}, not iru"),
+    (["--algo", "bfs", "--mode", "scu", "--iru-model", "cycle"],
+     lambda: f"--iru-model applies to --mode {modes_of('iru')}, not scu"),
 ])
 def test_unit_option_errors(capsys, args, message):
     rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=5", *args)
