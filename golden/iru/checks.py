@@ -260,10 +260,9 @@ def full_reply_blocks(config: IRUConfig, result: IRUResult, target: int | None =
         full = np.flatnonzero(lens == E)
         if not full.size:
             return 0, 0
-        lanes = (rs.off[full][:, None] + np.arange(E)).reshape(-1)
-        kb = key_blocks(rs.idx[lanes], target, esize, config)
-        rid = np.repeat(np.arange(full.size), E)
-        return int(full.size), int(np.unique(rid << 40 | kb).size)
+        lanes = rs.off[full][:, None] + np.arange(E)
+        kb = np.sort(key_blocks(rs.idx[lanes], target, esize, config), axis=1)      # a row per reply
+        return int(full.size), int(full.size + np.count_nonzero(kb[:, 1:] != kb[:, :-1]))
     counts = [np.unique(key_blocks(r.idx, target, esize, config)).size for r in rs if r.idx.size == E]
     return len(counts), int(sum(counts))
 

@@ -542,7 +542,7 @@ class IRUFastModel(IRUModel):
         ptr = np.zeros(S, np.int64)           # each set's elements answered so far
         tu = 0                                # tokens answered so far
         x, hd = 0, policy.start + 1           # replier free; the oldest request waits since
-        allt = None
+        allt, looks = None, 0                 # the partition's insertion cycles, sorted once looked at often
         ntw = toks.size // E
         while True:
             # The full entries and whole warps of tokens left, in the order they are ready.
@@ -580,12 +580,15 @@ class IRUFastModel(IRUModel):
             # the partition holds a warp's worth of elements by then.
             t = int(d[K])
             tt = max(x, hd + T)
-            if allt is None:
-                allt = np.sort(r_t[lo:hi])
             consumed = int(ptr.sum())
-            if consumed + E <= allt.size:
-                tt = max(tt, int(allt[consumed + E - 1]))
-            if tt < t and consumed + E <= allt.size:
+            enough = consumed + E <= hi - lo
+            if enough:                                  # the cycle the partition holds a warp's worth
+                looks += 1
+                if allt is None and looks > 4:
+                    allt = np.sort(r_t[lo:hi], kind="stable")
+                kth = consumed + E - 1
+                tt = max(tt, int(allt[kth] if allt is not None else np.partition(r_t[lo:hi], kth)[kth]))
+            if tt < t and enough:
                 held = np.searchsorted(r_t[lo:hi] + (r_gid[lo:hi] - p * S) * (1 << 40),
                                        np.arange(S) * (1 << 40) + tt, side="right") + lo - offa[:S] - ptr
                 pieces, need = [], E
@@ -707,7 +710,7 @@ class IRUFastModel(IRUModel):
             e = dd + beats[b0:b1][so] - 0
             last = np.r_[np.flatnonzero(pp[so][1:] != pp[so][:-1]), so.size - 1]
             free[pp[so][last]] = e[last] + 1
-            ends_sorted = np.sort(np.r_[ends_sorted, e])
+            ends_sorted = np.sort(np.r_[ends_sorted, e], kind="stable")      # sorted runs: a merge
         end = dec + beats
         lens = np.bincount(prep, weights=plen, minlength=R).astype(np.int64)
         off = np.r_[0, np.cumsum(lens)]
