@@ -143,15 +143,14 @@ class IRUFastModel(IRUModel):
         P, E, S, B = cfg.partitions, cfg.entry_size, cfg.sets, cfg.banks
         n = int(op.n)
         st = IRUStatus(n=n)
-        h = fold(((idx_all * op.esize + op.target) & ((1 << cfg.addr_width) - 1))
-                 >> (cfg.key_block_bytes.bit_length() - 1), cfg.key_bits, cfg.hash_bits)
-        dest, lset = h & (P - 1), h >> cfg.part_bits
 
         # 1. prefetch and classifier, per source partition. From here on the elements
         #    are in partition order (``perm``: their positions): each source
-        #    partition's elements in the order it classifies them.
-        # the index array's words interleaved over the partitions (partition_positions)
-        src_of = ((op.idx // 4 + np.arange(n)) // (cfg.interleave_bytes // 4)) % P
+        #    partition's elements in the order it classifies them; the index array's
+        #    words are interleaved over the partitions (partition_positions).
+        words = cfg.interleave_bytes // 4
+        src_of = (op.idx // 4 + np.arange(n)) // words % P if words & (words - 1) or P & (P - 1) else \
+            ((op.idx >> 2) + np.arange(n)) >> (words.bit_length() - 1) & (P - 1)
         perm = np.argsort(src_of.astype(np.uint16), kind="stable")
         sizes = np.bincount(src_of, minlength=P)
         bounds = np.r_[0, np.cumsum(sizes)]
@@ -159,7 +158,10 @@ class IRUFastModel(IRUModel):
                                            perm[bounds[p]:bounds[p + 1]]) if sizes[p] else np.zeros(0, np.int64)
                             for p in range(P)])
         src = np.repeat(np.arange(P), sizes)
-        dest, lset = dest[perm], lset[perm]
+        idx_p = idx_all[perm]
+        h = fold(((idx_p * op.esize + op.target) & ((1 << cfg.addr_width) - 1))
+                 >> (cfg.key_block_bytes.bit_length() - 1), cfg.key_bits, cfg.hash_bits)
+        dest, lset = h & (P - 1), h >> cfg.part_bits
 
         # 2. ring and banks
         ready = c + 1
@@ -176,8 +178,9 @@ class IRUFastModel(IRUModel):
             cut = np.cumsum([0] + [a.size for a in ids])
             links, times = np.concatenate(links), np.concatenate(times)
             order = _sort2(links, times)
+            ts = times[order]
             wait = np.empty(times.size, np.int64)
-            wait[order] = _fifo(times[order], links[order]) - times[order]
+            wait[order] = _fifo(ts, np.repeat(np.arange(P), np.bincount(links, minlength=P))) - ts
             delay = np.zeros(remote.size, np.int64)
             for j, on in enumerate(ids):         # a flit waits the longest of its links' delays
                 delay[on] = np.maximum(delay[on], wait[cut[j]:cut[j + 1]])
@@ -185,7 +188,7 @@ class IRUFastModel(IRUModel):
         bank = dest * B + (lset & (B - 1))
         border = _sort2(bank, ready * 2 + (hops == 0))          # a ring flit before the local queue
         ins = np.empty(n, np.int64)
-        ins[border] = _fifo(ready[border], bank[border])
+        ins[border] = _fifo(ready[border], np.repeat(np.arange(P * B), np.bincount(bank, minlength=P * B)))
         flush_at = int(ins.max()) + 1
 
         # 3. hash entries: per (partition, set) in insertion order. A set lives in one
@@ -207,11 +210,11 @@ class IRUFastModel(IRUModel):
                     brk = np.zeros(n, bool)
                     brk[cuts[cuts < n]] = True
                     grp = np.cumsum(brk | np.r_[True, grp[1:] != grp[:-1]])
-                first, owner = self._windows(grp, idx_all[perm[order]], E)
+                first, owner = self._windows(grp, idx_p[order], E)
                 rep = order[first]
                 tok_part, tok_t = dest[order[~first]], ins[order[~first]]
             r_gid, r_t = gid[rep], ins[rep]
-            r_idx = idx_all[perm[rep]]
+            r_idx = idx_p[rep]
             goff = np.searchsorted(r_gid, np.arange(P * S + 1))
 
             # 4. replies per partition
