@@ -2,7 +2,8 @@
 """Wall time of every mode next to the baseline's (issue "Speed"): for each graph
 and algorithm, the baseline and every other mode (the units' and the reference
 variants) in statistics mode with the full GPU model, each in its own process
-with a time limit, and the ratio to the baseline's time.
+with a time limit and the allocator settings of ``graphunits run``
+(golden.perf.tune_allocator), and the ratio to the baseline's time.
 
 Goal (docs/benchmarks.md, "Mode speed"): every unit mode within 3x of the
 baseline's time on the same graph and algorithm, on kron:scale=16,
@@ -32,6 +33,8 @@ def _run(q, graph: str, algo: str, mode: str) -> None:
         from golden.algorithms import run_algorithm
         from golden.algorithms.common import default_source
         from golden.graphs import load_graph
+        from golden.perf import tune_allocator
+        tune_allocator()                        # as graphunits run does
         g = load_graph(graph, weighted=algo == "sssp")
         opts = {"source": default_source(g)} if algo in ("bfs", "sssp", "bc") else {}
         t0 = time.perf_counter()
