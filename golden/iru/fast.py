@@ -362,35 +362,20 @@ class IRUFastModel(IRUModel):
         K = ends.size
         cs = [0] * K
         lens_l, seg_l, off_l = lens.tolist(), seg.tolist(), roomoff.tolist()
-        t0, t1 = [], []
+        takes = [[] for _ in range(ne)]       # each engine's read-stage cycles
         port = START_DELAY
         prev = -_INF
         lat = L + READ_DELAY
-        last0 = last1 = -_INF
         for k in range(K):
             o = off_l[k]
             room = cs[seg_l[k]] + o if o > -_INF else -_INF
-            iss = port if k < M or t0[k - M] < port else t0[k - M]
-            port = iss + 1
-            t = iss + lat
-            if t <= last0:
-                t = last0 + 1
-            if t < room:
-                t = room
-            t0.append(t)
-            last0 = avail = t
-            if ne > 1:
-                iss = port if k < M or t1[k - M] < port else t1[k - M]
+            avail = -_INF
+            for tg in takes:                  # the engines' requests in turn on the port
+                iss = port if k < M or tg[k - M] < port else tg[k - M]
                 port = iss + 1
-                t = iss + lat
-                if t <= last1:
-                    t = last1 + 1
-                if t < room:
-                    t = room
-                t1.append(t)
-                last1 = t
-                if t > avail:
-                    avail = t
+                t = max(iss + lat, tg[-1] + 1 if k else -_INF, room)
+                tg.append(t)
+                avail = max(avail, t)
             c0 = avail + EMIT_DELAY
             if c0 <= prev:
                 c0 = prev + 1
