@@ -140,6 +140,10 @@ class AddressSpace:
     def read(self, addr: int, n: int) -> np.ndarray:
         """``n`` bytes at ``addr`` as a new uint8 array."""
         self._check(addr, n)
+        off = addr & (PAGE_BYTES - 1)
+        if off + n <= PAGE_BYTES:                       # within one page
+            page = self._pages.get(addr >> PAGE_BITS)
+            return page[off:off + n].copy() if page is not None else np.zeros(n, dtype=np.uint8)
         out = np.zeros(n, dtype=np.uint8)
         pos = 0
         while pos < n:
@@ -183,7 +187,7 @@ class AddressSpace:
     def read_elems(self, addr: int, count: int, esize: int) -> np.ndarray:
         """``count`` little-endian unsigned elements of ``esize`` (4 or 8) bytes."""
         dt = {4: np.uint32, 8: np.uint64}[esize]
-        return self.read(addr, count * esize).view(dt).copy()
+        return self.read(addr, count * esize).view(dt)         # read() returns a new array
 
     def gather_elems(self, addrs, esize: int) -> np.ndarray:
         """Elements at arbitrary ``esize``-aligned byte addresses (vectorised per page)."""

@@ -495,3 +495,17 @@ def test_request_runs_are_exact(seed):
     kernels' every cycle, batch, request and EF decision are those of the
     one-request-a-step model."""
     assert _kernel_trace(True, seed) == _kernel_trace(False, seed)
+
+
+def test_error_range_without_an_error_function_is_the_block_loop():
+    """Without ``is_error`` only a block past the end of the address space fails: the
+    shortcut gives the block loop's answer."""
+    cfg = GraphPEGConfig.preset("sim")
+    rng = np.random.default_rng(0)
+    for bits in (12, 16):
+        sp = AddressSpace(addr_bits=bits)
+        fast, loop = GraphPEGModel(cfg, sp), GraphPEGModel(cfg, sp, is_error=lambda blk: False)
+        cases = [(int(rng.integers(0, sp.size + 64)), int(rng.integers(0, 200))) for _ in range(3000)]
+        cases += [(sp.size - 4, 4), (sp.size - 4, 8), (sp.size - 3, 0), (sp.size, 0)]
+        assert [fast.is_error_range(a, n) for a, n in cases] == [loop.is_error_range(a, n) for a, n in cases]
+        assert fast.is_error_range(sp.size - 4, 8) and not fast.is_error_range(sp.size - 4, 4)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -64,6 +65,11 @@ __all__ = ["GraphPEGError", "GraphPEGKernel", "Batch", "KernelResult", "GraphPEG
            "IVD", "FI", "RD", "FE"]
 
 IVD, FI, RD, FE = 0, 1, 2, 3
+#: The SM's LD/ST port requesters in round-robin order (bits of ``_SM._wants``).
+PORT_ORDER = ("index", "edge", "refill", "consumer")
+#: _PICK[rr][wants]: the requester served, round robin from ``rr``.
+_PICK = [[next((i for i in ((rr + j) & 3 for j in range(4)) if w >> i & 1), -1) for w in range(16)]
+         for rr in range(4)]
 #: Cycles of the control processor's steps of one exchange (ERS, ED, ER).
 EF_STEP_CYCLES = 2
 
@@ -232,6 +238,7 @@ class _SM:
         self.C = c.edge_buffer_edges
         self.ws = c.warp_size
         self.setup_done = False
+        self._port_do = (self._do_index, self._do_edge, self._do_refill, self._do_consumer)   # PORT_ORDER
         self.clear()
 
     # ------------------------------------------------------------------ lists
@@ -400,20 +407,21 @@ class _SM:
         to_block = self.wpb - (a % self.m.config.block_bytes) // 4
         return min(self.rem[e], to_block, self.C)
 
-    def _wants(self, t: int) -> list[str]:
-        w = []
+    def _wants(self, t: int) -> int:
+        """Who wants the LD/ST port: a bit per requester of :data:`PORT_ORDER`."""
+        w = 0
         if self.edge_mode and not self.frozen and self.in_list and self.nvalid < self.m.alwt_entries:
-            w.append("index")
+            w = 1                                      # index
         if self.edge_mode and self.fe >= 0 and not self.ed_block:
             n = self._chunk()
             if n and self.reserved + n <= self.C:
-                w.append("edge")
+                w |= 2                                 # edge
         if self.refill_pos < self.in_spilled:
             n = min(self.wpb, self.in_spilled - self.refill_pos)
             if len(self.in_list) + self.refill_pending + n <= self.cap:
-                w.append("refill")
+                w |= 4                                 # refill
         if self.warps:
-            w.append("consumer")
+            w |= 8                                     # consumer
         return w
 
     # ------------------------------------------------------------------ one cycle
@@ -460,7 +468,7 @@ class _SM:
         # 4. the LD/ST port
         if self.port_free <= t:
             wants = self._wants(t)
-            if wants == ["consumer"] and self.m.batch_consumer:
+            if wants == 8 and self.m.batch_consumer:
                 # Only the warps want the port: their requests take it cycle after cycle
                 # until something else can change (a response, a warp's last request,
                 # the control processor, pop_start), so issue them at once (exact).
@@ -472,11 +480,11 @@ class _SM:
                 nreq = self._do_consumer(t + k - 1)
                 self.port_free += nreq
             elif wants:
-                order = ("index", "edge", "refill", "consumer")
-                pick = min(wants, key=lambda s: (order.index(s) - self.rr) % len(order))
-                self.rr = (order.index(pick) + 1) % len(order)
+                # round robin from the requester after the last one served
+                pick = _PICK[self.rr][wants]
+                self.rr = (pick + 1) & 3
                 busy = True
-                nreq = getattr(self, "_do_" + pick)(t)
+                nreq = self._port_do[pick](t)
                 self.port_free = t + nreq
         # 5. a warp pops
         if (self.buffer and t >= m.pop_start and len(self.warps) < m.warps
@@ -550,11 +558,8 @@ class _SM:
             wt = np.zeros(n, np.int64)
         m.mem_error |= err
         base = self.v[e]
-        cl, wl = col.tolist(), wt.tolist()
-        if k.csc:
-            items = [(cl[i], base, wl[i], s0 + i) for i in range(n)]
-        else:
-            items = [(base, cl[i], wl[i], s0 + i) for i in range(n)]
+        cl, wl, bs, ix = col.tolist(), wt.tolist(), repeat(base, n), range(s0, s0 + n)
+        items = list(zip(cl, bs, wl, ix) if k.csc else zip(bs, cl, wl, ix))
         self.resp_edge.append((t + nreq - 1 + m.latency, items))
         self.reserved += n
         self.peak_reserved = max(self.peak_reserved, self.reserved)
@@ -624,6 +629,7 @@ class GraphPEGModel:
             raise GraphPEGError(f"GraphPEG needs at least one SM, not {self.sms}")
         self.alwt_entries = config.alwt_entries
         self.is_error = is_error or (lambda b: False)
+        self._no_errors = is_error is None
         self.spill_base = 0
         self.spill_stride = 0
         self.engines = [_SM(self, k) for k in range(self.sms)]
@@ -643,6 +649,8 @@ class GraphPEGModel:
     def is_error_range(self, addr: int, nbytes: int) -> bool:
         bb = self.config.block_bytes
         blk = addr - addr % bb
+        if self._no_errors:                      # only a block past the end of the space fails: the last
+            return blk < addr + nbytes and -(-(addr + nbytes) // bb) * bb > self.space.size
         while blk < addr + nbytes:
             if self.is_error(blk) or blk + bb > self.space.size:
                 return True
