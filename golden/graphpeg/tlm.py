@@ -725,6 +725,9 @@ class GraphPEGModel:
         finish = None
         wake = [t0] * self.sms
         engines = self.engines
+        heap = [(t0, k) for k in range(self.sms)]     # (wake, SM): the SMs due, without scanning them all
+        idle = [e.idle() for e in engines]            # each SM's idle(), updated when it steps
+        n_idle = sum(idle)
         while True:
             # the control processor
             if cp is not None and t >= cp["at"]:
@@ -756,6 +759,10 @@ class GraphPEGModel:
                     log.append(EFDecision(*dec, "moved", v, s, e_))
                     cp = None
                 wake = [min(w, t) for w in wake]
+                heap = [(w, k) for k, w in enumerate(wake) if w != float("inf")]
+                heapq.heapify(heap)
+                idle = [e.idle() for e in engines]
+                n_idle = sum(idle)
             if cp is None and t >= next_tick:
                 next_tick = t + interval
                 checks += 1
@@ -763,18 +770,31 @@ class GraphPEGModel:
                 if dec is not None:
                     donor, recv, size = dec
                     engines[recv].frozen = True
+                    n_idle -= idle[recv]
+                    idle[recv] = engines[recv].idle()
+                    n_idle += idle[recv]
                     cp = {"phase": "ERS", "at": t + EF_STEP_CYCLES, "recv": recv, "donor": donor, "size": size,
                           "t": t - t0}
             # the SMs (a run of warp requests stops before the control processor's next action)
             self.horizon = cp["at"] if cp is not None else next_tick
-            for k, e in enumerate(engines):
-                if wake[k] <= t:
-                    wake[k] = t + 1 if e.step(t) else e.next_event(t)
-            if finish is None and cp is None and all(e.idle() for e in engines):
+            due = set()
+            while heap and heap[0][0] <= t:
+                w, k = heapq.heappop(heap)
+                if w == wake[k]:
+                    due.add(k)
+            for k in sorted(due):
+                e = engines[k]
+                wake[k] = w = t + 1 if e.step(t) else e.next_event(t)
+                if w != float("inf"):
+                    heapq.heappush(heap, (w, k))
+                now = e.idle()
+                n_idle += now - idle[k]
+                idle[k] = now
+            if finish is None and cp is None and n_idle == len(engines):
                 finish = t
             if finish is not None and not any(e.warps for e in engines):
                 break
-            nxt = min(wake)
+            nxt = heap[0][0] if heap else float("inf")
             if cp is not None:
                 nxt = min(nxt, cp["at"])
             elif finish is None:
