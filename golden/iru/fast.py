@@ -309,11 +309,13 @@ class IRUFastModel(IRUModel):
             segends.append(np.r_[brk, m])
         if all(e.size == segends[0].size and np.array_equal(e, segends[0]) for e in segends[1:]):
             c = self._classify_fixpoint(segends[0], len(bases), m)
-            return c if c is not None else self._classify_aligned(segends[0], len(bases), m)
+            if c is not None:
+                return c
         return self._classify_pieces([e.tolist() for e in segends], m)
 
     def _classify_fixpoint(self, ends: np.ndarray, ne: int, m: int, rounds: int = 12) -> np.ndarray | None:
-        """:meth:`_classify_aligned` solved as a fixed point: every constraint of the
+        """:meth:`_classify_pieces` for engines that read the same segments, solved as a
+        fixed point: every constraint of the
         recurrence (the port, blocks in flight, the buffer's room, one read and one
         element a cycle) applied to the whole array at once, from below, until
         nothing moves (then it is the recurrence's unique solution); ``None`` if it
@@ -349,43 +351,10 @@ class IRUFastModel(IRUModel):
             room = np.where(has, cs[segc] + roomoff, -_INF)
         return None
 
-    def _classify_aligned(self, ends: np.ndarray, ne: int, m: int) -> np.ndarray:
-        """:meth:`_classify` when every engine reads the same segments."""
-        cfg = self.config
-        L, M = self.latency, cfg.prefetch_inflight
-        cap = 1 + 2 * (cfg.block_bytes // 4)
-        starts = np.r_[0, ends[:-1]]
-        lens = ends - starts
-        e = ends - cap - 1                          # the element whose pop makes room in the buffer
-        seg = np.searchsorted(ends, e, side="right")
-        roomoff = np.where(e >= 0, e - starts[np.minimum(seg, ends.size - 1)], -_INF)
-        K = ends.size
-        cs = [0] * K
-        lens_l, seg_l, off_l = lens.tolist(), seg.tolist(), roomoff.tolist()
-        takes = [[] for _ in range(ne)]       # each engine's read-stage cycles
-        port = START_DELAY
-        prev = -_INF
-        lat = L + READ_DELAY
-        for k in range(K):
-            o = off_l[k]
-            room = cs[seg_l[k]] + o if o > -_INF else -_INF
-            avail = -_INF
-            for tg in takes:                  # the engines' requests in turn on the port
-                iss = port if k < M or tg[k - M] < port else tg[k - M]
-                port = iss + 1
-                t = max(iss + lat, tg[-1] + 1 if k else -_INF, room)
-                tg.append(t)
-                avail = max(avail, t)
-            c0 = avail + EMIT_DELAY
-            if c0 <= prev:
-                c0 = prev + 1
-            cs[k] = c0
-            prev = c0 + lens_l[k] - 1
-        return np.repeat(np.asarray(cs, np.int64) - starts, lens) + np.arange(m)
-
     def _classify_pieces(self, ends: list, m: int) -> np.ndarray:
-        """:meth:`_classify` for engines whose segments differ (arrays not aligned
-        alike): a loop over the pieces between any engine's segment boundaries."""
+        """:meth:`_classify` as a loop over the pieces between any engine's segment
+        boundaries (the engines' segments differ when their arrays are not aligned
+        alike; the fixed point's fallback)."""
         cfg = self.config
         L, M = self.latency, cfg.prefetch_inflight
         cap = 1 + 2 * (cfg.block_bytes // 4)
