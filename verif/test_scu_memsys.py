@@ -109,6 +109,30 @@ def test_filter_probes_in_memory_hand_computed():
     assert gpu.arrays["scu_filter_hash"].length == 3 * 2 * HASH_ENTRY_BYTES["filter"]
 
 
+def test_best_cost_probing_expansion_in_memory_hand_computed():
+    """Algorithm 5's first pass (a fused best-cost probe, docs/scu.md) on 3 sets x 2
+    ways of 8-byte entries (16 B sets, one 32 B sector each): the clear writes the
+    48 B hash (one request, 2 sectors), every edge reads its set, every kept edge
+    writes its entry; the costs are the weights plus the node costs."""
+    cfg = SCUConfig(width=1, hash_in_memory=True, filter_best_sets=3, filter_ways=2)
+    gpu, scu = _session(cfg)
+    col = scu.put("col", np.array([5, 5, 7, 5], np.uint32))
+    wt = scu.put("wt", np.array([10, 4, 1, 9], np.uint32))
+    idx, cnt = scu.put("idx", np.array([0, 2], np.uint32)), scu.put("cnt", np.array([2, 2], np.uint32))
+    dn = scu.put("dn", np.array([0, 1], np.uint32))
+    assert [fold(5, 2) % 3, fold(7, 2) % 3] == [0, 2]          # two sets: nothing evicted
+    bits = scu.buffer("bits", 4)
+    st = scu.run(SCUOp("expand", 2, bits, data=col, idx=idx, cnt=cnt, probe=True, best=True, weights=wt,
+                       node_cost=dn, clear=True))
+    # costs 10, 4 (better: kept), 1 + 1 = 2 (new), 9 + 1 = 10 (worse than 4: dropped)
+    assert st.elements_out == 3 and scu.get(bits, 1, np.uint32).tolist() == [0b0111]
+    assert scu.hash_requests == 1 + 4 + 3
+    assert st.reads == {"idx": 1, "cnt": 2, "mask": 0, "data": 2} and st.writes == 1
+    k = gpu.kernels["scu.expand"]
+    assert k.l2.accesses == 2 + 4 + 3 + (1 + 2 + 2) + 1          # hash; idx, cnt + node costs, col + weights; bits
+    assert gpu.arrays["scu_best_hash"].length == 3 * 2 * HASH_ENTRY_BYTES["best"]
+
+
 def test_group_probes_in_memory_hand_computed():
     """Grouping 4 elements of two 128 B blocks on 3 sets x 16 ways: each element reads
     its set's tags (64 B) and writes its position into its entry; the flush visits
@@ -146,7 +170,16 @@ def test_runs_on_the_memory_system_add_up():
         assert sum(k["cycles"] for k in units) == pytest.approx(t["scu_cycles"])
         assert t["gpu_cycles"] + t["scu_cycles"] == pytest.approx(r.gpu["total"]["cycles"])
         assert sum(s["bound"].values()) == pytest.approx(t["scu_cycles"])
+        # the unit-bound operations, by the unit's own term that bound them
+        assert sum(s["unit_bound"].values()) == pytest.approx(s["bound"].get("unit", 0.0))
+        assert set(s["unit_bound"]) <= {"elements", "port", "little (idx)", "little (cnt)", "little (mask)",
+                                        "little (data)", "little (write)", "little (hash)"}
     assert s["ops"]["expand"] == 2 * s["ops"]["data"] and s["hash_requests"] > 0     # the fused passes (Algorithm 4)
+    # the report's unit column names the unit's own bound of its unit-bound operations
+    from sim.report.metrics import record
+    rec = record(r, graph="kron", graph_summary={}, unit="scu", gpu_config=GPUConfig.preset("gtx980"))
+    top = max(s["unit_bound"], key=s["unit_bound"].get)
+    assert f"unit's own bound: {top} " in rec["unit_mix"]
     # a backend with a fixed latency keeps the unit off the memory system (the RTL's testbench memory)
     r = run_algorithm(g, "bfs", "scu", gpu="gtx980", backend=TLMBackend(SCUConfig.preset("gtx980-sim"), latency=100))
     assert not r.extra["scu"]["on_memory_system"]

@@ -544,6 +544,59 @@ def test_fused_filtering_passes_equal_the_separate_operations():
     assert g1.elements_out == s1.elements_out
 
 
+def test_fused_best_cost_passes_equal_the_separate_operations():
+    """Algorithm 5's fused passes on the in-memory unit: an expansion that probes its
+    edges with their costs (weight + node cost) gives the bitmask that the expanded
+    edges and costs give to the best-cost filter, and the second passes (the edges'
+    and weights' expansions, the accumulating replication, under that bitmask) the
+    elements that data compaction of the separate arrays gives; the hash state after
+    both is the same (two models fed the same operations, twice: the second
+    frontier meets the entries of the first)."""
+    mem = SCUConfig(width=4, hash_in_memory=True, filter_best_sets=29, filter_ways=2)
+    sp = AddressSpace()
+    rng = np.random.default_rng(9)
+    col = sp.alloc("col", rng.integers(0, 200, 4000, dtype=np.uint32), align=4096)
+    wt = sp.alloc("wt", rng.integers(1, 256, 4000, dtype=np.uint32), align=4096)
+    a = {k: sp.alloc_empty(k, 1 << 15, np.uint32, align=4096)
+         for k in ("ev", "ec", "bits", "bits2", "v1", "c1", "v2", "c2", "idx", "cnt", "dn")}
+    sep, fused = SCUModel(mem, sp), SCUModel(mem, sp)
+    for rnd in range(2):
+        n = 250
+        idx, cnt = rng.integers(0, 3900, n), rng.integers(0, 12, n)
+        dn = rng.integers(0, 5000, n)
+        for name, v in (("idx", idx), ("cnt", cnt), ("dn", dn)):
+            sp.write(a[name], v.astype("<u4").view(np.uint8))
+        total = int(cnt.sum())
+        # separate: expand the edges and the weights, add the node costs, filter, compact both
+        sep.execute(SCUOp("expand", n, a["ev"], data=col, idx=a["idx"], cnt=a["cnt"]))
+        sep.execute(SCUOp("expand", n, a["ec"], data=wt, idx=a["idx"], cnt=a["cnt"]))
+        sep.execute(SCUOp("replicate", n, a["ec"], data=a["dn"], cnt=a["cnt"], accumulate=True))
+        s1 = sep.execute(SCUOp("filter", total, a["bits"], data=a["ev"], cnt=a["ec"], best=True, clear=rnd == 0))
+        s2 = sep.execute(SCUOp("data", total, a["v1"], data=a["ev"], mask=a["bits"]))
+        sep.execute(SCUOp("data", total, a["c1"], data=a["ec"], mask=a["bits"]))
+        # fused: the probing expansion, then the three operations under its bitmask
+        f1 = fused.execute(SCUOp("expand", n, a["bits2"], data=col, idx=a["idx"], cnt=a["cnt"], probe=True,
+                                 best=True, weights=wt, node_cost=a["dn"], clear=rnd == 0))
+        f2 = fused.execute(SCUOp("expand", n, a["v2"], data=col, idx=a["idx"], cnt=a["cnt"], omask=a["bits2"]))
+        fused.execute(SCUOp("expand", n, a["c2"], data=wt, idx=a["idx"], cnt=a["cnt"], omask=a["bits2"]))
+        f4 = fused.execute(SCUOp("replicate", n, a["c2"], data=a["dn"], cnt=a["cnt"], accumulate=True,
+                                 omask=a["bits2"]))
+        nw, k = -(-total // 32), s2.elements_out
+        assert np.array_equal(sp.read(a["bits"], 4 * nw), sp.read(a["bits2"], 4 * nw))
+        assert f1.elements_out == s1.elements_out == k == f2.elements_out == f4.elements_out
+        assert 0 < k < total and f1.hash_trace["probed"] == total
+        assert np.array_equal(sp.read(a["v1"], 4 * k), sp.read(a["v2"], 4 * k))
+        assert np.array_equal(sp.read(a["c1"], 4 * k), sp.read(a["c2"], 4 * k))
+        # the costs, computed here directly: weight of the edge + cost of its node
+        e = np.concatenate([np.arange(i, i + c) for i, c in zip(idx, cnt)]).astype(np.int64)
+        costs = sp.read(wt, 16000).view("<u4")[e].astype(np.int64) + np.repeat(dn, cnt)
+        keep = unpack_bits(sp.read(a["bits"], 4 * nw).view("<u4"), total)
+        assert np.array_equal(sp.read(a["c2"], 4 * k).view("<u4"), costs[keep])
+        assert sep.best_hash.key == fused.best_hash.key and sep.best_hash.cost == fused.best_hash.cost
+        # the first pass reads the node costs once and the weights with the edges
+        assert f1.reads["cnt"] == 2 * -(-4 * n // mem.block_bytes) and not f1.cmd_error
+
+
 def test_fused_passes_are_the_in_memory_unit_only():
     cfg, sp, a, rng, m = setup()                      # tiny: on-chip hashes (the RTL's)
     st = m.execute(SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True))
@@ -554,11 +607,27 @@ def test_fused_passes_are_the_in_memory_unit_only():
            (SCUOp("data", 8, a["out"], data=a["d4"], probe=True, omask=a["out"]), "either probes"),
            (SCUOp("data", 8, a["out"], data=a["d4"], probe=True, best=True), "unique elements"),
            (SCUOp("data", 8, a["out"], data=a["d8"], esize=8, probe=True), "4-byte ids"),
-           (SCUOp("data", 8, a["out"], data=a["d4"], omask=a["out"] + 2), "omask address")]
+           (SCUOp("data", 8, a["out"], data=a["d4"], omask=a["out"] + 2), "omask address"),
+           (SCUOp("bitmask", 8, a["out"], data=a["d4"], omask=a["out"]), "bitmask has no fused"),
+           (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True),
+            "given the weights and node_cost"),
+           (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], weights=a["d4"],
+                  node_cost=a["cnt"]), "costs of a best-cost fused pass"),
+           (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
+                  weights=a["d4"] + 2, node_cost=a["cnt"]), "weights address"),
+           (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
+                  weights=a["d4"], node_cost=(1 << cfg.addr_width) - 8), "node_cost range")]
     for op, why in bad:
         assert why in mem.cmd_error(op) and mem.execute(op).rejected
     with pytest.raises(SCUError, match="modelled by the TLM only"):
         SCUOp("data", 8, a["out"], data=a["d4"], probe=True).fields(cfg)
+    with pytest.raises(SCUError, match="modelled by the TLM only"):
+        SCUOp("replicate", 8, a["out"], data=a["d4"], cnt=a["cnt"], omask=a["out"]).fields(cfg)
+    # a weights range past the top, found while running: that range is skipped, the rest probed
+    top = 1 << cfg.addr_width
+    st = mem.execute(SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
+                           weights=top - 4, node_cost=a["cnt"]))
+    assert st.cmd_error and not st.rejected and st.elements_in == 8
 
 
 def test_accumulating_replication_adds_the_node_costs():

@@ -308,6 +308,7 @@ class SCUSession:
             and isinstance(backend, TLMBackend)
         self.bound = Counter()         # attached: cycles of the operations each bound bound
         self.terms = Counter()         # attached: the unit's terms summed over operations
+        self.unit_bound = Counter()    # attached: cycles of the unit-bound operations by the unit's term that bound
         self.cycles_by_op = Counter()  # the unit's cycles per operation kind
 
     # -- buffers ----------------------------------------------------------------------
@@ -452,6 +453,11 @@ class SCUSession:
         self.hash_requests += hreq
         ks = k.stats
         self.bound[ks.bound] += ks.cycles
+        if ks.bound == "unit":
+            which = max(("elements", "port", "little"), key=lambda t: terms.get(t, 0.0))
+            if which == "little" and terms.get("little_stream"):
+                which = f"little ({terms['little_stream']})"
+            self.unit_bound[which] += ks.cycles
         for key in ("fixed", "elements", "port", "little"):
             self.terms[key] += terms.get(key, 0.0)
         for key in ("l2", "icnt", "dram"):
@@ -494,8 +500,8 @@ class SCUSession:
             req("load", (arr.base + sets[:, None] * set_bytes + offs[None, :]).reshape(-1), step)
 
         sets = np.asarray(tr["sets"], np.int64)
-        if op.op == "filter" or op.probe:          # the filter, or a fused filtering pass (unique elements)
-            best = op.best and op.op == "filter"
+        if op.op == "filter" or op.probe:          # the filter, or a fused filtering pass
+            best = op.best
             nsets = cfg.best_sets if best else cfg.filter_sets
             eb = HASH_ENTRY_BYTES["best" if best else "filter"]
             set_bytes = cfg.filter_ways * eb
@@ -533,6 +539,7 @@ class SCUSession:
         if self.attached:
             d["hash_requests"] = self.hash_requests
             d["bound"] = {k: v for k, v in self.bound.most_common()}
+            d["unit_bound"] = {k: v for k, v in self.unit_bound.most_common()}
             d["terms"] = dict(self.terms)
         return d
 
@@ -751,6 +758,8 @@ class SSSPSCU(_SCUMode, SSSP):
         idx = scu.put("idx", starts.astype(np.uint32))
         cnt = scu.put("cnt", counts.astype(np.uint32))
         dn = scu.put("dn", dist[nf].astype(np.uint32))
+        if self.enhanced and total and scu.config.hash_in_memory:
+            return self._expand_fused(nf.size, idx, cnt, dn, total)
         ev_b = scu.buffer("ev", 4 * total)
         scu.run(SCUOp("expand", nf.size, ev_b, data=self.m_col, idx=idx, cnt=cnt))
         if scu.config.hash_in_memory:
@@ -787,6 +796,30 @@ class SSSPSCU(_SCUMode, SSSP):
         self._ev_b, self._ec_b = ev_b, ec_b
         ev = scu.get(ev_b, total, np.uint32).astype(np.int64)
         ec = scu.get(ec_b, total, np.uint32).astype(np.float64)
+        return ev, ec
+
+    def _expand_fused(self, n: int, idx: int, cnt: int, dn: int, total: int):
+        """Algorithm 5's expansion on the paper's unit (fused passes, docs/scu.md): a
+        first expansion probes every edge with its cost (weight + node cost) in the
+        unique-best-cost hash and writes the filtering bitmask; Algorithm 2's
+        operations (the edges' and the weights' expansions, the accumulating
+        replication of the node costs) then produce only the kept edges; grouping
+        follows on the kept edges (group, then a gather of each array)."""
+        scu = self.scu
+        filt = scu.buffer("filter", 4 * (total // 32 + 1))
+        st = scu.run(SCUOp("expand", n, filt, data=self.m_col, idx=idx, cnt=cnt, probe=True, best=True,
+                           weights=self.m_weight, node_cost=dn, clear=self._first_filter))
+        self._first_filter = False
+        kept = st.elements_out
+        ev_b, ec_b = scu.buffer("ev2", 4 * kept), scu.buffer("ec2", 4 * kept)
+        scu.run(SCUOp("expand", n, ev_b, data=self.m_col, idx=idx, cnt=cnt, omask=filt))
+        scu.run(SCUOp("expand", n, ec_b, data=self.m_weight, idx=idx, cnt=cnt, omask=filt))
+        scu.run(SCUOp("replicate", n, ec_b, data=dn, cnt=cnt, accumulate=True, omask=filt))
+        if self.grouping and kept:
+            ev_b, ec_b = self._group(ev_b, [("ev", ev_b), ("ec", ec_b)], kept)
+        self._ev_b, self._ec_b = ev_b, ec_b
+        ev = scu.get(ev_b, kept, np.uint32).astype(np.int64)
+        ec = scu.get(ec_b, kept, np.uint32).astype(np.float64)
         return ev, ec
 
     def _far_append(self, src_v: int, src_c: int, n: int, mask: int) -> None:

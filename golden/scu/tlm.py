@@ -53,7 +53,16 @@ class SCUError(ValueError):
 
 @dataclass(frozen=True)
 class SCUOp:
-    """One SCU operation (a command descriptor). Addresses are byte addresses."""
+    """One SCU operation (a command descriptor). Addresses are byte addresses.
+
+    Fields of the paper's in-memory unit only (TLM; docs/scu.md, "Fused passes"):
+    ``probe`` makes an ``expand`` or ``data`` the first pass (every element it
+    generates is probed in the filter hash; the output is the bitmask of the kept
+    ones); with ``best`` the probe is the unique-best-cost filter of Algorithm 5,
+    the cost of element ``j`` of range ``i`` being ``weights[idx[i] + j] +
+    node_cost[i]`` (4-byte, modulo 2**32). ``omask`` makes an ``expand``, ``data``
+    or ``replicate`` the second pass (only the output positions whose bit is set
+    are produced); ``accumulate`` makes a replication add to the values at ``out``."""
 
     op: str
     n: int
@@ -72,6 +81,8 @@ class SCUOp:
     probe: bool = False
     omask: int | None = None
     accumulate: bool = False
+    weights: int | None = None
+    node_cost: int | None = None
 
     def check(self, config: SCUConfig) -> None:
         """Raise :class:`SCUError` for a value the descriptor cannot hold."""
@@ -82,8 +93,8 @@ class SCUOp:
         if self.esize not in (4, 8):
             raise SCUError(f"element size must be 4 or 8 bytes, not {self.esize!r}")
         top = 1 << config.addr_width
-        for name in ("out", "data", "idx", "cnt", "target") + (("mask",) if self.mask is not None else ()) + \
-                (("omask",) if self.omask is not None else ()):
+        for name in ("out", "data", "idx", "cnt", "target") + tuple(
+                f for f in ("mask", "omask", "weights", "node_cost") if getattr(self, f) is not None):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not 0 <= v < top:
                 raise SCUError(f"{self.op}: address {name}={v!r} is outside the {config.addr_width}-bit space")
@@ -97,7 +108,8 @@ class SCUOp:
         """The descriptor's fields as the RTL's command payload holds them (the
         fused passes, ``probe`` and ``omask``, are not in the RTL)."""
         self.check(config)
-        if self.probe or self.omask is not None or self.accumulate:
+        if self.probe or self.omask is not None or self.accumulate or self.weights is not None or \
+                self.node_cost is not None:
             raise SCUError(f"{self.op}: the fused filtering pass (probe / omask) and the accumulating replication "
                            "are the paper's SCU (hash_in_memory), modelled by the TLM only; the RTL runs separate "
                            "operations")
@@ -337,19 +349,27 @@ class SCUModel:
                 return "the accumulating replication is the paper's SCU (hash_in_memory), modelled by the TLM only"
             if op.op != "replicate":
                 return f"{op.op} does not accumulate (replicate does: Algorithm 2's costs)"
-        if op.probe or op.omask is not None:
+        costs = op.weights is not None or op.node_cost is not None
+        if op.probe or op.omask is not None or costs:
             if not c.hash_in_memory:
                 return "the fused filtering pass (probe / omask) needs the paper's in-memory hash (hash_in_memory)"
-            if op.op not in ("expand", "data"):
-                return f"{op.op} has no fused filtering pass (expand and data do)"
+            if op.probe and op.op not in ("expand", "data") or op.omask is not None and \
+                    op.op not in ("expand", "data", "replicate"):
+                return (f"{op.op} has no fused filtering pass (expand and data do; replicate has the second "
+                        "pass)")
             if op.probe and op.omask is not None:
                 return "a fused pass either probes (the first pass) or applies the output bitmask (the second)"
-            if op.probe and op.best:
-                return "the fused filtering pass filters unique elements (best-cost filtering is the filter operation)"
+            if op.probe and op.best and (op.op != "expand" or op.weights is None or op.node_cost is None):
+                return ("the best-cost fused pass (Algorithm 5) is an expansion given the weights and node_cost "
+                        "arrays; data compaction filters unique elements")
+            if costs and not (op.probe and op.best):
+                return "weights and node_cost are the costs of a best-cost fused pass (probe and best)"
             if op.probe and op.esize != 4:
                 return "the fused filtering pass works on 4-byte ids"
-            if op.omask is not None and op.omask % 4:
-                return f"omask address {op.omask:#x} is not a multiple of 4"
+            for name in ("omask", "weights", "node_cost"):
+                addr = getattr(op, name)
+                if addr is not None and addr % 4:
+                    return f"{name} address {addr:#x} is not a multiple of 4"
         if op.data % op.esize:
             return f"data address {op.data:#x} is not a multiple of the element size"
         outsize = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
@@ -366,6 +386,8 @@ class SCUModel:
         lin = [] if op.op in ("access", "expand") else [("data", op.data, op.n * op.esize)]
         lin += [(s, getattr(op, s), 4 * (-(-op.n // 32) if s == "mask" else op.n))
                 for s in ("idx", "cnt", "mask") if s in streams]
+        if op.node_cost is not None:
+            lin.append(("node_cost", op.node_cost, 4 * op.n))
         for s, base, nbytes in lin:
             if base + nbytes > top:
                 return (f"{s} range [{base:#x}, {base + nbytes:#x}) runs past the top of the "
@@ -377,12 +399,13 @@ class SCUModel:
         words = self._linear("mask", op.omask, -(-m // 32), 4, st)
         return unpack_bits(words.astype("<u4"), m)
 
-    def _probe_pass(self, op: SCUOp, vals: np.ndarray, fh: FilterHash, st: SCUStatus) -> None:
-        """A fused first pass (Algorithm 4, §4.1): every output element is probed in
-        the filter hash instead of written; the output is the bitmask of the kept
-        ones (as the ``filter`` operation's)."""
+    def _probe_pass(self, op: SCUOp, vals: np.ndarray, fh: FilterHash, st: SCUStatus, costs=None) -> None:
+        """A fused first pass (Algorithms 4 and 5, §4.1): every output element is
+        probed in the filter hash (with ``costs``: the unique-best-cost hash)
+        instead of written; the output is the bitmask of the kept ones (as the
+        ``filter`` operation's)."""
         keys = vals.astype(np.int64)
-        keep = fh.probe_all(keys)
+        keep = fh.probe_all(keys, costs, costs is not None)
         st.elements_out = int(keep.sum())
         st.hash_trace = {"sets": fh.sets_of(keys), "writes": keep, "clear": bool(op.clear), "probed": keys.size}
         self._store(op.out, pack_bits(keep), 4, st)
@@ -397,7 +420,7 @@ class SCUModel:
         if self.cmd_error(op) is not None:
             st.cmd_error = True
             return st
-        fh = self.best_hash if op.op == "filter" and op.best else self.filter_hash
+        fh = self.best_hash if op.best and (op.op == "filter" or op.probe) else self.filter_hash
         if op.clear:
             fh.clear()
         n, es = op.n, op.esize
@@ -434,9 +457,21 @@ class SCUModel:
                 addrs = bases[owner] + (pos - np.repeat(np.cumsum(cnt) - cnt, cnt)) * es
                 vals = self._read_ranges("data", addrs[sel], np.ones(int(sel.sum()), np.int64), es, st)
             else:
+                costs = None
+                if op.weights is not None:
+                    # Algorithm 5's first pass: each edge's cost is its weight (gathered
+                    # with the same ranges) plus its node's cost (a parameter vector).
+                    wb = op.weights + idx * 4
+                    ok = (bases + cnt * es <= aw) & (wb + cnt * 4 <= aw)
+                    if not ok.all():            # found while running, as any gathered range
+                        st.cmd_error = True
+                        cnt = np.where(ok, cnt, 0)
+                    ncost = self._linear("cnt", op.node_cost, n, 4, st).astype(np.int64)[bits]
+                    costs = (self._read_ranges("data", wb, cnt, 4, st).astype(np.int64) +
+                             np.repeat(ncost, cnt)) & 0xFFFFFFFF
                 vals = self._read_ranges("data", bases, cnt, es, st)
             if op.probe:
-                self._probe_pass(op, vals, fh, st)
+                self._probe_pass(op, vals, fh, st, costs)
             else:
                 st.elements_out = vals.size
                 self._store(op.out, vals, es, st)
@@ -444,6 +479,8 @@ class SCUModel:
             vals = self._linear("data", op.data, n, es, st)
             cnt = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)
             out = np.repeat(vals[bits], cnt[bits])
+            if op.omask is not None:            # a second pass: the output positions kept
+                out = out[self._omask_bits(op, out.size, st)]
             if op.accumulate:
                 # Algorithm 2 (§3.4.1): the replication adds each node's accumulated
                 # cost to the weights already at ``out`` (read linearly, modulo 2^(8 esize)).

@@ -160,6 +160,12 @@ def _memory_columns(tot: dict, extra: dict, kernels=None) -> dict:
             if isinstance(d.get("bound"), dict) and d["bound"]:
                 b = sorted(d["bound"].items(), key=lambda kv: -kv[1])
                 s += "; bound by " + ", ".join(f"{k} {100 * v / tot_u:.0f} %" for k, v in b if v / tot_u >= 0.005)
+            if isinstance(d.get("unit_bound"), dict) and d["unit_bound"]:
+                # of the operations the unit itself bound: which of its terms (elements, ports, Little)
+                ub = sorted(d["unit_bound"].items(), key=lambda kv: -kv[1])
+                tot_b = float(sum(v for _, v in ub)) or 1.0
+                s += "; unit's own bound: " + ", ".join(f"{k} {100 * v / tot_b:.0f} %" for k, v in ub
+                                                       if v / tot_b >= 0.005)
             out["unit_mix"] = s
             break
     return out
