@@ -389,17 +389,19 @@ def test_statistics_and_baseline_comparison():
 
 
 def test_small_alwt_hurts_the_low_degree_graph_more():
-    """The paper's Tables 4-5 trend on tiny graphs: an ALWT of 1 entry vs 64, with
-    every engine request waiting 400 cycles (the engine's fixed-latency model; at
-    the Kepler preset's unloaded DRAM latency of 278 cycles the two graphs swap
-    places on graphs this small)."""
+    """The paper's Tables 4-5 trend: an ALWT of 1 entry vs 64 slows the engines more
+    on the low-degree graph (a grid) than on the Kronecker graph of about the same
+    vertex count (2304 and 2048), with the engines' requests at the latencies of
+    the Kepler preset's memory system (where each line is). On tinier graphs
+    (grid:24x24 against kron:scale=9) the two swap places: a few hub vertices
+    decide there."""
     slow = {}
-    for spec in ("grid:24x24,seed=1", "kron:scale=9,edgefactor=16,seed=1"):
+    for spec in ("grid:48x48,seed=1", "kron:scale=11,edgefactor=16,seed=1"):
         g = load_graph(spec, cache=False)
-        cyc = [run_algorithm(g, "bfs", "graphpeg", gpu="kepler", graphpeg=GraphPEGConfig(alwt_entries=n), latency=400,
+        cyc = [run_algorithm(g, "bfs", "graphpeg", gpu="kepler", graphpeg=GraphPEGConfig(alwt_entries=n),
                              compare_baseline=False).extra["graphpeg"]["engine_cycles"] for n in (1, 64)]
         slow[spec] = cyc[0] / cyc[1]
-    assert slow["grid:24x24,seed=1"] > slow["kron:scale=9,edgefactor=16,seed=1"] > 1.0
+    assert slow["grid:48x48,seed=1"] > slow["kron:scale=11,edgefactor=16,seed=1"] > 1.0
 
 
 def test_ef_balancing_reduces_imbalance_on_kron():

@@ -359,10 +359,12 @@ _SCU_TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/s
              "(docs/datasets.md), whose arrays fit the L2 more often: the baseline's random accesses hit where the "
              "paper's went to DRAM")
 
-_IRU_TIME = ("the IRU's time is its cycle-level TLM (prefetches at the L2's latency from the partition, Table 1's "
-             "8 requests in flight; its replier sends two lanes a cycle, its unidirectional ring carries at most "
-             "2.67 elements a cycle for 4 partitions, 2.5-2.6 reached on kron) and its prefetches go through the "
-             "L2 slices (docs/iru.md); the paper's graphs are replaced (docs/datasets.md)")
+_IRU_TIME = ("the IRU's time is its fast model, checked against the cycle-level TLM (docs/iru.md, \"Fast "
+             "model\": 0.83-1.04 of its cycles on whole algorithms); prefetches at the L2's latency from the "
+             "partition, Table 1's 8 requests in flight; its replier sends two lanes a cycle, its unidirectional "
+             "ring carries at most 2.67 elements a cycle for 4 partitions (the paper's \"neighbor partitions\" may "
+             "read as a bidirectional ring, not modelled); its prefetches go through the L2 slices (docs/iru.md); "
+             "the paper's graphs are replaced (docs/datasets.md)")
 _IRU_FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:scale=16 SSSP 90.4 %, PR 91.1 %; "
                "grid:256x256 SSSP 43.4 %, PR 37.5 %): the edge frontiers of a Kronecker graph repeat its hub "
                "vertices many times, and every repeat that meets its first copy in the hash is merged")
