@@ -585,13 +585,15 @@ def cmd_cosim(args) -> int:
     json_path = _output_path("--json", args.json)
     r = run_cosim(args.graph, args.algo, unit=args.unit, mode=args.mode, preset=args.preset, sim=args.sim,
                   source=args.source, undirected=args.undirected or None, vertices=args.vertices,
-                  weight_seed=args.weight_seed, gpu=args.gpu, waves=getattr(args, "waves", False))
+                  weight_seed=args.weight_seed, gpu=args.gpu, waves=getattr(args, "waves", False),
+                  memory=getattr(args, "memory", None))
     rows = [["graph", r.graph["name"]], ["vertices / arcs", f"{r.graph['vertices']} / {r.graph['edges']}"],
             ["algorithm / mode", f"{r.algo} / {r.mode}"]]
     if r.source is not None:
         rows.append(["source", r.source])
     rows.append([f"{args.unit} preset / simulator", f"{args.preset} / {args.sim}"])
     rows += cu.rows(r.rtl, r.tlm)
+    rows += _speed_rows(r.rtl)
     rows.append(["wall time (s)", round(r.wall_s, 1)])
     print(format_table(["", "value"], rows))
     if getattr(args, "waves", False):
@@ -743,6 +745,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--waves", action="store_true",
                     help="write the RTL run's waveform (Verilator: VCD, Icarus: FST) to build/cosim/waves/ and "
                          "print its path (open with GTKWave or Surfer)")
+    sp.add_argument("--memory", choices=["design", "python"],
+                    help="the testbench memory: inside the simulated design (cocotb once per operation: the fast "
+                         "path; the default on Verilator for the units that have it: scu) or the Python model "
+                         "(cocotb every cycle; the default otherwise)")
     sp.set_defaults(func=cmd_cosim)
 
     sp = sub.add_parser("doctor", help="show the tools found and their versions",
@@ -755,6 +761,18 @@ def build_parser() -> argparse.ArgumentParser:
     from .report.cli import add_report_parsers  # graphunits report, sweep (issue 10)
     add_report_parsers(sub)
     return p
+
+
+def _speed_rows(rtl: dict) -> list:
+    """The memory model of an RTL-in-the-loop run and the simulator's speed."""
+    mem = rtl.get("memory") or {}
+    cycles = rtl.get("sim_cycles")
+    rows = [["testbench memory", "inside the design" if rtl.get("memory_model") == "design" else "Python model"]]
+    if cycles and mem.get("simulate_s"):
+        rows.append(["RTL cycles / s while simulating", round(cycles / mem["simulate_s"])])
+    if cycles and rtl.get("rtl_wall_s"):
+        rows.append(["RTL cycles / s, whole RTL run", round(cycles / rtl["rtl_wall_s"])])
+    return rows
 
 
 def _one_line(e: Exception) -> str:

@@ -20,8 +20,10 @@ _clocks: dict = {}   # one clock per clock signal, started by the first loop
 class CocotbLoop:
     """Runs :mod:`sim.agents` agents against a cocotb DUT."""
 
-    def __init__(self, dut, agents, *, clk: str = "clk", rst: str = "rst", period_ns: int = 10):
+    def __init__(self, dut, agents, *, clk: str = "clk", rst: str = "rst", period_ns: int = 10,
+                 clock_impl: str | None = None):
         self.dut = dut
+        self.clock_impl = clock_impl       # cocotb's Clock implementation ("gpi": in C, no Python per edge)
         self.agents = list(agents)
         self.clk = getattr(dut, clk)
         self.rst = getattr(dut, rst, None)
@@ -55,7 +57,7 @@ class CocotbLoop:
         The agents drive nothing during reset; the first cycle they drive is the
         first one of :meth:`run`."""
         if id(self.clk) not in _clocks:
-            _clocks[id(self.clk)] = Clock(self.clk, self.period_ns, unit="ns").start()
+            _clocks[id(self.clk)] = Clock(self.clk, self.period_ns, unit="ns", impl=self.clock_impl).start()
         if self.rst is not None:
             self.rst.value = 1
             for _ in range(reset_cycles):

@@ -75,6 +75,7 @@ class CosimUnit:
     rows: object
     options: object = None
     model_at_testbench_latency: bool = False
+    in_design_memory: bool = False
 
 
 _COSIM: dict[str, CosimUnit] = {}
@@ -98,23 +99,55 @@ def cosim_units() -> dict[str, CosimUnit]:
 
 
 class RTLBackend:
-    """SCU operations executed by the RTL (use inside a cocotb test)."""
+    """SCU operations executed by the RTL (use inside a cocotb test).
+
+    ``memory``: None, the Python memory model serves the unit's port and cocotb steps
+    every cycle; a :class:`sim.simmem.SimMemoryConfig`, the DUT is a build with the
+    memory inside (``build_verilog(..., sim_memory=)``) and cocotb acts once per
+    operation (load, command, status, read back: :meth:`_execute_in_design`)."""
 
     def __init__(self, dut, config: SCUConfig, space: AddressSpace | None = None,
-                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl"):
+                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", memory=None):
         from cocotb.task import resume
 
         from .cocotb_loop import CocotbLoop
+        from .codec import Codec
         from .scu import SCUHarness
+        from hw.scu import SCUStatusLayout
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
+        self.dut = dut
         self.harness = SCUHarness(config, self.space, [], timing=timing, expect=False)
-        self.loop = CocotbLoop(dut, self.harness.agents)
-        self.execute = resume(self._execute)
+        self.simmem = None
+        self.sim_s = self.io_s = 0.0          # in-design memory: seconds simulating, loading and reading back
+        if memory is None:
+            self.loop = CocotbLoop(dut, self.harness.agents)
+            self.execute = resume(self._execute)
+        else:
+            from .simmem import SimMemory
+            # the clock in C: between operations no Python runs at all
+            self.loop = CocotbLoop(dut, [], clock_impl="gpi")
+            self.simmem = SimMemory(dut, self.space, config.port, memory, timing)
+            self._status_codec = Codec(SCUStatusLayout(config))
+            self.execute = resume(self._execute_in_design)
 
     async def start(self) -> None:
+        if self.simmem is not None:
+            self.simmem.configure()
+            self.dut.cmd__valid.value = 0
+            self.dut.status__ready.value = 1
         await self.loop.start()
+
+    @property
+    def sim_cycles(self) -> int:
+        """Clock cycles simulated since the reset ended."""
+        return self.loop.cycle if self.simmem is None else self.simmem.cycle
+
+    def memory_stats(self) -> dict:
+        if self.simmem is None:
+            return self.harness.model.stats.as_dict()
+        return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
 
     async def _execute(self, op: SCUOp) -> SCUStatus:
         k = len(self.harness.statuses)
@@ -122,6 +155,54 @@ class RTLBackend:
         await self.loop.run(lambda: len(self.harness.statuses) > k, stall_cycles=20_000,
                             what=f"SCU {op.op} of {op.n} elements")
         return self.harness.statuses[k]
+
+    async def _execute_in_design(self, op: SCUOp) -> SCUStatus:
+        from .scu import status_from_item
+        dut, mem = self.dut, self.simmem
+        t0 = time.perf_counter()
+        mem.load()
+        t1 = time.perf_counter()
+        self.harness.ops.append(op)
+        dut.cmd__payload.value = self.harness._cmd_codec.encode(self.harness.encode(op))
+        dut.cmd__valid.value = 1
+        clk = dut.clk
+        what = f"SCU {op.op} of {op.n} elements"
+        await _edge_until(clk, lambda: int(dut.cmd__ready.value), mem, what)
+        dut.cmd__valid.value = 0
+        await _edge_until(clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid)
+        st = status_from_item(self._status_codec.decode(int(dut.status__payload.value)))
+        t2 = time.perf_counter()
+        mem.unload()
+        mem.check(what)
+        self.sim_s += t2 - t1
+        self.io_s += time.perf_counter() - t2 + t1 - t0
+        self.harness.statuses.append(st)
+        return st
+
+
+async def _edge_until(clk, cond, mem, what: str, *, wake=None, stall_cycles: int = 20_000,
+                      period_ns: int = 10) -> None:
+    """Wait for the first clock edge at which ``cond()`` held (values as they were at
+    the edge: the stream transfer). With ``wake`` (a signal that rises when ``cond``
+    becomes true) the simulator runs freely until it rises; a hang is no memory
+    request for ``stall_cycles`` cycles (:class:`sim.loop.HangError`)."""
+    from cocotb.triggers import First, RisingEdge, Timer
+
+    from .loop import HangError
+    while True:
+        await RisingEdge(clk)
+        if cond():
+            return
+        if wake is None:
+            continue
+        seen = mem.stats()["requests"]
+        while not int(wake.value):
+            got = await First(RisingEdge(wake), Timer(stall_cycles * period_ns, unit="ns"))
+            if isinstance(got, Timer):
+                now = mem.stats()["requests"]
+                if now == seen:
+                    raise HangError(f"no memory request for {stall_cycles} cycles at cycle {mem.cycle}: {what}")
+                seen = now
 
 
 class MFFRTLBackend:
@@ -247,7 +328,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
               out_dir: Path | None = None, options: dict | None = None, toggles: bool = False,
-              waves: bool = False, log=print) -> CosimResult:
+              waves: bool = False, memory: str | None = None, log=print) -> CosimResult:
     """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference.
 
     ``timing``: the testbench memory (:class:`sim.memory.MemoryTiming` fields; default
@@ -256,7 +337,10 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     has none (PR, CC). ``toggles``: Verilator only; the RTL run's toggle counts
     (:func:`sim.toggles.read_toggles`) come back as ``result.rtl["toggles"]``.
     ``waves``: the run's waveform goes to ``out_dir/waves/<unit>-<preset>-<algo>-
-    <mode>-<graph>-<sim>.vcd|fst`` (the path in ``result.rtl["waves"]``)."""
+    <mode>-<graph>-<sim>.vcd|fst`` (the path in ``result.rtl["waves"]``).
+    ``memory``: ``"design"`` (the testbench memory inside the simulated design, cocotb
+    once per operation, :mod:`sim.simmem`; the default on Verilator where the unit
+    has it) or ``"python"`` (the Python memory model, cocotb every cycle)."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
@@ -289,6 +373,13 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         timing_from_dict(timing)
     except (TypeError, ValueError) as e:
         raise ValueError(f"cosim timing {timing!r}: {e}") from None
+    # the memory inside the design is the fast path of Verilator; Icarus spends longer on
+    # its response slots than on the Python model's agents (docs/usage.md)
+    memory = memory or ("design" if cu.in_design_memory and sim == "verilator" else "python")
+    if memory not in ("design", "python"):
+        raise ValueError(f"memory must be 'design' or 'python', not {memory!r}")
+    if memory == "design" and not cu.in_design_memory:
+        raise ValueError(f"the {unit}'s RTL in the loop has no memory inside the design yet: use memory='python'")
     check_simulator(sim)
     preset = preset or cu.default_preset
     cfg = get_unit(unit).config_class.preset(preset)
@@ -300,21 +391,32 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     t0 = time.time()
     log(f"[cosim] {algo} ({mode}) on {g.name}: {g.num_vertices} vertices, {g.num_edges} arcs; TLM run")
     extra_opts = cu.options(cfg) if cu.options else {}
-    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=_tlm_backend(cu, cfg, timing), **opts, **extra_opts)
+    tlm_backend = _tlm_backend(cu, cfg, timing)
+    tlm = run_algorithm(g, algo, mode, gpu=gpu, backend=tlm_backend, **opts, **extra_opts)
     ref = reference(g, algo, source=opts.get("source"))
     log(f"[cosim] {unit} RTL (preset {preset}) on {sim}: building")
-    build = build_verilog(unit, cfg)
+    sim_memory = None
+    if memory == "design":
+        # the array holds every address the TLM run used (the RTL run allocates alike)
+        from .simmem import SimMemoryConfig
+        top = max((r.base + r.nbytes for r in tlm_backend.space.regions.values()), default=0)
+        sim_memory = SimMemoryConfig.for_port(top + (top >> 3), cfg.port)
+    build = build_verilog(unit, cfg, sim_memory=sim_memory)
     out_dir = Path(out_dir or project_root() / "build" / "cosim")
     out_dir.mkdir(parents=True, exist_ok=True)
     values_file = out_dir / f"{unit}-{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
-            "options": opts, "timing": timing, "values": str(values_file)}
+            "options": opts, "timing": timing, "values": str(values_file),
+            "memory": None if sim_memory is None else sim_memory.to_dict()}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
     waves_to = None
     if waves:
         tag = "".join(ch if ch.isalnum() or ch in "=.," else "_" for ch in Path(graph).name)[:60]
         waves_to = out_dir / "waves" / f"{unit}-{preset}-{algo}-{mode}-{tag}-{sim}"
+    t_rtl = time.time()
     res = run_cocotb(build, cu.testbench, case, sim=sim, toggles=toggles, waves=waves, waves_to=waves_to)
+    res["rtl_wall_s"] = round(time.time() - t_rtl, 3)
+    res["memory_model"] = memory
     values = np.load(values_file)
     problems = []
     why = compare(algo, values, ref)
@@ -413,7 +515,8 @@ def _mff_backend(cfg):
 
 
 register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1-sim", _scu_backend,
-                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True))
+                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True,
+                         in_design_memory=True))
 register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
                          "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg}))
 # (MFF: the TLM run reads a 1-cycle memory and reports no cycles; the RTL is checked cycle by cycle

@@ -107,7 +107,7 @@ def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: 
         # Amaranth's Verilog is lint-clean for errors; style warnings are not fatal here
         # (docs/architecture.md lists the waived warnings).
         build_args = ["-Wno-fatal", "-O2"] + (["--coverage-toggle"] if toggles or coverage else []) + \
-            (["--coverage-line"] if coverage else [])
+            (["--coverage-line"] if coverage else []) + (["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O2"] if build.private else [])
     log = sim_dir / "build.log"
     with _locked(sim_dir.parent / f".{sim}.lock"):
         if sim == "icarus":

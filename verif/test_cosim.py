@@ -9,21 +9,53 @@ import pytest
 from sim.cosim import run_cosim
 
 
-@pytest.mark.parametrize("algo, mode, sim, preset", [
-    ("bfs", "scu", "verilator", "tx1-sim"),
-    ("sssp", "scu", "verilator", "tx1-sim"),
-    ("sssp", "scu-enhanced", "verilator", "tiny"),
-    ("pr", "scu", "verilator", "gtx980-sim"),
-    ("bfs", "scu-enhanced", "icarus", "tiny"),
+@pytest.mark.parametrize("algo, mode, sim, preset, memory", [
+    ("bfs", "scu", "verilator", "tx1-sim", "design"),
+    ("sssp", "scu-enhanced", "verilator", "tx1-sim", "design"),
+    ("sssp", "scu-enhanced", "verilator", "tiny", "python"),
+    ("pr", "scu", "verilator", "gtx980-sim", "python"),
+    ("bfs", "scu-enhanced", "icarus", "tiny", "python"),
+    ("bfs", "scu", "icarus", "tiny", "design"),
 ])
-def test_cosim_matches_reference(algo, mode, sim, preset, tmp_path):
+def test_cosim_matches_reference(algo, mode, sim, preset, memory, tmp_path):
+    """Both testbench memories: the Python model (cocotb every cycle) and the memory
+    inside the design (sim/simmem.py: cocotb once per operation)."""
     graph = "kron:scale=7,edgefactor=8,seed=2" if algo != "pr" else "kron:scale=6,edgefactor=4,seed=2"
     r = run_cosim(graph, algo, mode=mode, preset=preset, sim=sim, out_dir=tmp_path, log=lambda *a: None,
-                  options={"tol": 1e-10} if algo == "pr" else None)
+                  options={"tol": 1e-10} if algo == "pr" else None, memory=memory)
     assert r.ok, r.problems
     assert r.rtl["ops"] == r.tlm["ops"] and sum(r.rtl["ops"].values()) > 3
     assert r.rtl["memory"]["requests"] == r.tlm["requests"]
     assert r.rtl["cycles"] > 0 and r.rtl["sim_cycles"] > 0
+    assert r.rtl["memory_model"] == memory
+    if memory == "design":              # what the algorithm wrote went in, what the unit wrote came back
+        assert r.rtl["memory"]["loaded_blocks"] > 0
+        assert r.rtl["memory"]["read_back_blocks"] == r.rtl["memory"]["writes"] > 0
+
+
+def test_cosim_in_design_memory_under_hard_timing(tmp_path):
+    """The memory inside the design with random latency up to 40 cycles, in-order
+    responses, request back-pressure and response gaps: the same result, operations
+    and requests as the TLM run; the cycles within 5 % of the Python memory model's
+    under the same timing (their random draws differ), and above a 1-cycle memory's."""
+    timing = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": 7}
+    runs = {}
+    for memory, t in (("design", timing), ("python", timing), ("design", {"latency": 1})):
+        r = runs[memory, t["latency"] == 1] = run_cosim(
+            "kron:scale=7,edgefactor=8,seed=2", "bfs", mode="scu", preset="tx1-sim", sim="verilator",
+            out_dir=tmp_path, log=lambda *a: None, timing=t, memory=memory)
+        assert r.ok, r.problems
+        assert r.rtl["memory"]["requests"] == r.tlm["requests"]
+    design, python, fast = runs["design", False], runs["python", False], runs["design", True]
+    assert abs(design.rtl["sim_cycles"] / python.rtl["sim_cycles"] - 1) < 0.05
+    assert design.rtl["sim_cycles"] > 1.05 * fast.rtl["sim_cycles"]
+
+
+def test_cosim_memory_choice_errors():
+    with pytest.raises(ValueError, match="memory must be 'design' or 'python'"):
+        run_cosim("grid:4x4", "bfs", memory="dram", log=lambda *a: None)
+    with pytest.raises(ValueError, match="no memory inside the design yet"):
+        run_cosim("kron:scale=6,edgefactor=4,seed=3", "pr", unit="mff", memory="design", log=lambda *a: None)
 
 
 @pytest.mark.parametrize("algo, sim, preset", [("pr", "verilator", "default"), ("bfs", "verilator", "tiny"),

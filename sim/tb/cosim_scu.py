@@ -1,6 +1,8 @@
 """cocotb module: a golden algorithm in SCU mode with every SCU operation run by
 the RTL (sim/cosim.py). Case: ``{"config", "graph", "algo", "mode", "gpu",
-"options", "timing", "values"}``; writes the per-vertex result to ``values``
+"options", "timing", "values", "memory"}`` (``memory``: a
+:class:`sim.simmem.SimMemoryConfig` as a dict for the memory inside the design, or
+None); writes the per-vertex result to ``values``
 (.npy) and returns the SCU counters measured on the RTL."""
 import cocotb
 import numpy as np
@@ -12,6 +14,7 @@ from golden.scu import SCUConfig
 from sim.case import load_case, save_result
 from sim.cosim import RTLBackend
 from sim.memory import timing_from_dict
+from sim.simmem import SimMemoryConfig
 
 
 @cocotb.test()
@@ -21,7 +24,9 @@ async def cosim(dut):
     ga = case["graph"]
     g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
                    weight_seed=ga["weight_seed"])
-    backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=cocotb.SIM_NAME.split()[0].lower())
+    memory = SimMemoryConfig.from_dict(case["memory"]) if case.get("memory") else None
+    backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=cocotb.SIM_NAME.split()[0].lower(),
+                         memory=memory)
     await backend.start()
 
     def job():
@@ -32,4 +37,5 @@ async def cosim(dut):
     scu = r.extra["scu"]
     save_result({"ops": scu["ops"], "requests": scu["requests"], "elements_in": scu["elements_in"],
                  "elements_out": scu["elements_out"], "cycles": scu["cycles"], "time": r.extra["time"],
-                 "sim_cycles": backend.loop.cycle, "memory": backend.harness.model.stats.as_dict()})
+                 "sim_cycles": backend.sim_cycles, "memory": backend.memory_stats(),
+                 "memory_model": "design" if memory else "python"})

@@ -1,0 +1,340 @@
+"""The testbench memory inside the simulated design: RTL in the loop at simulator
+speed (issue "Speed"; docs/architecture.md, "RTL in the loop at simulator speed").
+
+The Python memory model (:mod:`sim.memory`) serves a unit's memory port from
+cocotb, one clock cycle at a time, about 10,000 cycles a second. Here the memory
+is part of the simulated design instead (``sim/rtl/graphunits_simmem.v``): a
+block array with the same timing features (random latency, requests in flight,
+out-of-order or in-order responses, request back-pressure and response gaps as
+probabilities, error ranges) and protocol checks, so that cocotb acts only at
+operation granularity: load what the algorithm wrote, hand the unit a command,
+wait for its status, read back what the unit wrote.
+
+- :class:`SimMemoryConfig`: the array's size and the number of response slots;
+- :func:`with_sim_memory`: an Amaranth wrapper, the unit with its ``mem`` port
+  connected to the memory (every other port of the unit passes through, the
+  memory's configuration and counters become ports ``sm_*``);
+- :class:`SimMemory`: the testbench side, under cocotb: configuration from a
+  :class:`sim.memory.MemoryTiming`, loading and reading back an
+  :class:`golden.memory.AddressSpace` through the simulator's VPI.
+
+The memory's random draws differ from the Python model's, so the same timing
+gives different (equally valid) cycle counts; the randomized RTL tests keep the
+Python model, whose patterns can also be cyclic lists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from golden.config import Config, ConfigError, check_int
+
+__all__ = ["SimMemoryConfig", "with_sim_memory", "SimMemory", "SIMMEM_VERILOG", "ERROR_RANGES"]
+
+#: The memory's Verilog (appended to a wrapped build's Verilog file).
+SIMMEM_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_simmem.v"
+#: Error ranges the memory compares every request with.
+ERROR_RANGES = 4
+
+
+@dataclass(frozen=True)
+class SimMemoryConfig(Config):
+    """Size of the in-design memory.
+
+    Parameters
+    ----------
+    depth_log2 : int
+        log2 of the blocks in the array (the array covers addresses
+        ``[0, 2**depth_log2 * block_bytes)``; requests beyond are answered with an error).
+    slots_log2 : int
+        log2 of the response slots: the most requests in flight it can hold
+        (``MemoryTiming.max_outstanding`` must not exceed it).
+    wlog_log2 : int
+        log2 of the write log's entries (the blocks written in one operation that the
+        testbench reads back one by one; beyond, it reads back every block in use).
+    """
+
+    depth_log2: int = 16
+    slots_log2: int = 6
+    wlog_log2: int = 18
+
+    PRESETS = {"default": {}}
+
+    def validate(self) -> None:
+        n = type(self).__name__
+        check_int(n, "depth_log2", self.depth_log2, 4, 26)
+        check_int(n, "slots_log2", self.slots_log2, 1, 8)
+        check_int(n, "wlog_log2", self.wlog_log2, 4, 22)
+
+    @classmethod
+    def for_port(cls, nbytes: int, port, **kw) -> "SimMemoryConfig":
+        """The smallest array (at least 65536 blocks: fewer builds) that holds ``nbytes`` from address 0
+        for a port (:class:`golden.fetch.MemPortConfig`), with a response slot per tag
+        (at most 256)."""
+        blocks = max(-(-int(nbytes) // port.block_bytes), 1 << 16)
+        kw.setdefault("slots_log2", min(8, max(1, port.tag_width)))
+        return cls(depth_log2=(blocks - 1).bit_length(), **kw)
+
+
+def _mem_port(unit):
+    """The unit's ``mem`` member and its :class:`golden.fetch.MemPortConfig`."""
+    try:
+        member = unit.signature.members["mem"]
+        return member.signature.config
+    except (KeyError, AttributeError):
+        raise ValueError(f"{type(unit).__name__} has no graphunits memory port named 'mem'") from None
+
+
+def with_sim_memory(unit, config: SimMemoryConfig):
+    """``unit`` (an Amaranth component with a ``mem`` port) with its memory port served
+    by ``graphunits_simmem`` (instance ``memory``): a component whose ports are the
+    unit's others and the memory's ``sm_*`` configuration and counters. Amaranth is
+    imported here only, so that the cocotb side of this module needs none."""
+    from amaranth import ClockSignal, Instance, Module, ResetSignal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    port = _mem_port(unit)
+    aw, bb, tw = port.addr_width, port.block_bytes, port.tag_width
+    s = config.slots_log2
+    own = {"sm_cfg_base": In(aw), "sm_cfg_lat_lo": In(16), "sm_cfg_lat_span": In(16),
+           "sm_cfg_max_out": In(s + 1), "sm_cfg_in_order": In(1), "sm_cfg_ready_p": In(17),
+           "sm_cfg_gap_p": In(17), "sm_cfg_err_lo": In(ERROR_RANGES * aw), "sm_cfg_err_hi": In(ERROR_RANGES * aw),
+           "sm_cfg_seed": In(32), "sm_reads": Out(32), "sm_writes": Out(32), "sm_errors": Out(32),
+           "sm_max_out": Out(s + 1), "sm_outstanding": Out(s + 1), "sm_cycle": Out(32),
+           "sm_proto_err": Out(1), "sm_proto_cycle": Out(32), "sm_wlog_n": Out(32)}
+    members = {n: m for n, m in unit.signature.members.items() if n != "mem"}
+    clash = set(members) & set(own)
+    if clash:
+        raise ValueError(f"{type(unit).__name__} has ports named like the memory's: {sorted(clash)}")
+    outs = {"cnt_reads": "sm_reads", "cnt_writes": "sm_writes", "cnt_errors": "sm_errors",
+            "cnt_max_out": "sm_max_out", "outstanding": "sm_outstanding", "cycle": "sm_cycle",
+            "proto_err": "sm_proto_err", "proto_cycle": "sm_proto_cycle", "wlog_n": "sm_wlog_n"}
+
+    class UnitWithSimMemory(wiring.Component):
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.unit = unit
+            for name, member in members.items():
+                ours, theirs = getattr(self, name), getattr(unit, name)
+                if member.is_port:
+                    m.d.comb += theirs.eq(ours) if member.flow == In else ours.eq(theirs)
+                else:
+                    wiring.connect(m, wiring.flipped(ours), theirs)
+            mem = unit.mem
+            kw = {f"i_cfg_{k[len('sm_cfg_'):]}": getattr(self, k) for k in own if k.startswith("sm_cfg_")}
+            kw.update({f"o_{k}": getattr(self, v) for k, v in outs.items()})
+            m.submodules.memory = Instance(
+                "graphunits_simmem",
+                p_ADDR_W=aw, p_BLOCK_BYTES=bb, p_BLOCK_LOG2=bb.bit_length() - 1, p_TAG_W=tw,
+                p_DEPTH_LOG2=config.depth_log2, p_SLOTS_LOG2=s, p_WLOG_LOG2=config.wlog_log2,
+                i_clk=ClockSignal(), i_rst=ResetSignal(),
+                i_req_valid=mem.req.valid, o_req_ready=mem.req.ready, i_req_payload=mem.req.payload.as_value(),
+                o_resp_valid=mem.resp.valid, i_resp_ready=mem.resp.ready,
+                o_resp_payload=mem.resp.payload.as_value(), **kw)
+            return m
+
+    return UnitWithSimMemory({**members, **own})
+
+
+class SimMemory:
+    """The testbench side of the in-design memory (inside a cocotb test).
+
+    ``dut`` is a :class:`WithSimMemory` build; ``space`` the address space the
+    algorithm shares with the unit; ``port`` its :class:`golden.fetch.MemPortConfig`;
+    ``config`` the :class:`SimMemoryConfig` it was built with; ``timing`` a
+    :class:`sim.memory.MemoryTiming`."""
+
+    def __init__(self, dut, space, port, config: SimMemoryConfig, timing):
+        self.dut, self.space, self.port, self.config, self.timing = dut, space, port, config, timing
+        self.bb = port.block_bytes
+        self.words = 1 << config.depth_log2
+        self._store = dut.memory.store
+        self._wlog = dut.memory.wlog
+        self._shadow: dict[int, np.ndarray] = {}        # page -> the bytes the memory holds
+        self.loaded = 0                                 # blocks written into the memory
+        self.read_back = 0                              # blocks read from it
+
+    # ------------------------------------------------------------------ configuration
+    def configure(self) -> None:
+        """Drive the configuration ports from ``timing`` (before reset ends)."""
+        t, d = self.timing, self.dut
+        lo, hi = t.latency_range
+        if hi - lo + 1 > 0xFFFF or lo > 0xFFFF:
+            raise ConfigError(f"the in-design memory draws latencies below 65536 cycles, not {t.latency!r}")
+        slots = 1 << self.config.slots_log2
+        if t.max_outstanding > slots and slots < 1 << self.port.tag_width:
+            # (with a slot per tag the unit itself never has more in flight)
+            raise ConfigError(f"max_outstanding {t.max_outstanding} exceeds the in-design memory's {slots} response "
+                              f"slots (SimMemoryConfig.slots_log2)")
+        if len(t.error_ranges) > ERROR_RANGES:
+            raise ConfigError(f"the in-design memory compares {ERROR_RANGES} error ranges, not "
+                              f"{len(t.error_ranges)}")
+        aw = self.port.addr_width
+        lo_bits = hi_bits = 0
+        for k, (a, b) in enumerate(t.error_ranges):
+            lo_bits |= (int(a) & ((1 << aw) - 1)) << (k * aw)
+            hi_bits |= (min(int(b), (1 << aw) - 1) & ((1 << aw) - 1)) << (k * aw)
+        d.sm_cfg_base.value = 0
+        d.sm_cfg_lat_lo.value = lo
+        d.sm_cfg_lat_span.value = hi - lo + 1
+        d.sm_cfg_max_out.value = min(t.max_outstanding, slots)
+        d.sm_cfg_in_order.value = int(bool(t.in_order))
+        d.sm_cfg_ready_p.value = _probability(t.req_ready, "req_ready")
+        d.sm_cfg_gap_p.value = _probability(t.resp_gap, "resp_gap")
+        d.sm_cfg_err_lo.value = lo_bits
+        d.sm_cfg_err_hi.value = hi_bits
+        d.sm_cfg_seed.value = t.seed & 0xFFFFFFFF
+
+    # ------------------------------------------------------------------ contents
+    def load(self) -> int:
+        """Write into the memory every block of ``space`` that differs from what it
+        holds (what the algorithm wrote since the last call). Returns the blocks written."""
+        from golden.memory import PAGE_BITS
+        bb, top = self.bb, self.words * self.bb
+        n = 0
+        for page, data in sorted(self.space._pages.items()):
+            base = page << PAGE_BITS
+            old = self._shadow.get(page)
+            if old is None:
+                changed = np.flatnonzero(data.reshape(-1, bb).any(axis=1))
+            elif np.array_equal(old, data):
+                continue
+            else:
+                changed = np.flatnonzero((old != data).reshape(-1, bb).any(axis=1))
+            if changed.size and base + (int(changed[-1]) + 1) * bb > top:
+                raise ValueError(f"the address space reaches {base + (int(changed[-1]) + 1) * bb:#x}, beyond the "
+                                 f"in-design memory's {top:#x} bytes (SimMemoryConfig.depth_log2 "
+                                 f"{self.config.depth_log2}); use a larger one or the Python memory model")
+            rows = data.reshape(-1, bb)
+            word0 = base // bb
+            for c in changed.tolist():
+                self._store[word0 + c].value = int.from_bytes(rows[c].tobytes(), "little")
+            n += changed.size
+            self._shadow[page] = data.copy()
+        self.loaded += n
+        return n
+
+    def unload(self) -> int:
+        """Read back into ``space`` every block the design wrote since the last call
+        (the write log; all the blocks in use when it overflowed) and clear the log.
+        Returns the blocks read."""
+        from golden.memory import PAGE_BITS, PAGE_BYTES
+        n = int(self.dut.sm_wlog_n.value)
+        if n <= (1 << self.config.wlog_log2):
+            words = sorted({int(self._wlog[k].value) for k in range(n)})
+        else:
+            top = max((r.base + r.nbytes for r in self.space.regions.values()), default=0)
+            words = range(0, min(-(-top // self.bb), self.words))
+        bb, per_page = self.bb, PAGE_BYTES // self.bb
+        for w in words:
+            v = self._store[w].value
+            raw = np.frombuffer(int(v).to_bytes(bb, "little"), np.uint8)
+            addr = w * bb
+            self.space.write(addr, raw)
+            page = addr >> PAGE_BITS
+            sh = self._shadow.get(page)
+            if sh is None:
+                sh = self._shadow[page] = np.zeros(PAGE_BYTES, np.uint8)
+            off = (w % per_page) * bb
+            sh[off:off + bb] = raw
+        self.memory_wlog_clear()
+        self.read_back += len(words)
+        return len(words)
+
+    def memory_wlog_clear(self) -> None:
+        self.dut.memory.wlog_n.value = 0
+
+    # ------------------------------------------------------------------ checks and counters
+    def check(self, what: str = "") -> None:
+        """Raise :class:`sim.memory.ProtocolError` if the design broke the port's rules."""
+        from .memory import ProtocolError
+        if int(self.dut.sm_proto_err.value):
+            raise ProtocolError(f"memory port: a request withdrawn or changed before it was accepted, or an address "
+                                f"not aligned to the {self.bb}-byte block, at cycle "
+                                f"{int(self.dut.sm_proto_cycle.value)}{': ' + what if what else ''}")
+
+    @property
+    def cycle(self) -> int:
+        return int(self.dut.sm_cycle.value)
+
+    def stats(self) -> dict:
+        d = self.dut
+        reads, writes = int(d.sm_reads.value), int(d.sm_writes.value)
+        return {"requests": reads + writes, "reads": reads, "writes": writes, "errors": int(d.sm_errors.value),
+                "max_outstanding": int(d.sm_max_out.value), "loaded_blocks": self.loaded,
+                "read_back_blocks": self.read_back}
+
+
+def _probability(spec, name: str) -> int:
+    """A pattern as the memory's threshold out of 65536 (65536: always)."""
+    if spec is None:
+        return 1 << 16
+    if isinstance(spec, float) and 0.0 < spec <= 1.0:
+        return max(1, min(1 << 16, round(spec * (1 << 16))))
+    raise ConfigError(f"the in-design memory takes {name} as None or a probability in (0, 1], not {spec!r} "
+                      "(cyclic patterns: use the Python memory model)")
+
+
+# ---------------------------------------------------------------------- the memory alone (tests)
+def probe_build(port, config: SimMemoryConfig, root: Path | None = None):
+    """A cached build of the memory alone behind a pass-through initiator whose
+    requests and responses are the top's ``req`` / ``resp`` streams, so that a
+    testbench (``sim.tb.simmem``) drives the port directly: the memory's own tests."""
+    import hashlib
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    from .build import Build, simmem_digest
+    from .toolchain import project_root
+    name = "simmem_probe"
+    key = hashlib.sha256(json.dumps([port.addr_width, port.block_bytes, port.tag_width, config.to_dict(),
+                                     simmem_digest()]).encode()).hexdigest()[:16]
+    base = Path(root) if root else project_root() / "build" / "rtl"
+    final = base / f"{name}-{key}"
+    if not (final / f"{name}.v").exists():
+        from amaranth.back import verilog
+        base.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
+        try:
+            text = verilog.convert(with_sim_memory(_PortProbe(port), config), name=name, emit_src=False)
+            (tmp / f"{name}.v").write_text(text + "\n" + SIMMEM_VERILOG.read_text())
+            (tmp / f"{name}.json").write_text(json.dumps({"port": port.to_dict(), "memory": config.to_dict()}))
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not (final / f"{name}.v").exists():
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return Build(name, "simmem", config, final, True)
+
+
+def _PortProbe(port):
+    from amaranth import Module
+    from amaranth.lib import stream, wiring
+    from amaranth.lib.wiring import In, Out
+
+    from hw.mem.port import MemPortSignature, MemRequest, MemResponse
+
+    class PortProbe(wiring.Component):
+        """The port's initiator side driven from the top (``req`` in, ``resp`` out)."""
+
+        def __init__(self):
+            super().__init__({"mem": Out(MemPortSignature(port)), "req": In(stream.Signature(MemRequest(port))),
+                              "resp": Out(stream.Signature(MemResponse(port)))})
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.comb += [self.mem.req.valid.eq(self.req.valid), self.mem.req.payload.eq(self.req.payload),
+                         self.req.ready.eq(self.mem.req.ready),
+                         self.resp.valid.eq(self.mem.resp.valid), self.resp.payload.eq(self.mem.resp.payload),
+                         self.mem.resp.ready.eq(self.resp.ready)]
+            return m
+
+    return PortProbe()
