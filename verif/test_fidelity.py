@@ -74,3 +74,17 @@ def test_size_option_errors_before_running(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         bench.main(["--units", ","])
     assert "no unit to run" in capsys.readouterr().err
+
+
+def test_best_mode_per_run_takes_each_runs_best_and_skips_the_reference():
+    """GraphPEG's headline: per (graph, algorithm, GPU) the best of the unit's modes,
+    the reference mode (lb) left out, then the geometric mean (hand-computed)."""
+    from sim.report.units import RunSet, _best_per_run
+    recs = [{"unit": "graphpeg", "graph": g, "algo": a, "gpu": "kepler", "mode": m, "speedup": v}
+            for g, a, m, v in [("k", "bfs", "graphpeg", 0.5), ("k", "bfs", "graphpeg-pull", 2.0),
+                               ("k", "sssp", "graphpeg", 4.0), ("k", "sssp", "lb", 9.0),
+                               ("g", "bfs", "graphpeg", 1.0), ("g", "bfs", "graphpeg-pull", None)]]
+    v, how = _best_per_run("graphpeg", "lb")(RunSet(recs))
+    assert v == pytest.approx((2.0 * 4.0 * 1.0) ** (1 / 3))
+    assert "3 (graph, algorithm) runs" in how and "graphpeg on 2, graphpeg-pull on 1" in how
+    assert _best_per_run("graphpeg", "lb")(RunSet([])) == (None, "no runs")

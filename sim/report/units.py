@@ -275,6 +275,28 @@ def _best_speedup(unit: str, algo: str | None = None):
     return f
 
 
+def _best_per_run(unit: str, reference: str):
+    """The unit at its best mode for each (graph, algorithm, GPU), as a user would run
+    it (e.g. GraphPEG's direction switching where the algorithm has it): geometric
+    mean over every (graph, algorithm, GPU) the unit ran, of the best speedup there."""
+    def f(rs: RunSet):
+        best: dict = {}
+        for r in rs.select(unit=unit):
+            v = r.get("speedup")
+            if r["mode"] == reference or not isinstance(v, (int, float)):
+                continue
+            k = (r["graph"], r["algo"], r["gpu"])
+            if k not in best or v > best[k][0]:
+                best[k] = (v, r["mode"])
+        if not best:
+            return None, "no runs"
+        modes = sorted({m for _, m in best.values()})
+        by = ", ".join(f"{m} on {sum(1 for _, x in best.values() if x == m)}" for m in modes)
+        return gmean([v for v, _ in best.values()]), (f"geometric mean over {len(best)} (graph, algorithm) runs of "
+                                                      f"the best mode of each ({by})")
+    return f
+
+
 def _workload_left(mode: str, algo: str):
     def f(rs: RunSet):
         v = _mean(rs.values("workload_left", mode=mode, algo=algo))
@@ -512,7 +534,7 @@ PROFILES: dict[str, UnitProfile] = {
                  ("EF exchanges", "graphpeg_exchanges")),
         claims=(
             PaperClaim("speedup over the load-balanced baseline", "2.8x over Gunrock, up to 7.3x (§5.3)", 2.8,
-                       _best_speedup("graphpeg"), "x",
+                       _best_per_run("graphpeg", "lb"), "x",
                        "ours is over the golden model's baseline with Gunrock's load-balanced advance (mode lb: "
                        "its scan kernel and searches, docs/golden.md); the engines' requests go through their SM's "
                        "memory path at the previous launch's latency (docs/graphpeg.md); graphs replaced "
