@@ -20,7 +20,7 @@ from golden.config import Config
 
 from .toolchain import project_root
 
-__all__ = ["Build", "build_verilog", "write_verilog", "sources_digest"]
+__all__ = ["Build", "build_verilog", "write_verilog", "sources_digest", "cached_build_dir", "simmem_digest"]
 
 
 @dataclass(frozen=True)
@@ -105,15 +105,23 @@ def build_verilog(unit: str, config: Config, *, name: str | None = None, root: P
     name = name or (unit if sim_memory is None else f"{unit}_simmem")
     extra = [] if sim_memory is None else [sim_memory.to_json(), simmem_digest()]
     key = hashlib.sha256(json.dumps([unit, name, config.to_json(), sources_digest()] + extra).encode()).hexdigest()[:16]
+    final = cached_build_dir(root, name, key, lambda tmp: write_verilog(unit, config, tmp, name,
+                                                                        sim_memory=sim_memory))
+    return Build(name, unit, config, final, sim_memory is not None)
+
+
+def cached_build_dir(root: Path | None, name: str, key: str, write) -> Path:
+    """``build/rtl/NAME-KEY`` (under ``root`` if given), made by ``write(folder)``
+    unless it already holds ``NAME.v`` and ``NAME.json``: written into a temporary
+    folder and renamed, so that concurrent builds never see half a build."""
     base = Path(root) if root else project_root() / "build" / "rtl"
     final = base / f"{name}-{key}"
-    private = sim_memory is not None
     if (final / f"{name}.v").exists() and (final / f"{name}.json").exists():
-        return Build(name, unit, config, final, private)
+        return final
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
     try:
-        write_verilog(unit, config, tmp, name, sim_memory=sim_memory)
+        write(tmp)
         try:
             os.rename(tmp, final)
         except OSError:
@@ -122,4 +130,4 @@ def build_verilog(unit: str, config: Config, *, name: str | None = None, root: P
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return Build(name, unit, config, final, private)
+    return final

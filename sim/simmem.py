@@ -285,34 +285,18 @@ def probe_build(port, config: SimMemoryConfig, root: Path | None = None):
     testbench (``sim.tb.simmem``) drives the port directly: the memory's own tests."""
     import hashlib
     import json
-    import os
-    import shutil
-    import tempfile
 
-    from .build import Build, simmem_digest
-    from .toolchain import project_root
+    from .build import Build, cached_build_dir, simmem_digest
     name = "simmem_probe"
     key = hashlib.sha256(json.dumps([port.addr_width, port.block_bytes, port.tag_width, config.to_dict(),
                                      simmem_digest()]).encode()).hexdigest()[:16]
-    base = Path(root) if root else project_root() / "build" / "rtl"
-    final = base / f"{name}-{key}"
-    if not (final / f"{name}.v").exists():
+
+    def write(folder: Path) -> None:
         from amaranth.back import verilog
-        base.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
-        try:
-            text = verilog.convert(with_sim_memory(_PortProbe(port), config), name=name, emit_src=False)
-            (tmp / f"{name}.v").write_text(text + "\n" + SIMMEM_VERILOG.read_text())
-            (tmp / f"{name}.json").write_text(json.dumps({"port": port.to_dict(), "memory": config.to_dict()}))
-            try:
-                os.rename(tmp, final)
-            except OSError:
-                if not (final / f"{name}.v").exists():
-                    raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-    return Build(name, "simmem", config, final, True)
+        text = verilog.convert(with_sim_memory(_PortProbe(port), config), name=name, emit_src=False)
+        (folder / f"{name}.v").write_text(text + "\n" + SIMMEM_VERILOG.read_text())
+        (folder / f"{name}.json").write_text(json.dumps({"port": port.to_dict(), "memory": config.to_dict()}))
+    return Build(name, "simmem", config, cached_build_dir(root, name, key, write), True)
 
 
 def _PortProbe(port):
