@@ -47,7 +47,7 @@ def one(name: str, sim: str) -> dict:
         wall = time.time() - t
     rtl = r.rtl
     cycles = rtl.get("sim_cycles") or rtl.get("cycles")
-    mem = rtl.get("memory") or {}
+    mem = rtl.get("memory") if isinstance(rtl.get("memory"), dict) else {}     # (the IRU: one per partition)
     rec = {"run": name, "unit": unit, "graph": graph, "algo": algo, "memory": rtl.get("memory_model", memory),
            "sim": sim, "ok": r.ok, "cycles": int(cycles), "cosim_s": round(wall, 2),
            "rtl_run_s": rtl.get("rtl_wall_s"), "simulate_s": mem.get("simulate_s"),

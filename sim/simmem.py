@@ -79,7 +79,7 @@ class SimMemoryConfig(Config):
 
 
 def _mem_port(unit):
-    """The unit's ``mem`` member and its :class:`golden.fetch.MemPortConfig`."""
+    """The :class:`golden.fetch.MemPortConfig` of the unit's ``mem`` port."""
     try:
         member = unit.signature.members["mem"]
         return member.signature.config
