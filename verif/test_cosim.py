@@ -158,3 +158,14 @@ def test_cosim_writes_the_waveform_when_asked(sim, suffix, tmp_path):
     r2 = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", sim=sim, out_dir=tmp_path / "x",
                    log=lambda *a: None)
     assert "waves" not in r2.rtl and not (tmp_path / "x" / "waves").exists()
+
+
+def test_in_design_memory_watchdog_stops_a_stalled_run(tmp_path):
+    """A memory that answers only after 60,000 cycles: the unit fills its requests in
+    flight and waits; with the memory inside the design the testbench wakes every
+    20,000 cycles and stops the run when no request came meanwhile (as the Python
+    model's loop stops after 20,000 cycles without a transfer)."""
+    from sim.runner import SimulationError
+    with pytest.raises(SimulationError, match="no memory request for 20000 cycles at cycle"):
+        run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", mode="scu", preset="tx1-sim", sim="verilator",
+                  out_dir=tmp_path, log=lambda *a: None, timing={"latency": 60000}, memory="design")
