@@ -55,6 +55,11 @@ def cmd_verilog(args) -> int:
                          f"or _; not a keyword): {name!r}")
     b = write_verilog(args.unit, cfg, out, name)
     print(f"wrote {b.verilog} and {b.json}")
+    if getattr(args, "fusesoc", False):
+        from .fusesoc import core_name, write_core
+        core = write_core(b)
+        print(f"wrote {core} (FuseSoC core {core_name(name)}; lint: fusesoc --cores-root {out} run --target lint "
+              f"{core_name(name)})")
     if args.lint:
         from .lint import lint
         ok, msgs = lint(b.verilog, wall=args.lint == "wall")
@@ -655,6 +660,9 @@ def build_parser() -> argparse.ArgumentParser:
     config_args(sp)
     sp.add_argument("-o", "--output", default="build/rtl", help="output folder (default: %(default)s)")
     sp.add_argument("--name", help="Verilog module name (default: the unit name)")
+    sp.add_argument("--fusesoc", action="store_true",
+                    help="also write NAME.core, a FuseSoC core (CAPI2) of the Verilog and its configuration, "
+                         "with a default and a Verilator lint target")
     sp.add_argument("--lint", nargs="?", const="default", choices=["default", "wall"],
                     help="run verilator --lint-only on the result (wall: with -Wall)")
     sp.set_defaults(func=cmd_verilog)
