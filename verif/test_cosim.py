@@ -152,6 +152,20 @@ def test_cosim_writes_the_waveform_when_asked(sim, suffix, tmp_path):
     head = w.read_bytes()[:4096]
     if suffix == ".vcd":
         assert b"$timescale" in head and b"$scope" in head
+        # the unit's top-level ports are in the unit's scope (the declarations, up to $enddefinitions)
+        scopes, found = [], set()
+        with open(w, "rb") as f:
+            for line in f:
+                t = line.split()
+                if t[:1] == [b"$scope"]:
+                    scopes.append(t[2].decode())
+                elif t[:1] == [b"$upscope"]:
+                    scopes.pop()
+                elif t[:1] == [b"$var"] and scopes and scopes[-1] == "unit":
+                    found.add(t[4].decode())
+                elif t[:1] == [b"$enddefinitions"]:
+                    break
+        assert {"cmd__valid", "cmd__ready", "status__valid", "status__ready", "mem__req__valid", "busy"} <= found
     else:
         assert head[0] == 0                       # an FST file starts with its header block (type 0)
     # without --waves: nothing written
