@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.memory import AddressSpace
-from golden.scu import SCUConfig, SCUOp, SCUStatus
+from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus
 
 from .memory import MemoryTiming
 
@@ -121,6 +121,14 @@ class RTLBackend:
         self.harness = SCUHarness(config, self.space, [], timing=timing, expect=False)
         self.simmem = None
         self.sim_s = self.io_s = 0.0          # in-design memory: seconds simulating, loading and reading back
+        # Lock step: the TLM runs every operation on a copy of the memory as it was before
+        # the RTL's; the first operation whose status or output differs is reported.
+        bb = config.block_bytes
+        self.check_tlm = SCUModel(config, self.space, is_error=lambda a: any(
+            lo < a + bb and a < hi for lo, hi in timing.error_ranges))
+        self.ops_done = 0
+        self.first_mismatch: str | None = None
+        self.perturb_check_op: int | None = None   # tests: corrupt the TLM's output of this operation
         if memory is None:
             self.loop = CocotbLoop(dut, self.harness.agents)
             self.execute = resume(self._execute)
@@ -150,15 +158,57 @@ class RTLBackend:
         return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
 
     async def _execute(self, op: SCUOp) -> SCUStatus:
+        ref, want, cycle = self._tlm_before(op)
         k = len(self.harness.statuses)
         self.harness.submit(op)
         await self.loop.run(lambda: len(self.harness.statuses) > k, stall_cycles=20_000,
                             what=f"SCU {op.op} of {op.n} elements")
-        return self.harness.statuses[k]
+        st = self.harness.statuses[k]
+        self._compare(op, st, ref, want, cycle)
+        return st
+
+    def _tlm_before(self, op: SCUOp):
+        """The TLM's run of ``op`` on a copy of the memory before the RTL's."""
+        ref = self.space.copy()
+        self.check_tlm.space = ref
+        want = self.check_tlm.execute(op)
+        if self.perturb_check_op == self.ops_done and want.write_blocks:
+            a = want.write_blocks[0]
+            ref.write(a, ref.read(a, 1) ^ np.uint8(1))
+        return ref, want, self.sim_cycles
+
+    def _compare(self, op: SCUOp, got: SCUStatus, ref: AddressSpace, want: SCUStatus, cycle: int) -> None:
+        """Record the first operation whose status or output differs from the TLM's
+        (docs/scu.md, "RTL in the loop"): which operation, its sizes, the first
+        differing output element with both values, the cycle it started."""
+        k = self.ops_done
+        self.ops_done += 1
+        if self.first_mismatch is not None:
+            return
+        what = None
+        if got.key() != want.key():
+            what = f"status {got.as_dict()} but the TLM's {want.as_dict()}"
+        else:
+            bb = self.config.block_bytes
+            es = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
+            for a in want.write_blocks:
+                x, y = self.space.read(a, bb), ref.read(a, bb)
+                if not np.array_equal(x, y):
+                    b = a + int(np.flatnonzero(x != y)[0])
+                    e = (b - op.out) // es
+                    at = op.out + e * es
+                    what = (f"output element {e} (address {at:#x}) is {self.space.read_int(at, es):#x}, the TLM's "
+                            f"{ref.read_int(at, es):#x}")
+                    break
+        if what:
+            self.first_mismatch = (f"first difference at SCU operation {k} ({op.op}, n={op.n}, "
+                                   f"{want.elements_in} elements in, {want.elements_out} out; started at RTL cycle "
+                                   f"{cycle}): {what}")
 
     async def _execute_in_design(self, op: SCUOp) -> SCUStatus:
         from .scu import status_from_item
         dut, mem = self.dut, self.simmem
+        ref, want, cycle = self._tlm_before(op)
         t0 = time.perf_counter()
         mem.load()
         t1 = time.perf_counter()
@@ -177,6 +227,7 @@ class RTLBackend:
         self.sim_s += t2 - t1
         self.io_s += time.perf_counter() - t2 + t1 - t0
         self.harness.statuses.append(st)
+        self._compare(op, st, ref, want, cycle)
         return st
 
 
@@ -328,7 +379,8 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
               out_dir: Path | None = None, options: dict | None = None, toggles: bool = False,
-              waves: bool = False, memory: str | None = None, log=print) -> CosimResult:
+              waves: bool = False, memory: str | None = None, perturb_check_op: int | None = None,
+              log=print) -> CosimResult:
     """Run ``algo`` with ``unit``'s RTL in the loop; compare with the TLM run and the reference.
 
     ``timing``: the testbench memory (:class:`sim.memory.MemoryTiming` fields; default
@@ -340,7 +392,9 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     <mode>-<graph>-<sim>.vcd|fst`` (the path in ``result.rtl["waves"]``).
     ``memory``: ``"design"`` (the testbench memory inside the simulated design, cocotb
     once per operation, :mod:`sim.simmem`; the default on Verilator where the unit
-    has it) or ``"python"`` (the Python memory model, cocotb every cycle)."""
+    has it) or ``"python"`` (the Python memory model, cocotb every cycle).
+    ``perturb_check_op`` (tests, the SCU): corrupt the lock-step TLM's output of that
+    operation, a seeded divergence that the run must report."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph
@@ -407,7 +461,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     values_file = out_dir / f"{unit}-{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
             "options": opts, "timing": timing, "values": str(values_file),
-            "memory": None if sim_memory is None else sim_memory.to_dict()}
+            "memory": None if sim_memory is None else sim_memory.to_dict(), "perturb_check_op": perturb_check_op}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
     waves_to = None
     if waves:
@@ -456,7 +510,7 @@ def observe(callback):
 
 # ---------------------------------------------------------------------- the units
 def _scu_check(rtl: dict, tlm: dict) -> list[str]:
-    out = []
+    out = [rtl["first_mismatch"]] if rtl.get("first_mismatch") else []
     if rtl["ops"] != tlm["ops"]:
         out.append(f"RTL ran operations {rtl['ops']}, the TLM run {tlm['ops']}")
     if rtl["requests"] != tlm["requests"]:

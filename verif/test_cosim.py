@@ -1,6 +1,7 @@
 """RTL in the loop: whole algorithms in SCU mode where every SCU operation runs
 on the RTL under cocotb; the result must equal the TLM run and the independent
 reference, with the same operations and memory requests (sim/cosim.py)."""
+import re
 import subprocess
 import sys
 
@@ -183,3 +184,20 @@ def test_in_design_memory_watchdog_stops_a_stalled_run(tmp_path):
     with pytest.raises(SimulationError, match="no memory request for 20000 cycles at cycle"):
         run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", mode="scu", preset="tx1-sim", sim="verilator",
                   out_dir=tmp_path, log=lambda *a: None, timing={"latency": 60000}, memory="design")
+
+
+@pytest.mark.parametrize("memory", ["design", "python"])
+def test_first_differing_operation_is_reported(memory, tmp_path):
+    """Lock step: the TLM runs every SCU operation on a copy of the memory before the
+    RTL's; a divergence seeded into the TLM's output of operation 3 is reported as
+    the first difference, with the operation, its sizes, the element, both values and
+    the cycle; every operation was checked."""
+    kw = dict(mode="scu", preset="tx1-sim", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory=memory)
+    clean = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None
+    assert clean.rtl["ops_checked"] == sum(clean.rtl["ops"].values()) > 4
+    r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=3, **kw)
+    assert not r.ok and len(r.problems) == 1
+    assert re.fullmatch(r"first difference at SCU operation 3 \((\w+), n=\d+, \d+ elements in, \d+ out; started "
+                        r"at RTL cycle \d+\): output element 0 \(address 0x[0-9a-f]+\) is 0x[0-9a-f]+, the TLM's "
+                        r"0x[0-9a-f]+", r.problems[0]), r.problems[0]

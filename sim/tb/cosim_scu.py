@@ -28,6 +28,7 @@ async def cosim(dut):
     backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=cocotb.SIM_NAME.split()[0].lower(),
                          memory=memory)
     await backend.start()
+    backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
 
     def job():
         return run_algorithm(g, case["algo"], case["mode"], gpu=case["gpu"], backend=backend, **case["options"])
@@ -38,4 +39,5 @@ async def cosim(dut):
     save_result({"ops": scu["ops"], "requests": scu["requests"], "elements_in": scu["elements_in"],
                  "elements_out": scu["elements_out"], "cycles": scu["cycles"], "time": r.extra["time"],
                  "sim_cycles": backend.sim_cycles, "memory": backend.memory_stats(),
-                 "memory_model": "design" if memory else "python"})
+                 "memory_model": "design" if memory else "python", "first_mismatch": backend.first_mismatch,
+                 "ops_checked": backend.ops_done})
