@@ -620,6 +620,16 @@ def cmd_demo(args) -> int:
     return run_demo(sims=args.sim, quick=args.quick)
 
 
+def cmd_replay(args) -> int:
+    from .replay import replay
+    try:
+        reproduced, report = replay(args.file, sim=args.sim, waves=args.waves)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    print(report)
+    return 1 if reproduced else 0
+
+
 def cmd_doctor(args) -> int:
     from .toolchain import liberty_path, versions
     optional = {"ccache", "chromium"}          # speed-up / one report test: setup warns, never fails
@@ -758,6 +768,17 @@ def build_parser() -> argparse.ArgumentParser:
                          "path; the default on Verilator for the units that have it: scu) or the Python model "
                          "(cocotb every cycle; the default otherwise)")
     sp.set_defaults(func=cmd_cosim)
+
+    sp = sub.add_parser("replay", help="re-run alone the operation an RTL-in-the-loop run found to differ",
+                        description="Re-run the reproducer that `graphunits cosim` writes when an operation's RTL "
+                                    "result differs from the TLM's (build/cosim/replay/scu-opK.json): the operation "
+                                    "alone, from the memory as it was before it, on the RTL and the TLM. Prints the "
+                                    "difference; exit status 1 when it reproduces.")
+    sp.add_argument("file", help="the reproducer (JSON; its memory image .npz beside it)")
+    sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],
+                    help="simulator (default: %(default)s)")
+    sp.add_argument("--waves", action="store_true", help="write the run's waveform and print its path")
+    sp.set_defaults(func=cmd_replay)
 
     sp = sub.add_parser("doctor", help="show the tools found and their versions",
                         description="Show the external tools graphunits uses and their versions.")

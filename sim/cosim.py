@@ -129,6 +129,9 @@ class RTLBackend:
         self.ops_done = 0
         self.first_mismatch: str | None = None
         self.perturb_check_op: int | None = None   # tests: corrupt the TLM's output of this operation
+        self.replay_dir = None                     # where the first differing operation's reproducer goes
+        self.timing = timing
+        self._pre = None
         if memory is None:
             self.loop = CocotbLoop(dut, self.harness.agents)
             self.execute = resume(self._execute)
@@ -169,6 +172,8 @@ class RTLBackend:
 
     def _tlm_before(self, op: SCUOp):
         """The TLM's run of ``op`` on a copy of the memory before the RTL's."""
+        if self.replay_dir:
+            self._pre = self.space.copy()          # the reproducer's image if this operation differs
         ref = self.space.copy()
         self.check_tlm.space = ref
         want = self.check_tlm.execute(op)
@@ -180,30 +185,22 @@ class RTLBackend:
     def _compare(self, op: SCUOp, got: SCUStatus, ref: AddressSpace, want: SCUStatus, cycle: int) -> None:
         """Record the first operation whose status or output differs from the TLM's
         (docs/scu.md, "RTL in the loop"): which operation, its sizes, the first
-        differing output element with both values, the cycle it started."""
+        differing output element with both values, the cycle it started; with a
+        ``replay_dir``, write its reproducer there (:func:`write_reproducer`)."""
         k = self.ops_done
         self.ops_done += 1
         if self.first_mismatch is not None:
             return
-        what = None
-        if got.key() != want.key():
-            what = f"status {got.as_dict()} but the TLM's {want.as_dict()}"
-        else:
-            bb = self.config.block_bytes
-            es = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
-            for a in want.write_blocks:
-                x, y = self.space.read(a, bb), ref.read(a, bb)
-                if not np.array_equal(x, y):
-                    b = a + int(np.flatnonzero(x != y)[0])
-                    e = (b - op.out) // es
-                    at = op.out + e * es
-                    what = (f"output element {e} (address {at:#x}) is {self.space.read_int(at, es):#x}, the TLM's "
-                            f"{ref.read_int(at, es):#x}")
-                    break
+        what = scu_difference(op, got, self.space, want, ref, self.config.block_bytes)
         if what:
             self.first_mismatch = (f"first difference at SCU operation {k} ({op.op}, n={op.n}, "
                                    f"{want.elements_in} elements in, {want.elements_out} out; started at RTL cycle "
                                    f"{cycle}): {what}")
+            if self.replay_dir:
+                path = write_reproducer(self.replay_dir, self.config, op, self._pre, self.timing, k,
+                                        self.first_mismatch, perturb=self.perturb_check_op == k)
+                self.first_mismatch += f"; reproducer {path} (graphunits replay {path})"
+
 
     async def _execute_in_design(self, op: SCUOp) -> SCUStatus:
         from .scu import status_from_item
@@ -229,6 +226,49 @@ class RTLBackend:
         self.harness.statuses.append(st)
         self._compare(op, st, ref, want, cycle)
         return st
+
+
+
+def scu_difference(op: SCUOp, got: SCUStatus, got_space: AddressSpace, want: SCUStatus, ref: AddressSpace,
+                   block_bytes: int) -> str | None:
+    """How the RTL's result of ``op`` (status ``got``, memory ``got_space``) differs
+    from the TLM's (``want``, ``ref``): the status, or the first differing output
+    element of the blocks the TLM wrote with both values; None if they agree."""
+    if got.key() != want.key():
+        return f"status {got.as_dict()} but the TLM's {want.as_dict()}"
+    es = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
+    for a in want.write_blocks:
+        x, y = got_space.read(a, block_bytes), ref.read(a, block_bytes)
+        if not np.array_equal(x, y):
+            b = a + int(np.flatnonzero(x != y)[0])
+            at = op.out + (b - op.out) // es * es
+            return (f"output element {(at - op.out) // es} (address {at:#x}) is {got_space.read_int(at, es):#x}, "
+                    f"the TLM's {ref.read_int(at, es):#x}")
+    return None
+
+
+def write_reproducer(folder, config: SCUConfig, op: SCUOp, space: AddressSpace, timing: MemoryTiming, index: int,
+                     report: str, *, perturb: bool = False) -> Path:
+    """A self-contained reproducer of one SCU operation (``graphunits replay``): the
+    configuration, the operation, the memory before it (every page and region), the
+    testbench memory's timing, its index in the run and the report. The hashes start
+    empty on replay: a divergence that depends on hash state left by earlier
+    filter or group operations may not reproduce (the file says how many ran)."""
+    import dataclasses
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"scu-op{index}"
+    pages = {f"page_{k}": v for k, v in space._pages.items()}
+    np.savez_compressed(stem.with_suffix(".npz"), **pages)
+    t = dataclasses.asdict(timing)
+    doc = {"unit": "scu", "config": config.to_dict(), "op": dataclasses.asdict(op), "op_index": index,
+           "timing": {k: (list(v) if isinstance(v, tuple) else v) for k, v in t.items()},
+           "addr_bits": space.addr_bits, "regions": [[r.name, r.base, r.nbytes, r.dtype] for r in
+                                                     space.regions.values()],
+           "image": stem.with_suffix(".npz").name, "report": report, "perturb_tlm_output": perturb}
+    path = stem.with_suffix(".json")
+    path.write_text(json.dumps(doc, indent=1))
+    return path
 
 
 async def _edge_until(clk, cond, mem, what: str, *, wake=None, stall_cycles: int = 20_000,
@@ -461,7 +501,8 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     values_file = out_dir / f"{unit}-{algo}-{mode}-{sim}-{abs(hash((graph, preset, mode))) % 10**8}.npy"
     case = {"unit": unit, "config": cfg.to_dict(), "graph": gargs, "algo": algo, "mode": mode, "gpu": gpu,
             "options": opts, "timing": timing, "values": str(values_file),
-            "memory": None if sim_memory is None else sim_memory.to_dict(), "perturb_check_op": perturb_check_op}
+            "memory": None if sim_memory is None else sim_memory.to_dict(), "perturb_check_op": perturb_check_op,
+            "replay_dir": str(out_dir / "replay")}
     log(f"[cosim] running the algorithm with the {unit} RTL ({sim})")
     waves_to = None
     if waves:

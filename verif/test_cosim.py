@@ -198,6 +198,19 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
     assert clean.rtl["ops_checked"] == sum(clean.rtl["ops"].values()) > 4
     r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=3, **kw)
     assert not r.ok and len(r.problems) == 1
-    assert re.fullmatch(r"first difference at SCU operation 3 \((\w+), n=\d+, \d+ elements in, \d+ out; started "
-                        r"at RTL cycle \d+\): output element 0 \(address 0x[0-9a-f]+\) is 0x[0-9a-f]+, the TLM's "
-                        r"0x[0-9a-f]+", r.problems[0]), r.problems[0]
+    m = re.fullmatch(r"first difference at SCU operation 3 \((\w+), n=\d+, \d+ elements in, \d+ out; started "
+                     r"at RTL cycle \d+\): (output element 0 \(address 0x[0-9a-f]+\) is 0x[0-9a-f]+, the TLM's "
+                     r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
+    assert m, r.problems[0]
+    # the reproducer re-runs that operation alone and shows the same difference
+    out = subprocess.run([sys.executable, "-m", "sim.cli", "replay", m.group(3)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"SCU operation 3 of the run ({m.group(1)}, " in out.stdout and f"reproduced: {m.group(2)}" in out.stdout
+
+
+def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
+    (tmp_path / "iru.json").write_text('{"unit": "iru"}')
+    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs the SCU's")):
+        r = subprocess.run([sys.executable, "-m", "sim.cli", "replay", str(path)], capture_output=True, text=True)
+        assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
+        assert "Traceback" not in r.stderr

@@ -29,6 +29,7 @@ async def cosim(dut):
                          memory=memory)
     await backend.start()
     backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
+    backend.replay_dir = case.get("replay_dir")                   # the first differing operation's reproducer
 
     def job():
         return run_algorithm(g, case["algo"], case["mode"], gpu=case["gpu"], backend=backend, **case["options"])
