@@ -61,6 +61,36 @@ def rows_of(records: list[dict], units: list[str]) -> tuple[list, list]:
 
 HEADER = ["unit", "GPU", "graph", "algo", "mode", "time (us)", "energy (uJ)", "static", "SM", "L1", "icnt", "L2",
           "DRAM", "PCIe", "energy / ref", "time / ref"]
+SUMMARY = ["unit", "GPU", "mode", "reference", "runs", "energy / reference: geometric mean (range)",
+           "time / reference", "static share, mode / reference", "DRAM share of the mode's energy"]
+
+
+def summary_rows(out: list[dict]) -> list[list]:
+    """Per unit, GPU and mode (not the reference): the geometric means over the
+    unit's graphs and algorithms of energy and time relative to the reference, the
+    mean static shares of the mode's and the reference's runs, the mean DRAM share."""
+    import math
+
+    def gm(v):
+        return math.exp(sum(math.log(x) for x in v) / len(v))
+    ref = {(o["unit"], o["gpu"], o["graph"], o["algo"]): o for o in out if o["mode"] == o["reference"]}
+    groups: dict = {}
+    for o in out:
+        if o["mode"] != o["reference"] and o["energy_vs_reference"]:
+            groups.setdefault((o["unit"], o["gpu"], o["mode"], o["reference"]), []).append(o)
+    rows = []
+    for (u, g, m, r), runs in groups.items():
+        e = [o["energy_vs_reference"] for o in runs]
+        t = [o["time_vs_reference"] for o in runs if o["time_vs_reference"]]
+        refs = [ref[(u, g, o["graph"], o["algo"])] for o in runs if (u, g, o["graph"], o["algo"]) in ref]
+        st_m = sum(o["static_share"] for o in runs) / len(runs)
+        st_r = sum(o["static_share"] for o in refs) / len(refs) if refs else None
+        dram = sum((o["energy_dram_uj"] or 0) / o["energy_uj"] for o in runs) / len(runs)
+        rows.append([u, g, m, r, len(runs), f"{gm(e):.2f} ({min(e):.2f}-{max(e):.2f})",
+                     f"{gm(t):.2f}" if t else "-",
+                     f"{100 * st_m:.0f} % / {100 * st_r:.0f} %" if st_r is not None else f"{100 * st_m:.0f} % / -",
+                     f"{100 * dram:.0f} %"])
+    return rows
 
 
 def main(argv=None):
@@ -95,6 +125,8 @@ def main(argv=None):
     rows, out = rows_of(records, units)
     print(format_table(HEADER, rows, markdown=True,
                        title="Energy by component (static included in SM and DRAM; shares of the run's energy)"))
+    print(format_table(SUMMARY, summary_rows(out), markdown=True,
+                       title="Means over each unit's graphs and algorithms, relative to its reference mode"))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
         print(f"(JSON: {args.json})")
