@@ -794,7 +794,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _speed_rows(rtl: dict) -> list:
     """The memory model of an RTL-in-the-loop run and the simulator's speed."""
-    mem = rtl.get("memory") or {}
+    mem = rtl.get("memory") if isinstance(rtl.get("memory"), dict) else {}     # (the IRU: one per partition)
     cycles = rtl.get("sim_cycles")
     rows = [["testbench memory", "inside the design" if rtl.get("memory_model") == "design" else "Python model"]]
     if cycles and mem.get("simulate_s"):
