@@ -239,6 +239,20 @@ def test_fast_lru_is_exact_lru_across_batches(groups):
         assert miss[0] == pytest.approx(miss[1], rel=0.03)
 
 
+@pytest.mark.parametrize("groups,span", [(1, 1 << 10), (1, 1 << 30), (16, 1 << 27), (16, 1 << 30)])
+def test_fast_lru_batch_order_is_a_stable_sort_by_group_and_line(groups, span):
+    """The batch's radix path (keys that pack into 32 bits) and its comparison
+    sort (wider keys: the last case) both give numpy's stable (group, line) order."""
+    from golden.gpu.lru import _group_order
+    rng = np.random.default_rng(span % 97 + groups)
+    for m in (1, 7, 5000, 1 << 16):
+        line = rng.integers(0, span, m) if m < 100 else np.repeat(rng.integers(0, span, m // 8), 8)[:m]
+        rng.shuffle(line)
+        grp = rng.integers(0, groups, m) if groups > 1 else None
+        want = np.lexsort((line, grp)) if grp is not None else np.argsort(line, kind="stable")
+        assert np.array_equal(_group_order(line, grp, groups), want)
+
+
 def test_fast_lru_stays_close_to_exact_lru_on_long_batches():
     """Long batches: the reuse inside a batch is estimated (Denning-Schwartz); the
     missed sectors stay within 2 % of the exact fully associative replay."""

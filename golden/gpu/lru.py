@@ -62,6 +62,26 @@ def _seen_before(ms: np.ndarray, q: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return out
 
 
+def _group_order(line: np.ndarray, group, groups: int) -> np.ndarray:
+    """The positions of the accesses sorted by (group, line), equal keys in
+    position order (a stable sort).
+
+    Where group and line pack into 32 bits (every graph the model runs), two
+    stable 16-bit radix passes sort them, about twice as fast as numpy's
+    comparison sort of packed 64-bit (id, position) keys, which the others take."""
+    m = line.size
+    lb = max(1, int(line.max()).bit_length())
+    gb = (groups - 1).bit_length() if group is not None else 0
+    if lb + gb > 32 or m > 1 << 16:
+        cid = line if group is None else (group << _LB) | line
+        return np.sort((cid << _TB) | np.arange(m, dtype=np.int64)) & ((1 << _TB) - 1)
+    key = line if group is None else (group << lb) | line
+    o = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+    if lb + gb > 16:
+        o = o[np.argsort((key[o] >> 16).astype(np.uint16), kind="stable")]
+    return o
+
+
 class RecencyLRU:
     """Fully associative, sectored LRU caches of ``capacity`` lines, one per group.
 
@@ -100,6 +120,7 @@ class RecencyLRU:
         # The resident lines: at most ``capacity`` per group.
         self._tkey = np.zeros(0, np.int64)     # group << _GT | last use, sorted
         self._tid = np.zeros(0, np.int64)      # the id of each _tkey entry
+        self._tdirty = np.zeros(0, np.uint8)   # its dirty sectors
 
     @property
     def resident(self) -> int:
@@ -159,9 +180,8 @@ class RecencyLRU:
         if m == 0:
             return np.zeros(0, bool), np.zeros(0, np.uint8)
         cid = line if group is None else (group << _LB) | line
-        ks = np.sort((cid << _TB) | np.arange(m, dtype=np.int64))
-        cs = ks >> _TB
-        ts = ks & ((1 << _TB) - 1)                          # batch-local times, in (id, time) order
+        ts = _group_order(line, group, self.groups)         # batch-local times, in (id, time) order
+        cs = cid[ts]
         first = np.empty(m, bool)
         first[0] = True
         np.not_equal(cs[1:], cs[:-1], out=first[1:])
@@ -318,41 +338,47 @@ class RecencyLRU:
         # Resident lines: drop the old uses of the lines reused, add the new ones,
         # keep each group's ``capacity`` most recent; an evicted line's dirty
         # sectors are written back.
-        tkey, tid = self._tkey, self._tid
+        tkey, tid, tdirty = self._tkey, self._tid, self._tdirty
         if found.any():
             keep = np.ones(tkey.size, bool)
             keep[tpos[found]] = False
-            tkey, tid = tkey[keep], tid[keep]
-        # sort the new entries by (group, time): their times lie in the batch, so a
-        # packed key (group, time - batch start, index) sorts them without an argsort
+            tkey, tid, tdirty = tkey[keep], tid[keep], tdirty[keep]
+        # sort the new entries by (group, time): their times are distinct and lie
+        # in the batch, so a counting sort orders them by time, a stable radix
+        # pass by group
         rel = new_time - int(new_time.min())
-        o = np.sort((((g << 17) | rel) << 17) | np.arange(fids.size, dtype=np.int64)) & ((1 << 17) - 1)
-        nk, nid = ((g << _GT) | new_time)[o], fids[o]
+        slot = np.full(int(rel.max()) + 1, -1, np.int64)
+        slot[rel] = np.arange(fids.size)
+        o = slot[slot >= 0]
+        if self.groups > 1:
+            o = o[np.argsort(g[o].astype(np.uint16 if self.groups <= 1 << 16 else np.int64), kind="stable")]
+        nk, nid, nd = ((g << _GT) | new_time)[o], fids[o], ((new_bits[o] >> 4) & 15).astype(np.uint8)
+        gone = None
         if self.groups == 1:
             tkey = np.concatenate((tkey, nk))
             tid = np.concatenate((tid, nid))
-            gone = None
+            tdirty = np.concatenate((tdirty, nd))
             if tkey.size > K:
-                gone = tid[:tkey.size - K]
-                tkey, tid = tkey[-K:], tid[-K:]
+                e = tkey.size - K
+                gone, gd = tid[:e], tdirty[:e]
+                tkey, tid, tdirty = tkey[e:], tid[e:], tdirty[e:]
         else:
             at = np.searchsorted(tkey, nk)
-            tkey, tid = np.insert(tkey, at, nk), np.insert(tid, at, nid)
+            tkey, tid, tdirty = np.insert(tkey, at, nk), np.insert(tid, at, nid), np.insert(tdirty, at, nd)
             grp = tkey >> _GT
             bounds = np.searchsorted(grp, np.arange(self.groups + 1))
-            gone = None
             if (np.diff(bounds) > K).any():
                 end = np.searchsorted(bounds, np.arange(tkey.size), side="right")   # group index + 1
                 stay = bounds[end] - np.arange(tkey.size) <= K
-                gone = tid[~stay]
-                tkey, tid = tkey[stay], tid[stay]
-        if gone is not None and gone.size:
-            gone = np.sort(gone)
-            d = (recs[np.searchsorted(ids, gone)] >> 4) & 15
-            w = d != 0
+                gone, gd = tid[~stay], tdirty[~stay]
+                tkey, tid, tdirty = tkey[stay], tid[stay], tdirty[stay]
+        if gone is not None:
+            w = gd != 0                                     # evicted dirty lines, by id
             if w.any():
-                self._wb.append((gone[w] & _LMASK, d[w].astype(np.uint8)))
-        self._tkey, self._tid = tkey, tid
+                gw, dw = gone[w], gd[w]
+                ow = np.argsort(gw)
+                self._wb.append((gw[ow] & _LMASK, dw[ow]))
+        self._tkey, self._tid, self._tdirty = tkey, tid, tdirty
         # Forget evicted lines once they outnumber the resident ones.
         if ids.size > 2 * K * self.groups + 4096:
             if not tkey.size:
