@@ -593,3 +593,27 @@ def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, ca
     # a run that cannot finish in time is reported as such
     r = bench.timed("grid:64x64", "bfs", "iru", 0.05)
     assert r == {"timeout": 0.05}
+
+
+def test_warp_culling_keeps_the_first_active_lane_of_each_value():
+    """first_in_warp against a plain loop over each warp's lanes (random values,
+    activity and warp sizes, a partial last warp); bad arguments are refused."""
+    from golden.algorithms.common import first_in_warp
+    rng = np.random.default_rng(3)
+    for case in range(200):
+        warp = int(rng.choice([1, 4, 32]))
+        n = int(rng.integers(0, 200))
+        v = rng.integers(0, int(rng.choice([2, 40, 1 << 40])), n)
+        act = rng.random(n) < 0.6 if case % 2 else None
+        want = np.zeros(n, bool)
+        for w in range(0, n, warp):
+            seen = set()
+            for j in range(w, min(w + warp, n)):
+                if (act is None or act[j]) and v[j] not in seen:
+                    seen.add(v[j])
+                    want[j] = True
+        assert np.array_equal(first_in_warp(v, act, warp), want), case
+    with pytest.raises(ValueError, match="power of two"):
+        first_in_warp(np.arange(4), warp=24)
+    with pytest.raises(ValueError, match="values in"):
+        first_in_warp(np.array([-1, 2]))

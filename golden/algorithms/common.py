@@ -86,27 +86,35 @@ def segments(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def first_in_warp(values: np.ndarray, active: np.ndarray | None = None, warp: int = 32) -> np.ndarray:
     """True where ``values[j]`` is the first occurrence of its value among the
-    active lanes of its warp (``j // warp``): Merrill's warp culling."""
+    active lanes of its warp (``j // warp``): Merrill's warp culling.
+
+    Each row of the ``(warps, warp)`` matrix of keys ``value << log2(warp) | lane``
+    (inactive lanes: the largest key) is sorted; the first key of each value
+    names the lane to keep."""
     v = np.asarray(values, dtype=np.int64)
     n = v.size
-    keep = np.zeros(n, bool)
     if n == 0:
-        return keep
-    act = np.ones(n, bool) if active is None else np.asarray(active, bool)
+        return np.zeros(0, bool)
+    if warp & (warp - 1) or warp < 1:
+        raise ValueError(f"warp must be a power of two, not {warp}")
+    lb = (warp - 1).bit_length()
+    if int(v.min()) < 0 or int(v.max()) >= 1 << (62 - lb):
+        raise ValueError(f"first_in_warp takes values in [0, 2**{62 - lb})")
     rows = -(-n // warp)
     big = np.iinfo(np.int64).max
-    mat = np.full(rows * warp, big, np.int64)
-    mat[:n] = np.where(act, v, big)
-    mat = mat.reshape(rows, warp)
-    order = np.argsort(mat, axis=1, kind="stable")
-    srt = np.take_along_axis(mat, order, axis=1)
-    first = np.ones(srt.shape, bool)
-    first[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    first &= srt != big
-    flat = np.zeros(rows * warp, bool)
-    flat[(order + (np.arange(rows) * warp)[:, None])[first]] = True
-    keep[:] = flat[:n]
-    return keep
+    key = np.full(rows * warp, big, np.int64)
+    key[:n] = (v << lb) if active is None else np.where(np.asarray(active, bool), v << lb, big)
+    key |= np.arange(rows * warp, dtype=np.int64) & (warp - 1)      # (big stays big)
+    key = key.reshape(rows, warp)
+    key.sort(axis=1)
+    first = np.empty(key.shape, bool)
+    first[:, 0] = True
+    val = key >> lb
+    np.not_equal(val[:, 1:], val[:, :-1], out=first[:, 1:])
+    first &= key != big
+    keep = np.zeros(rows * warp, bool)
+    keep[((key & (warp - 1)) + (np.arange(rows, dtype=np.int64) * warp)[:, None])[first]] = True
+    return keep[:n]
 
 
 def default_source(graph) -> int:
