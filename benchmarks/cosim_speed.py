@@ -10,7 +10,8 @@ cycles, the seconds of the whole cosim (TLM run, reference, build check, RTL run
 comparisons), of the RTL run (the simulator process: start, the algorithm's own
 Python, loads and read-backs, simulation), and with the memory inside the design
 the seconds spent simulating alone (between a command and its status) and loading
-/ reading back; cycles per second of the RTL run and while simulating. The first
+/ reading back (memory blocks; for the MFF also the command entries and the
+recorded outputs); cycles per second of the RTL run and while simulating. The first
 run of a design builds it (Verilator: about a minute), so each row is run twice
 and the second run's times are reported.
 
@@ -32,10 +33,11 @@ RUNS = {
     "scu-kron12-python": ("scu", "kron:scale=12", "bfs", "python"),
     "iru-kron10-python": ("iru", "kron:scale=10", "bfs", "python"),
     "graphpeg-kron10-python": ("graphpeg", "kron:scale=10", "bfs", "python"),
+    "mff-kron10-design": ("mff", "kron:scale=10", "pr", "design"),
     "mff-kron10-python": ("mff", "kron:scale=10", "pr", "python"),
 }
 DEFAULT_RUNS = ("scu-kron14-design", "scu-kron12-design", "scu-kron12-python", "iru-kron10-python",
-                "graphpeg-kron10-python", "mff-kron10-python")
+                "graphpeg-kron10-python", "mff-kron10-design", "mff-kron10-python")
 
 
 def one(name: str, sim: str) -> dict:

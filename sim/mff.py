@@ -15,11 +15,12 @@ reads and write-backs, the cycle count and the final memory equal the TLM's.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 
 from golden.memory import AddressSpace
-from golden.mff import (MFFCommand, MFFConfig, MFFFunctional, MFFModel, Poke, ThreadRequest, command_entries,
+from golden.mff import (MFF_OPS, MFFCommand, MFFConfig, MFFFunctional, MFFModel, Poke, ThreadRequest, command_entries,
                         gather_values)
 from hw.mem.port import MemRequest, MemResponse
 from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
@@ -27,9 +28,10 @@ from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 from .agents import MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming, Pattern
+from .simmem import STREAMLOG_VERILOG, DesignEnv
 
 __all__ = ["Poke", "MFFHarness", "make_workload", "encode_command", "worked_example", "worked_example_counts",
-           "tlm_for"]
+           "tlm_for", "MFFDesignEnv", "MFFInDesign"]
 
 
 def encode_command(cmd: MFFCommand) -> list[dict]:
@@ -190,6 +192,121 @@ class MFFHarness:
                     if not np.array_equal(a, b):
                         bad = int(np.flatnonzero(a != b)[0])
                         out.append(f"memory region {reg.name!r} differs from the {name}'s at byte {bad}")
+        return out
+
+
+# ---------------------------------------------------------------------- the testbench inside the design
+MFFSEQ_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_mffseq.v"
+
+
+class MFFDesignEnv(DesignEnv):
+    """The MFF's testbench inside the design (with :func:`sim.simmem.with_sim_memory`):
+    the command sequencer ``seq`` (``graphunits_mffseq``: the harness's rules, one
+    command in flight per warp, invalidates as barriers) and recorders of the
+    ``spad`` and ``done`` streams (``spadlog``, ``donelog``: always ready, as the
+    cosim's harness). The wrapper gains the port ``mffseq_idle``: every entry given
+    has been taken and every command completed."""
+
+    taken = ("cmd", "spad", "done")
+
+    def __init__(self, config: MFFConfig, depth_log2: int = 18):
+        self.config = config
+        self.depth_log2 = depth_log2
+        self.verilog = (MFFSEQ_VERILOG, STREAMLOG_VERILOG)
+
+    def params(self) -> tuple:
+        return (self.config.to_json(), self.depth_log2)
+
+    def ports(self) -> dict:
+        from amaranth.lib.wiring import Out
+        return {"mffseq_idle": Out(1)}
+
+    def elaborate(self, m, top, unit) -> None:
+        from amaranth import ClockSignal, Instance, ResetSignal
+        c, D = self.config, self.depth_log2
+        cmd, spad, done = unit.cmd, unit.spad, unit.done
+        clk, rst = ClockSignal(), ResetSignal()
+        m.submodules.seq = Instance(
+            "graphunits_mffseq", p_W=len(cmd.payload.as_value()), p_WB=c.warp_bits, p_INV=MFF_OPS["invalidate"],
+            p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst, o_cmd_valid=cmd.valid, i_cmd_ready=cmd.ready,
+            o_cmd_payload=cmd.payload.as_value(), i_done_valid=done.valid & done.ready, i_done_warp=done.payload.warp,
+            o_idle=top.mffseq_idle)
+        for name, s in (("spadlog", spad), ("donelog", done)):
+            m.submodules[name] = Instance(
+                "graphunits_streamlog", p_W=len(s.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+                i_valid=s.valid, o_ready=s.ready, i_payload=s.payload.as_value(), i_cycle=top.sm_cycle)
+
+
+class MFFInDesign:
+    """The testbench side of :class:`MFFDesignEnv` (inside a cocotb test): run a batch
+    of commands (load the entries, start, wait for ``mffseq_idle``, read the logs) and
+    give each command its values and error flag, as the harness would."""
+
+    def __init__(self, dut, config: MFFConfig, simmem, depth_log2: int = 18):
+        self.dut, self.config, self.simmem = dut, config, simmem
+        self.depth = 1 << depth_log2
+        self.io_s = 0.0          # seconds writing entries and reading the logs (VPI)
+        self._cmd = Codec(MFFCommandLayout(config))
+        self._spad = Codec(MFFSpadWrite(config))
+        self._done = Codec(MFFDone(config))
+
+    async def run(self, cmds: list) -> tuple[list, int]:
+        """``([(values, error) per command], cycles)``."""
+        from .cosim import _edge_until
+        from .simmem import read_log
+        dut, seq = self.dut, self.dut.seq
+        import time
+        t0 = time.perf_counter()
+        entries = [e for c in cmds for e in encode_command(c)]
+        if len(entries) > self.depth:
+            raise ValueError(f"{len(entries)} command entries exceed the sequencer's {self.depth}")
+        for k, e in enumerate(entries):
+            seq.ents[k].value = self._cmd.encode(e)
+        c0 = self.simmem.cycle
+        seq.n.value = len(entries)
+        seq.head.value = 0
+        what = f"{len(cmds)} MFF commands"
+        t1 = time.perf_counter()
+        await _edge_until(dut.clk, lambda: int(dut.mffseq_idle.value), self.simmem, what, wake=dut.mffseq_idle)
+        t2 = time.perf_counter()
+        cycles = self.simmem.cycle - c0
+        spad = [(cy, self._spad.decode(p)) for cy, p in read_log(dut.spadlog)]
+        done = [(cy, self._done.decode(p)) for cy, p in read_log(dut.donelog)]
+        out = self._assign(cmds, spad, done)
+        self.io_s += t1 - t0 + time.perf_counter() - t2
+        return out, cycles
+
+    @staticmethod
+    def _assign(cmds, spad, done) -> list:
+        """Each command's values and error flag: a warp's commands run one at a time,
+        in order, so a scratchpad write of warp ``w`` belongs to ``w``'s command that
+        completes next (a write in the cycle of the completion included)."""
+        from collections import defaultdict, deque
+        queue = defaultdict(deque)
+        for k, c in enumerate(cmds):
+            queue[c.warp].append(k)
+        out = [[{}, None] for _ in cmds]
+        events = sorted([(cy, 0, i) for i, (cy, _) in enumerate(spad)] +
+                        [(cy, 1, i) for i, (cy, _) in enumerate(done)])
+        for cy, kind, i in events:
+            it = (spad if kind == 0 else done)[i][1]
+            q = queue.get(it["warp"])
+            if not q:
+                raise AssertionError(f"cycle {cy}: {'scratchpad write' if kind == 0 else 'completion'} for warp "
+                                     f"{it['warp']}, which has no command in flight")
+            k = q[0]
+            if kind == 0:
+                size = 8 if it["e8"] else 4
+                vals = out[k][0]
+                if it["addr"] in vals:
+                    raise AssertionError(f"command {k}: scratchpad address {it['addr']} written twice")
+                vals[it["addr"]] = it["data"] & ((1 << (8 * size)) - 1)
+            else:
+                out[k][1] = bool(it["error"])
+                q.popleft()
+        missing = [k for k, r in enumerate(out) if r[1] is None]
+        if missing:
+            raise AssertionError(f"{len(missing)} of {len(cmds)} commands never completed (first: {missing[0]})")
         return out
 
 

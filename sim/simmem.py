@@ -31,10 +31,13 @@ import numpy as np
 
 from golden.config import Config, ConfigError, check_int
 
-__all__ = ["SimMemoryConfig", "with_sim_memory", "SimMemory", "SIMMEM_VERILOG", "ERROR_RANGES"]
+__all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "SimMemory", "read_log", "SIMMEM_VERILOG",
+           "STREAMLOG_VERILOG", "ERROR_RANGES"]
 
 #: The memory's Verilog (appended to a wrapped build's Verilog file).
 SIMMEM_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_simmem.v"
+#: A stream recorder (a unit's output stream logged inside the design, :class:`DesignEnv`).
+STREAMLOG_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_streamlog.v"
 #: Error ranges the memory compares every request with.
 ERROR_RANGES = 4
 
@@ -87,11 +90,42 @@ def _mem_port(unit):
         raise ValueError(f"{type(unit).__name__} has no graphunits memory port named 'mem'") from None
 
 
-def with_sim_memory(unit, config: SimMemoryConfig):
+class DesignEnv:
+    """What else of a unit's testbench runs inside the design (e.g. the MFF's command
+    sequencer and output recorders, :class:`sim.mff.MFFDesignEnv`).
+
+    ``taken``: the unit's ports it drives or takes (they are not ports of the wrapper);
+    ``ports()``: the wrapper's extra ports (name -> ``In``/``Out``); ``verilog``: the
+    files of its Verilog modules; ``key``: what a cached build depends on;
+    ``elaborate(m, top, unit)``: adds its instances to the wrapper's module."""
+
+    taken: tuple = ()
+    verilog: tuple = ()
+
+    def ports(self) -> dict:
+        return {}
+
+    @property
+    def key(self) -> str:
+        import hashlib
+        h = hashlib.sha256(repr(self.params()).encode())
+        for f in self.verilog:
+            h.update(Path(f).read_bytes())
+        return h.hexdigest()
+
+    def params(self) -> tuple:
+        return ()
+
+    def elaborate(self, m, top, unit) -> None:
+        raise NotImplementedError
+
+
+def with_sim_memory(unit, config: SimMemoryConfig, env: DesignEnv | None = None):
     """``unit`` (an Amaranth component with a ``mem`` port) with its memory port served
     by ``graphunits_simmem`` (instance ``memory``): a component whose ports are the
-    unit's others and the memory's ``sm_*`` configuration and counters. Amaranth is
-    imported here only, so that the cocotb side of this module needs none."""
+    unit's others and the memory's ``sm_*`` configuration and counters. With ``env``
+    (a :class:`DesignEnv`), the ports it takes are served inside the design too.
+    Amaranth is imported here only, so that the cocotb side of this module needs none."""
     from amaranth import ClockSignal, Instance, Module, ResetSignal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
@@ -105,7 +139,10 @@ def with_sim_memory(unit, config: SimMemoryConfig):
            "sm_cfg_seed": In(32), "sm_reads": Out(32), "sm_writes": Out(32), "sm_errors": Out(32),
            "sm_max_out": Out(s + 1), "sm_outstanding": Out(s + 1), "sm_cycle": Out(32),
            "sm_proto_err": Out(1), "sm_proto_cycle": Out(32), "sm_wlog_n": Out(32)}
-    members = {n: m for n, m in unit.signature.members.items() if n != "mem"}
+    taken = set(env.taken) if env is not None else set()
+    members = {n: m for n, m in unit.signature.members.items() if n != "mem" and n not in taken}
+    if env is not None:
+        own.update(env.ports())
     clash = set(members) & set(own)
     if clash:
         raise ValueError(f"{type(unit).__name__} has ports named like the memory's: {sorted(clash)}")
@@ -134,6 +171,8 @@ def with_sim_memory(unit, config: SimMemoryConfig):
                 i_req_valid=mem.req.valid, o_req_ready=mem.req.ready, i_req_payload=mem.req.payload.as_value(),
                 o_resp_valid=mem.resp.valid, i_resp_ready=mem.resp.ready,
                 o_resp_payload=mem.resp.payload.as_value(), **kw)
+            if env is not None:
+                env.elaborate(m, self, unit)
             return m
 
     return UnitWithSimMemory({**members, **own})
@@ -266,6 +305,21 @@ class SimMemory:
         return {"requests": reads + writes, "reads": reads, "writes": writes, "errors": int(d.sm_errors.value),
                 "max_outstanding": int(d.sm_max_out.value), "loaded_blocks": self.loaded,
                 "read_back_blocks": self.read_back}
+
+
+def read_log(log) -> list[tuple[int, int]]:
+    """The beats a ``graphunits_streamlog`` instance recorded since it was last
+    cleared, as ``(cycle, payload)``, and clear it (the testbench side)."""
+    if int(log.full.value):
+        raise RuntimeError("a stream recorder inside the design overflowed: beats were lost (use a deeper log)")
+    n = int(log.n.value)
+    out = []
+    arr = log.log
+    for k in range(n):
+        v = int(arr[k].value)
+        out.append((v & 0xFFFFFFFF, v >> 32))
+    log.n.value = 0
+    return out
 
 
 def _probability(spec, name: str) -> int:

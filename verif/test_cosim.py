@@ -56,16 +56,73 @@ def test_cosim_memory_choice_errors():
     with pytest.raises(ValueError, match="memory must be 'design' or 'python'"):
         run_cosim("grid:4x4", "bfs", memory="dram", log=lambda *a: None)
     with pytest.raises(ValueError, match="no memory inside the design yet"):
-        run_cosim("kron:scale=6,edgefactor=4,seed=3", "pr", unit="mff", memory="design", log=lambda *a: None)
+        run_cosim("kron:scale=6,edgefactor=4,seed=3", "pr", unit="iru", memory="design", log=lambda *a: None)
 
 
-@pytest.mark.parametrize("algo, sim, preset", [("pr", "verilator", "default"), ("bfs", "verilator", "tiny"),
-                                               ("cc", "icarus", "default")])
-def test_mff_cosim_matches_reference(algo, sim, preset, tmp_path):
-    r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="mff", preset=preset, sim=sim, out_dir=tmp_path,
-                  log=lambda *a: None, options={"tol": 1e-10} if algo == "pr" else None)
+@pytest.mark.parametrize("algo, mode, sim, preset, memory", [
+    ("pr", "mff", "verilator", "default", "design"), ("bfs", "mff", "verilator", "tiny", "python"),
+    ("cc", "mff", "icarus", "default", "python"), ("cc", "mff", "icarus", "tiny", "design"),
+    ("bfs", "mff-push", "verilator", "default", "design")])
+def test_mff_cosim_matches_reference(algo, mode, sim, preset, memory, tmp_path):
+    """The Python memory model with the structural TLM in lock step (values, block
+    reads, write-backs and cycles equal), and the memory, command sequencer and
+    output recorders inside the design (sim/mff.py, MFFDesignEnv) with the
+    functional model in lock step."""
+    r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="mff", mode=mode, preset=preset, sim=sim,
+                  out_dir=tmp_path, log=lambda *a: None, options={"tol": 1e-10} if algo == "pr" else None,
+                  memory=memory)
     assert r.ok, r.problems
-    assert r.rtl["values"] == r.tlm["values"] > 100 and r.rtl["memory"]["reads"] > 0
+    assert r.rtl["memory_model"] == memory
+    if mode == "mff":
+        assert r.rtl["values"] == r.tlm["values"] > 100 and r.rtl["memory"]["reads"] > 0
+    else:                                 # PC_scatter_set: the bitmaps the unit wrote came back
+        assert r.rtl["bits"] == r.tlm["bits"] > 50 and r.rtl["memory"]["writes"] > 0
+        assert r.rtl["memory"]["read_back_blocks"] > 0
+    if memory == "python":
+        assert r.rtl["cycles"] == r.rtl["tlm_cycles"] and r.rtl["memory"]["reads"] == r.rtl["tlm_reads"]
+    else:
+        assert r.rtl["cycles"] == r.rtl["sim_cycles"] > 0 and r.rtl["memory"]["loaded_blocks"] > 0
+
+
+def test_mff_cosim_in_design_timing_follows_the_python_memory(tmp_path):
+    """Hard timing (random latency up to 40 cycles, in order, back-pressure, response
+    gaps): with everything inside the design, the cycles are within 5 % of the Python
+    memory model's (their random draws differ); a 100-cycle memory takes well over a
+    1-cycle one's cycles (at this size the unit's own one event per cycle binds short
+    latencies: the hard timing gives about the 1-cycle memory's time, in both paths)."""
+    hard = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": 7}
+    runs = {}
+    for name, memory, t in (("design", "design", hard), ("python", "python", hard),
+                            ("slow", "design", {"latency": 100}), ("fast", "design", {"latency": 1})):
+        r = runs[name] = run_cosim("kron:scale=6,edgefactor=4,seed=3", "pr", unit="mff", sim="verilator",
+                                   out_dir=tmp_path, log=lambda *a: None, timing=t, memory=memory)
+        assert r.ok, r.problems
+    c = {k: r.rtl["cycles"] for k, r in runs.items()}
+    assert abs(c["design"] / c["python"] - 1) < 0.05, c
+    assert c["slow"] > 1.5 * c["fast"], c
+
+
+def test_mff_in_design_outputs_go_to_the_right_commands():
+    """The recorded scratchpad writes and completions (cycle-stamped) are given to
+    each warp's commands in order; a write in the cycle of its command's completion
+    belongs to it; every way the logs can break the harness's rules is reported."""
+    from types import SimpleNamespace as C
+
+    from sim.mff import MFFInDesign
+    cmds = [C(warp=1), C(warp=2), C(warp=1)]
+
+    def w(warp, addr, data, e8=0):
+        return {"warp": warp, "addr": addr, "data": data, "e8": e8}
+    spad = [(5, w(1, 0, 7)), (6, w(2, 4, 0x1_0000_0009)), (9, w(1, 0, 8)), (9, w(1, 4, 10, 1))]
+    done = [(6, {"warp": 1, "error": 0}), (7, {"warp": 2, "error": 1}), (9, {"warp": 1, "error": 0})]
+    out = MFFInDesign._assign(cmds, spad, done)
+    assert out == [[{0: 7}, False], [{4: 9}, True], [{0: 8, 4: 10}, False]]
+    with pytest.raises(AssertionError, match="written twice"):
+        MFFInDesign._assign(cmds, spad + [(5, w(1, 0, 7))], done)
+    with pytest.raises(AssertionError, match="warp 3, which has no command in flight"):
+        MFFInDesign._assign(cmds, spad + [(8, w(3, 0, 1))], done)
+    with pytest.raises(AssertionError, match="1 of 3 commands never completed"):
+        MFFInDesign._assign(cmds, spad, done[:2])
 
 
 def test_cosim_cli_prints_matches_reference():
