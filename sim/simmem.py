@@ -31,7 +31,7 @@ import numpy as np
 
 from golden.config import Config, ConfigError, check_int
 
-__all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "SimMemory", "read_log", "SIMMEM_VERILOG",
+__all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "memory_suffix", "SimMemory", "read_log", "SIMMEM_VERILOG",
            "STREAMLOG_VERILOG", "ERROR_RANGES"]
 
 #: The memory's Verilog (appended to a wrapped build's Verilog file).
@@ -81,13 +81,24 @@ class SimMemoryConfig(Config):
         return cls(depth_log2=(blocks - 1).bit_length(), **kw)
 
 
-def _mem_port(unit):
-    """The :class:`golden.fetch.MemPortConfig` of the unit's ``mem`` port."""
-    try:
-        member = unit.signature.members["mem"]
-        return member.signature.config
-    except (KeyError, AttributeError):
-        raise ValueError(f"{type(unit).__name__} has no graphunits memory port named 'mem'") from None
+def _mem_ports(unit) -> dict:
+    """The unit's graphunits memory ports: ``{name: MemPortConfig}`` (``mem``, or
+    ``mem0``, ``mem1``... for a unit with one per partition)."""
+    from hw.mem.port import MemPortSignature
+    out = {}
+    for name, member in unit.signature.members.items():
+        if not member.is_port and isinstance(member.signature, MemPortSignature) and \
+                (name == "mem" or (name.startswith("mem") and name[3:].isdigit())):
+            out[name] = member.signature.config
+    if not out:
+        raise ValueError(f"{type(unit).__name__} has no graphunits memory port named 'mem' (or mem0, mem1...)")
+    return out
+
+
+def memory_suffix(port_name: str) -> str:
+    """The suffix of a memory port's instance and ports: ``mem`` -> ``""`` (instance
+    ``memory``, ports ``sm_*``); ``mem1`` -> ``"1"`` (``memory1``, ``sm1_*``)."""
+    return port_name[3:]
 
 
 class DesignEnv:
@@ -123,32 +134,38 @@ class DesignEnv:
 def with_sim_memory(unit, config: SimMemoryConfig, env: DesignEnv | None = None):
     """``unit`` (an Amaranth component with a ``mem`` port) with its memory port served
     by ``graphunits_simmem`` (instance ``memory``): a component whose ports are the
-    unit's others and the memory's ``sm_*`` configuration and counters. With ``env``
+    unit's others and the memory's ``sm_*`` configuration and counters. A unit with
+    ports ``mem0``, ``mem1``... gets a memory for each (``memory0``, ports ``sm0_*``...),
+    each with its own array, which the testbench loads alike. With ``env``
     (a :class:`DesignEnv`), the ports it takes are served inside the design too.
     Amaranth is imported here only, so that the cocotb side of this module needs none."""
     from amaranth import ClockSignal, Instance, Module, ResetSignal
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
 
-    port = _mem_port(unit)
-    aw, bb, tw = port.addr_width, port.block_bytes, port.tag_width
+    ports = _mem_ports(unit)
     s = config.slots_log2
-    own = {"sm_cfg_base": In(aw), "sm_cfg_lat_lo": In(16), "sm_cfg_lat_span": In(16),
-           "sm_cfg_max_out": In(s + 1), "sm_cfg_in_order": In(1), "sm_cfg_ready_p": In(17),
-           "sm_cfg_gap_p": In(17), "sm_cfg_err_lo": In(ERROR_RANGES * aw), "sm_cfg_err_hi": In(ERROR_RANGES * aw),
-           "sm_cfg_seed": In(32), "sm_reads": Out(32), "sm_writes": Out(32), "sm_errors": Out(32),
-           "sm_max_out": Out(s + 1), "sm_outstanding": Out(s + 1), "sm_cycle": Out(32),
-           "sm_proto_err": Out(1), "sm_proto_cycle": Out(32), "sm_wlog_n": Out(32)}
+    own, outs = {}, {}
+    for pname, port in ports.items():
+        aw = port.addr_width
+        x = f"sm{memory_suffix(pname)}_"
+        own.update({f"{x}cfg_base": In(aw), f"{x}cfg_lat_lo": In(16), f"{x}cfg_lat_span": In(16),
+                    f"{x}cfg_max_out": In(s + 1), f"{x}cfg_in_order": In(1), f"{x}cfg_ready_p": In(17),
+                    f"{x}cfg_gap_p": In(17), f"{x}cfg_err_lo": In(ERROR_RANGES * aw),
+                    f"{x}cfg_err_hi": In(ERROR_RANGES * aw), f"{x}cfg_seed": In(32), f"{x}reads": Out(32),
+                    f"{x}writes": Out(32), f"{x}errors": Out(32), f"{x}max_out": Out(s + 1),
+                    f"{x}outstanding": Out(s + 1), f"{x}cycle": Out(32), f"{x}proto_err": Out(1),
+                    f"{x}proto_cycle": Out(32), f"{x}wlog_n": Out(32)})
+        outs[pname] = {"cnt_reads": "reads", "cnt_writes": "writes", "cnt_errors": "errors",
+                       "cnt_max_out": "max_out", "outstanding": "outstanding", "cycle": "cycle",
+                       "proto_err": "proto_err", "proto_cycle": "proto_cycle", "wlog_n": "wlog_n"}
     taken = set(env.taken) if env is not None else set()
-    members = {n: m for n, m in unit.signature.members.items() if n != "mem" and n not in taken}
+    members = {n: m for n, m in unit.signature.members.items() if n not in ports and n not in taken}
     if env is not None:
         own.update(env.ports())
     clash = set(members) & set(own)
     if clash:
         raise ValueError(f"{type(unit).__name__} has ports named like the memory's: {sorted(clash)}")
-    outs = {"cnt_reads": "sm_reads", "cnt_writes": "sm_writes", "cnt_errors": "sm_errors",
-            "cnt_max_out": "sm_max_out", "outstanding": "sm_outstanding", "cycle": "sm_cycle",
-            "proto_err": "sm_proto_err", "proto_cycle": "sm_proto_cycle", "wlog_n": "sm_wlog_n"}
 
     class UnitWithSimMemory(wiring.Component):
         def elaborate(self, platform):
@@ -160,17 +177,20 @@ def with_sim_memory(unit, config: SimMemoryConfig, env: DesignEnv | None = None)
                     m.d.comb += theirs.eq(ours) if member.flow == In else ours.eq(theirs)
                 else:
                     wiring.connect(m, wiring.flipped(ours), theirs)
-            mem = unit.mem
-            kw = {f"i_cfg_{k[len('sm_cfg_'):]}": getattr(self, k) for k in own if k.startswith("sm_cfg_")}
-            kw.update({f"o_{k}": getattr(self, v) for k, v in outs.items()})
-            m.submodules.memory = Instance(
-                "graphunits_simmem",
-                p_ADDR_W=aw, p_BLOCK_BYTES=bb, p_BLOCK_LOG2=bb.bit_length() - 1, p_TAG_W=tw,
-                p_DEPTH_LOG2=config.depth_log2, p_SLOTS_LOG2=s, p_WLOG_LOG2=config.wlog_log2,
-                i_clk=ClockSignal(), i_rst=ResetSignal(),
-                i_req_valid=mem.req.valid, o_req_ready=mem.req.ready, i_req_payload=mem.req.payload.as_value(),
-                o_resp_valid=mem.resp.valid, i_resp_ready=mem.resp.ready,
-                o_resp_payload=mem.resp.payload.as_value(), **kw)
+            for pname, port in ports.items():
+                mem = getattr(unit, pname)
+                x = f"sm{memory_suffix(pname)}_"
+                kw = {f"i_cfg_{k[len(x) + 4:]}": getattr(self, k) for k in own if k.startswith(x + "cfg_")}
+                kw.update({f"o_{k}": getattr(self, x + v) for k, v in outs[pname].items()})
+                m.submodules[f"memory{memory_suffix(pname)}"] = Instance(
+                    "graphunits_simmem",
+                    p_ADDR_W=port.addr_width, p_BLOCK_BYTES=port.block_bytes,
+                    p_BLOCK_LOG2=port.block_bytes.bit_length() - 1, p_TAG_W=port.tag_width,
+                    p_DEPTH_LOG2=config.depth_log2, p_SLOTS_LOG2=s, p_WLOG_LOG2=config.wlog_log2,
+                    i_clk=ClockSignal(), i_rst=ResetSignal(),
+                    i_req_valid=mem.req.valid, o_req_ready=mem.req.ready, i_req_payload=mem.req.payload.as_value(),
+                    o_resp_valid=mem.resp.valid, i_resp_ready=mem.resp.ready,
+                    o_resp_payload=mem.resp.payload.as_value(), **kw)
             if env is not None:
                 env.elaborate(m, self, unit)
             return m
@@ -181,20 +201,27 @@ def with_sim_memory(unit, config: SimMemoryConfig, env: DesignEnv | None = None)
 class SimMemory:
     """The testbench side of the in-design memory (inside a cocotb test).
 
-    ``dut`` is a :class:`WithSimMemory` build; ``space`` the address space the
+    ``dut`` is a :func:`with_sim_memory` build; ``space`` the address space the
     algorithm shares with the unit; ``port`` its :class:`golden.fetch.MemPortConfig`;
     ``config`` the :class:`SimMemoryConfig` it was built with; ``timing`` a
-    :class:`sim.memory.MemoryTiming`."""
+    :class:`sim.memory.MemoryTiming`; ``suffix`` which memory (:func:`memory_suffix`
+    of its port's name: ``""`` for ``mem``, ``"1"`` for ``mem1``)."""
 
-    def __init__(self, dut, space, port, config: SimMemoryConfig, timing):
+    def __init__(self, dut, space, port, config: SimMemoryConfig, timing, suffix: str = ""):
         self.dut, self.space, self.port, self.config, self.timing = dut, space, port, config, timing
         self.bb = port.block_bytes
         self.words = 1 << config.depth_log2
-        self._store = dut.memory.store
-        self._wlog = dut.memory.wlog
+        self._x = f"sm{suffix}_"
+        inst = getattr(dut, f"memory{suffix}")
+        self._inst = inst
+        self._store = inst.store
+        self._wlog = inst.wlog
         self._shadow: dict[int, np.ndarray] = {}        # page -> the bytes the memory holds
         self.loaded = 0                                 # blocks written into the memory
         self.read_back = 0                              # blocks read from it
+
+    def _pin(self, d, name: str):
+        return getattr(d, self._x + name)
 
     # ------------------------------------------------------------------ configuration
     def configure(self) -> None:
@@ -216,16 +243,16 @@ class SimMemory:
         for k, (a, b) in enumerate(t.error_ranges):
             lo_bits |= (int(a) & ((1 << aw) - 1)) << (k * aw)
             hi_bits |= (min(int(b), (1 << aw) - 1) & ((1 << aw) - 1)) << (k * aw)
-        d.sm_cfg_base.value = 0
-        d.sm_cfg_lat_lo.value = lo
-        d.sm_cfg_lat_span.value = hi - lo + 1
-        d.sm_cfg_max_out.value = min(t.max_outstanding, slots)
-        d.sm_cfg_in_order.value = int(bool(t.in_order))
-        d.sm_cfg_ready_p.value = _probability(t.req_ready, "req_ready")
-        d.sm_cfg_gap_p.value = _probability(t.resp_gap, "resp_gap")
-        d.sm_cfg_err_lo.value = lo_bits
-        d.sm_cfg_err_hi.value = hi_bits
-        d.sm_cfg_seed.value = t.seed & 0xFFFFFFFF
+        self._pin(d, "cfg_base").value = 0
+        self._pin(d, "cfg_lat_lo").value = lo
+        self._pin(d, "cfg_lat_span").value = hi - lo + 1
+        self._pin(d, "cfg_max_out").value = min(t.max_outstanding, slots)
+        self._pin(d, "cfg_in_order").value = int(bool(t.in_order))
+        self._pin(d, "cfg_ready_p").value = _probability(t.req_ready, "req_ready")
+        self._pin(d, "cfg_gap_p").value = _probability(t.resp_gap, "resp_gap")
+        self._pin(d, "cfg_err_lo").value = lo_bits
+        self._pin(d, "cfg_err_hi").value = hi_bits
+        self._pin(d, "cfg_seed").value = t.seed & 0xFFFFFFFF
 
     # ------------------------------------------------------------------ contents
     def load(self) -> int:
@@ -261,7 +288,7 @@ class SimMemory:
         (the write log; all the blocks in use when it overflowed) and clear the log.
         Returns the blocks read."""
         from golden.memory import PAGE_BITS, PAGE_BYTES
-        n = int(self.dut.sm_wlog_n.value)
+        n = int(self._pin(self.dut, "wlog_n").value)
         if n <= (1 << self.config.wlog_log2):
             words = sorted({int(self._wlog[k].value) for k in range(n)})
         else:
@@ -284,27 +311,27 @@ class SimMemory:
         return len(words)
 
     def memory_wlog_clear(self) -> None:
-        self.dut.memory.wlog_n.value = 0
+        self._inst.wlog_n.value = 0
 
     # ------------------------------------------------------------------ checks and counters
     def check(self, what: str = "") -> None:
         """Raise :class:`sim.memory.ProtocolError` if the design broke the port's rules."""
         from .memory import ProtocolError
-        if int(self.dut.sm_proto_err.value):
+        if int(self._pin(self.dut, "proto_err").value):
             raise ProtocolError(f"memory port: a request withdrawn or changed before it was accepted, or an address "
                                 f"not aligned to the {self.bb}-byte block, at cycle "
-                                f"{int(self.dut.sm_proto_cycle.value)}{': ' + what if what else ''}")
+                                f"{int(self._pin(self.dut, 'proto_cycle').value)}{': ' + what if what else ''}")
 
     @property
     def cycle(self) -> int:
-        return int(self.dut.sm_cycle.value)
+        return int(self._pin(self.dut, "cycle").value)
 
     def stats(self) -> dict:
         d = self.dut
-        reads, writes = int(d.sm_reads.value), int(d.sm_writes.value)
-        return {"requests": reads + writes, "reads": reads, "writes": writes, "errors": int(d.sm_errors.value),
-                "max_outstanding": int(d.sm_max_out.value), "loaded_blocks": self.loaded,
-                "read_back_blocks": self.read_back}
+        reads, writes = int(self._pin(d, "reads").value), int(self._pin(d, "writes").value)
+        return {"requests": reads + writes, "reads": reads, "writes": writes,
+                "errors": int(self._pin(d, "errors").value), "max_outstanding": int(self._pin(d, "max_out").value),
+                "loaded_blocks": self.loaded, "read_back_blocks": self.read_back}
 
 
 def read_log(log) -> list[tuple[int, int]]:
