@@ -20,8 +20,10 @@ request policy.
 from __future__ import annotations
 
 import random
+import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -37,9 +39,10 @@ from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
+from .simmem import STREAMLOG_VERILOG, DesignEnv
 
 __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
-           "iru_demo"]
+           "iru_demo", "IRUDesignEnv", "IRUInDesign"]
 
 #: The RTL's mean distinct key blocks per full reply may differ from the TLM's by this share.
 QUALITY_TOLERANCE = 0.10
@@ -437,25 +440,209 @@ def graph_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IR
     return space, [IRUOp(n, ib, sb, kind, target=0x10000000)]
 
 
+# ---------------------------------------------------------------------- the testbench inside the design
+IRUWARPS_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_iruwarps.v"
+
+
+class IRUDesignEnv(DesignEnv):
+    """The IRU's warps inside the design (with :func:`sim.simmem.with_sim_memory`,
+    which gives every partition's ``mem{p}`` port a memory of its own): the
+    warp-request generator ``warps`` (``graphunits_iruwarps``: the harness's
+    :class:`golden.iru.RequestPolicy` rules, no jitter) drives ``req{p}``;
+    recorders log every ``reply{p}`` beat (``replylog{p}``, always ready, as the
+    cosim's harness) and every request taken (``reqlog{p}``, the cycles the warps
+    asked). The command and the status stay ports of the wrapper."""
+
+    def __init__(self, config: IRUConfig, depth_log2: int = 18, fifo_log2: int = 12):
+        self.config = config
+        self.depth_log2 = depth_log2
+        self.fifo_log2 = fifo_log2
+        P = config.partitions
+        self.taken = tuple(f"req{p}" for p in range(P)) + tuple(f"reply{p}" for p in range(P))
+        self.verilog = (IRUWARPS_VERILOG, STREAMLOG_VERILOG)
+
+    def params(self) -> tuple:
+        return (self.config.to_json(), self.depth_log2, self.fifo_log2)
+
+    def elaborate(self, m, top, unit) -> None:
+        from amaranth import Cat, ClockSignal, Instance, ResetSignal, Signal
+        c, P = self.config, self.config.partitions
+        clk, rst = ClockSignal(), ResetSignal()
+        reqs = [getattr(unit, f"req{p}") for p in range(P)]
+        reps = [getattr(unit, f"reply{p}") for p in range(P)]
+        wb, tb = c.warp_bits, c.slot_bits
+        valid, warp, threads = Signal(P), Signal(P * wb), Signal(P * tb)
+        for p, r in enumerate(reqs):
+            m.d.comb += [r.valid.eq(valid[p]), r.payload.warp.eq(warp[p * wb:(p + 1) * wb]),
+                         r.payload.threads.eq(threads[p * tb:(p + 1) * tb])]
+        m.submodules.warps = Instance(
+            "graphunits_iruwarps", p_P=P, p_WB=wb, p_TB=tb, p_FIFO_LOG2=self.fifo_log2,
+            i_clk=clk, i_rst=rst, i_cycle=top.sm0_cycle, i_cmd_fire=unit.cmd.valid & unit.cmd.ready,
+            i_reply_done=Cat(*[r.valid & r.ready & r.payload.last for r in reps]),
+            o_req_valid=valid, i_req_ready=Cat(*[r.ready for r in reqs]), o_req_warp=warp, o_req_threads=threads)
+        for p in range(P):
+            r = reps[p]
+            m.submodules[f"replylog{p}"] = Instance(
+                "graphunits_streamlog", p_W=len(r.payload.as_value()), p_DEPTH_LOG2=self.depth_log2, i_clk=clk,
+                i_rst=rst, i_valid=r.valid, o_ready=r.ready, i_payload=r.payload.as_value(), i_cycle=top.sm0_cycle)
+            q = reqs[p]
+            m.submodules[f"reqlog{p}"] = Instance(
+                "graphunits_streamlog", p_W=len(q.payload.as_value()), p_DEPTH_LOG2=self.depth_log2, i_clk=clk,
+                i_rst=rst, i_valid=q.valid & q.ready, i_payload=q.payload.as_value(), i_cycle=top.sm0_cycle)
+
+
+class IRUInDesign:
+    """The testbench side of :class:`IRUDesignEnv` (inside a cocotb test): one
+    operation (configure the warps, hand over the command, wait for the status,
+    read the logs) and its :class:`golden.iru.IRUResult`, built from the recorded
+    beats as the harness builds it from the live ones (with the same rules on
+    interleaved warps and live lanes after disabled ones)."""
+
+    def __init__(self, dut, config: IRUConfig, mems: list):
+        self.dut, self.config, self.mems = dut, config, mems
+        self.P = config.partitions
+        self._cmd = Codec(IRUCommand(config))
+        self._status = Codec(IRUStatusLayout(config))
+        self._beat = Codec(IRUReplyBeat(config))
+        self._req = Codec(IRURequest(config))
+        self.io_s = 0.0
+        self.problems: list[str] = []
+
+    async def execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
+        from .cosim import _edge_until
+        from .simmem import read_log
+        dut, c = self.dut, self.config
+        t0 = time.perf_counter()
+        threads = warp_threads(op.n, c.entry_size)
+        g = dut.warps
+        g.cfg_nwarps.value = len(threads)
+        g.cfg_first.value = min(len(threads), policy.resident)
+        g.cfg_start.value = policy.start
+        g.cfg_gap.value = policy.gap
+        g.cfg_think.value = policy.think
+        g.cfg_full.value = c.entry_size
+        g.cfg_last.value = threads[-1] if threads else c.entry_size
+        dut.cmd__payload.value = self._cmd.encode(op.fields(c))
+        dut.cmd__valid.value = 1
+        what = f"IRU {op.op} of {op.n} elements"
+        mem = self.mems[0]
+        t1 = time.perf_counter()
+        await _edge_until(dut.clk, lambda: int(dut.cmd__ready.value), mem, what)
+        dut.cmd__valid.value = 0
+        await _edge_until(dut.clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid,
+                          stall_cycles=20_000 + 4 * c.timeout)
+        item = self._status.decode(int(dut.status__payload.value))
+        # (a reply beat taken at the status's edge is in its log one edge later)
+        from cocotb.triggers import RisingEdge
+        await RisingEdge(dut.clk)
+        t2 = time.perf_counter()
+        if int(g.overflow.value):
+            raise RuntimeError("the in-design warps' queue overflowed (IRUDesignEnv.fifo_log2)")
+        sent = {}
+        for p in range(self.P):
+            for cy, raw in read_log(getattr(dut, f"reqlog{p}")):
+                sent[self._req.decode(raw)["warp"]] = cy
+        beats = [[(cy, self._beat.decode(raw)) for cy, raw in read_log(getattr(dut, f"replylog{p}"))]
+                 for p in range(self.P)]
+        replies = self._replies(beats, sent)
+        self.io_s += t1 - t0 + time.perf_counter() - t2
+        kinds = {k: item["kinds"][i] for i, k in enumerate(REPLY_KINDS)}
+        st = IRUStatus(n=item["n"], live=item["live"], disabled=item["disabled"], replies=item["replies"],
+                       kinds=kinds, forwarded=item["forwarded"], ring=item["ring"], cycles=item["cycles"],
+                       mem_error=bool(item["mem_error"]), cmd_error=bool(item["cmd_error"]))
+        return IRUResult(op, replies, st, measured=True)
+
+    def _replies(self, beats: list, sent: dict) -> list:
+        """Replies from each partition's recorded beats (one or two lanes a beat), in
+        the order they ended (partition order within a cycle)."""
+        done = []
+        for p, plog in enumerate(beats):
+            cur, first = [], None
+            for cy, beat in plog:
+                lanes = [beat]
+                if beat["two"]:
+                    lanes = [dict(beat, last=0), dict(beat, idx=beat["idx1"], sec=beat["sec1"], pos=beat["pos1"],
+                                                      disabled=beat["disabled1"])]
+                for item in lanes:
+                    if not cur:
+                        first = cy
+                    elif cur[0]["warp"] != item["warp"] or cur[0]["kind"] != item["kind"]:
+                        self.problems.append(f"partition {p}: reply lanes of warps {cur[0]['warp']} and "
+                                             f"{item['warp']} interleaved")
+                    if item["disabled"] == 0 and cur and cur[-1]["disabled"]:
+                        self.problems.append(f"partition {p}: warp {item['warp']}: a live lane after a disabled one")
+                    cur.append(item)
+                    if item["last"]:
+                        live = [b for b in cur if not b["disabled"]]
+                        w = item["warp"]
+                        kind = REPLY_KINDS[item["kind"]] if item["kind"] < len(REPLY_KINDS) else f"?{item['kind']}"
+                        done.append((cy, p, IRUReply(
+                            w, p, kind, np.array([b["idx"] for b in live], np.int64),
+                            np.array([b["sec"] for b in live], np.uint32),
+                            np.array([b["pos"] for b in live], np.int64), len(cur) - len(live), sent.get(w, -1),
+                            first, cy)))
+                        cur = []
+            if cur:
+                self.problems.append(f"partition {p}: warp {cur[0]['warp']}'s reply has no last lane")
+        done.sort(key=lambda x: (x[0], x[1]))
+        return [r for _, _, r in done]
+
+
 # ---------------------------------------------------------------------- RTL in the loop
 class IRURTLBackend:
     """IRU operations executed by the RTL (use inside a cocotb test); same interface
-    as :class:`golden.iru.algorithms.TLMBackend`."""
+    as :class:`golden.iru.algorithms.TLMBackend`.
+
+    ``memory`` None: the Python memory models and the harness, cocotb every cycle.
+    ``memory`` a :class:`sim.simmem.SimMemoryConfig`: the build has a memory per
+    partition, the warps and the reply recorders inside (:class:`IRUDesignEnv`);
+    cocotb acts once per operation (load the arrays the algorithm wrote into every
+    partition's memory, command, status, read the logs)."""
 
     def __init__(self, dut, config: IRUConfig, space: AddressSpace | None = None,
-                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl"):
+                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", memory=None):
         from cocotb.task import resume
 
         from .cocotb_loop import CocotbLoop
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
-        self.harness = IRUHarness(config, self.space, [], timing=timing, expect=False)
-        self.loop = CocotbLoop(dut, self.harness.agents)
-        self.execute = resume(self._execute)
+        self.simmems = None
+        if memory is None:
+            self.harness = IRUHarness(config, self.space, [], timing=timing, expect=False)
+            self.loop = CocotbLoop(dut, self.harness.agents)
+            self.execute = resume(self._execute)
+        else:
+            from .simmem import SimMemory
+            self.harness = None
+            self.loop = CocotbLoop(dut, [], clock_impl="gpi")
+            # every partition's memory with the harness's seed (timing.seed + 101 p)
+            self.simmems = [SimMemory(dut, self.space, config.port, memory,
+                                      MemoryTiming(**{**timing.__dict__, "seed": timing.seed + 101 * p}), suffix=str(p))
+                            for p in range(config.partitions)]
+            self.in_design = IRUInDesign(dut, config, self.simmems)
+            self.dut = dut
+            self.sim_s = self.io_s = 0.0
+            self.execute = resume(self._execute_in_design)
 
     async def start(self) -> None:
+        if self.simmems is not None:
+            for mem in self.simmems:
+                mem.configure()
+            self.dut.cmd__valid.value = 0
+            self.dut.status__ready.value = 1
         await self.loop.start()
+
+    @property
+    def sim_cycles(self) -> int:
+        return self.loop.cycle if self.simmems is None else self.simmems[0].cycle
+
+    def memory_stats(self) -> list:
+        """Each partition's memory counters."""
+        if self.simmems is None:
+            return [m.stats.as_dict() for m in self.harness.models]
+        return [{**m.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
+                for m in self.simmems]
 
     async def _execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
         h = self.harness
@@ -465,6 +652,23 @@ class IRURTLBackend:
         if h.problems:
             raise AssertionError(f"IRU RTL: {h.problems[0]}")
         return h.results[k]
+
+    async def _execute_in_design(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
+        t0 = time.perf_counter()
+        for mem in self.simmems:
+            mem.load()
+        t1 = time.perf_counter()
+        io0 = self.in_design.io_s
+        res = await self.in_design.execute(op, policy)
+        t2 = time.perf_counter()
+        io = self.in_design.io_s - io0
+        for mem in self.simmems:
+            mem.check(f"IRU {op.op} of {op.n} elements")
+        self.sim_s += t2 - t1 - io
+        self.io_s += t1 - t0 + io
+        if self.in_design.problems:
+            raise AssertionError(f"IRU RTL: {self.in_design.problems[0]}")
+        return res
 
 
 #: The TLM's prefetch latency in ``graphunits cosim`` (its memory answers in 1-20 cycles).
@@ -497,9 +701,13 @@ def _iru_rows(rtl: dict, tlm: dict) -> list:
             ["replies by kind (RTL)", ", ".join(f"{k} {v}" for k, v in rtl["kinds"].items() if v)]]
 
 
+def _iru_env(cfg):
+    return IRUDesignEnv(cfg)
+
+
 register_cosim(CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
                          _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True},
-                         model_at_testbench_latency=True))
+                         model_at_testbench_latency=True, in_design_memory=True, design_env=_iru_env))
 
 
 # ---------------------------------------------------------------------- demo

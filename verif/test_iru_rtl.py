@@ -182,22 +182,48 @@ def test_iru_icarus(name, cfg):
 
 
 # ---------------------------------------------------------------------- RTL in the loop
-@pytest.mark.parametrize("algo", ["bfs", "sssp", "pr"])
-def test_iru_cosim_matches_reference(algo, tmp_path):
+@pytest.mark.parametrize("algo, memory", [("bfs", "design"), ("sssp", "python"), ("pr", "design"),
+                                          ("pr", "python")])
+def test_iru_cosim_matches_reference(algo, memory, tmp_path):
+    """Both testbenches: the Python memory models and harness (cocotb every cycle),
+    and a memory per partition, the warps and the reply recorders inside the design
+    (sim/iru.py, IRUDesignEnv: cocotb once per operation)."""
     r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="iru", sim="verilator", out_dir=tmp_path,
-                  log=lambda *a: None)
+                  log=lambda *a: None, memory=memory)
     assert r.ok, r.problems
+    assert r.rtl["memory_model"] == memory
     assert r.rtl["ops"] == r.tlm["ops"] >= 3 and r.rtl["problems"] == 0
     assert r.rtl["cycles_measured"] and r.rtl["cycles"] > 0 and r.rtl["sim_cycles"] >= r.rtl["cycles"]
-    assert sum(m["reads"] for m in r.rtl["memory"]) > 0
+    assert all(m["reads"] > 0 for m in r.rtl["memory"]) and len(r.rtl["memory"]) == 2
+    if memory == "design":                                   # every partition's memory got the arrays
+        assert all(m["loaded_blocks"] > 0 for m in r.rtl["memory"])
     if algo != "bfs":
         assert r.rtl["disabled"] > 0                         # duplicates merged on the RTL too
 
 
-def test_iru_cosim_on_icarus(tmp_path):
-    r = run_cosim("grid:4x5", "sssp", unit="iru", sim="icarus", out_dir=tmp_path, log=lambda *a: None)
+@pytest.mark.parametrize("memory", ["python", "design"])
+def test_iru_cosim_on_icarus(memory, tmp_path):
+    r = run_cosim("grid:4x5", "sssp", unit="iru", sim="icarus", out_dir=tmp_path, log=lambda *a: None,
+                  memory=memory)
     assert r.ok, r.problems
     assert r.rtl["ops"] == r.tlm["ops"] >= 3 and r.rtl["problems"] == 0 and r.rtl["disabled"] > 0
+
+
+def test_iru_cosim_in_design_timing_follows_the_python_memory(tmp_path):
+    """Random latency up to 40 cycles, in order, request back-pressure and response
+    gaps: with the warps and memories inside the design, the IRU's measured cycles
+    are within 5 % of the Python testbench's (the memories' random draws differ),
+    and above those of a 1-cycle memory."""
+    hard = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": 7}
+    c = {}
+    for name, memory, t in (("design", "design", hard), ("python", "python", hard),
+                            ("fast", "design", {"latency": 1})):
+        r = run_cosim("kron:scale=7,edgefactor=8,seed=1", "pr", unit="iru", sim="verilator", out_dir=tmp_path,
+                      log=lambda *a: None, timing=t, memory=memory)
+        assert r.ok, r.problems
+        c[name] = r.rtl["cycles"]
+    assert abs(c["design"] / c["python"] - 1) < 0.05, c
+    assert c["design"] > 1.1 * c["fast"], c
 
 
 @pytest.mark.parametrize("algo", ["bfs", "sssp", "pr"])

@@ -12,6 +12,7 @@ from golden.iru import IRUConfig
 from sim.case import load_case, save_result
 from sim.memory import timing_from_dict
 from sim.iru import IRURTLBackend
+from sim.simmem import SimMemoryConfig
 
 
 @cocotb.test()
@@ -21,8 +22,9 @@ async def cosim(dut):
     ga = case["graph"]
     g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
                    weight_seed=ga["weight_seed"])
+    memory = SimMemoryConfig.from_dict(case["memory"]) if case.get("memory") else None
     backend = IRURTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
-                            sim=cocotb.SIM_NAME.split()[0].lower())
+                            sim=cocotb.SIM_NAME.split()[0].lower(), memory=memory)
     await backend.start()
 
     def job():
@@ -34,5 +36,5 @@ async def cosim(dut):
     st = r.extra["iru"]
     save_result({k: st[k] for k in ("ops", "elements", "live", "disabled", "kinds", "forwarded", "ring", "cycles",
                                     "cycles_measured", "blocks_per_reply", "full_replies", "problems")}
-                | {"time": r.extra["time"], "sim_cycles": backend.loop.cycle,
-                   "memory": [m.stats.as_dict() for m in backend.harness.models]})
+                | {"time": r.extra["time"], "sim_cycles": backend.sim_cycles, "memory": backend.memory_stats(),
+                   "memory_model": "design" if memory else "python"})
