@@ -20,8 +20,10 @@ balancer's decisions equal the TLM's.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -38,9 +40,10 @@ from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
+from .simmem import STREAMLOG_VERILOG, DesignEnv
 
 __all__ = ["Setup", "Push", "Run", "GraphPEGHarness", "make_workload", "expected_items", "GraphPEGRTLBackend",
-           "classify_reads", "graphpeg_demo"]
+           "classify_reads", "graphpeg_demo", "GraphPEGDesignEnv", "GraphPEGInDesign"]
 
 
 @dataclass(frozen=True)
@@ -570,12 +573,191 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
 
 
 # ---------------------------------------------------------------------- RTL in the loop
+# ---------------------------------------------------------------------- the testbench inside the design
+STREAMPLAY_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_streamplay.v"
+
+
+class GraphPEGDesignEnv(DesignEnv):
+    """GraphPEG's warps inside the design (with :func:`sim.simmem.with_sim_memory`):
+    a stream player per SM offers the pushed vertices on ``push{k}``
+    (``pushplay{k}``); recorders log every pop beat of ``o{k}`` (``poplog{k}``,
+    always ready, as the cosim's harness), every balancer decision
+    (``eflog``: ``ef_info`` when ``ef_event``) and the address of every memory
+    request (``reqlog``: the requests by kind). The command and the status stay
+    ports of the wrapper, which gains ``gp_push_idle`` (every player has offered
+    all its vertices)."""
+
+    def __init__(self, config: GraphPEGConfig, depth_log2: int = 18):
+        self.config = config
+        self.depth_log2 = depth_log2
+        S = config.sms
+        self.taken = tuple(f"push{k}" for k in range(S)) + tuple(f"o{k}" for k in range(S)) + ("ef_event", "ef_info")
+        self.verilog = (STREAMPLAY_VERILOG, STREAMLOG_VERILOG)
+
+    def params(self) -> tuple:
+        return (self.config.to_json(), self.depth_log2)
+
+    def ports(self) -> dict:
+        from amaranth.lib.wiring import Out
+        return {"gp_push_idle": Out(1)}
+
+    def elaborate(self, m, top, unit) -> None:
+        from amaranth import Cat, ClockSignal, Instance, ResetSignal, Signal
+        S, D = self.config.sms, self.depth_log2
+        clk, rst = ClockSignal(), ResetSignal()
+        idle = Signal(S)
+        for k in range(S):
+            pu, o = getattr(unit, f"push{k}"), getattr(unit, f"o{k}")
+            m.submodules[f"pushplay{k}"] = Instance(
+                "graphunits_streamplay", p_W=len(pu.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+                o_valid=pu.valid, i_ready=pu.ready, o_payload=pu.payload.as_value(), o_idle=idle[k])
+            m.submodules[f"poplog{k}"] = Instance(
+                "graphunits_streamlog", p_W=len(o.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+                i_valid=o.valid, o_ready=o.ready, i_payload=o.payload.as_value(), i_cycle=top.sm_cycle)
+        m.d.comb += top.gp_push_idle.eq(idle.all())
+        info = unit.ef_info.as_value()
+        m.submodules.eflog = Instance(
+            "graphunits_streamlog", p_W=len(info), p_DEPTH_LOG2=12, i_clk=clk, i_rst=rst, i_valid=unit.ef_event,
+            i_payload=info, i_cycle=top.sm_cycle)
+        req = unit.mem.req
+        m.submodules.reqlog = Instance(
+            "graphunits_streamlog", p_W=self.config.port.addr_width + 1, p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+            i_valid=req.valid & req.ready, i_payload=Cat(req.payload.addr, req.payload.write), i_cycle=top.sm_cycle)
+
+
+class GraphPEGInDesign:
+    """The testbench side of :class:`GraphPEGDesignEnv` (inside a cocotb test):
+    setup, pushes and kernels as the harness runs them, each with cocotb acting once
+    (hand over the vertices or the command, wait, read the logs); a kernel's
+    :class:`golden.graphpeg.KernelResult` is built from the recorded pop beats as
+    the harness builds it from the live ones, with the same rules on batches."""
+
+    def __init__(self, dut, config: GraphPEGConfig, simmem):
+        self.dut, self.config, self.simmem = dut, config, simmem
+        self._cmd = Codec(GraphPEGCommand(config))
+        self._status = Codec(GraphPEGStatus(config))
+        self._pop = Codec(PopBeat(config))
+        self._push = Codec(PushItem())
+        self._ef = Codec(EFEvent())
+        self.read_blocks: list[int] = []
+        self.writes = 0
+        self.problems: list[str] = []
+        self.pending_lists = [[] for _ in range(config.sms)]
+        self.io_s = 0.0
+
+    def _requests(self) -> None:
+        from .simmem import read_log
+        aw = self.config.port.addr_width
+        for _, raw in read_log(self.dut.reqlog):
+            if raw >> aw:
+                self.writes += 1
+            else:
+                self.read_blocks.append(raw & ((1 << aw) - 1))
+
+    async def command(self, fields: dict) -> dict:
+        """Hand over one command; its status."""
+        from cocotb.triggers import RisingEdge
+
+        from .cosim import _edge_until
+        dut = self.dut
+        dut.cmd__payload.value = self._cmd.encode(fields)
+        dut.cmd__valid.value = 1
+        what = "GraphPEG command"
+        await _edge_until(dut.clk, lambda: int(dut.cmd__ready.value), self.simmem, what)
+        dut.cmd__valid.value = 0
+        await _edge_until(dut.clk, lambda: int(dut.status__valid.value), self.simmem, what, wake=dut.status__valid)
+        st = self._status.decode(int(dut.status__payload.value))
+        await RisingEdge(dut.clk)            # a beat taken at the status's edge is in its log one edge later
+        return st
+
+    async def push(self, pushes: dict) -> None:
+        from .cosim import _edge_until
+        dut = self.dut
+        t0 = time.perf_counter()
+        for sm, vs in pushes.items():
+            vs = [int(v) for v in np.asarray(vs).reshape(-1)]
+            play = getattr(dut, f"pushplay{int(sm)}")
+            if len(vs) > 1 << 18:
+                raise ValueError(f"{len(vs)} pushes exceed the in-design player's {1 << 18}")
+            for k, v in enumerate(vs):
+                play.ents[k].value = self._push.encode({"vertex": v})
+            play.n.value = len(vs)
+            play.head.value = 0
+            self.pending_lists[int(sm)] += vs
+        self.io_s += time.perf_counter() - t0
+        await _edge_until(dut.clk, lambda: int(dut.gp_push_idle.value), self.simmem, "GraphPEG pushes",
+                          wake=dut.gp_push_idle)
+
+    async def run(self, kernel: GraphPEGKernel) -> tuple[dict, KernelResult, list]:
+        """One kernel: ``(status, result, the input lists)``."""
+        from .simmem import read_log
+        cycle0 = self.simmem.cycle
+        inputs, self.pending_lists = self.pending_lists, [[] for _ in range(self.config.sms)]
+        st = await self.command(command_fields(Run(kernel), self.config))
+        t0 = time.perf_counter()
+        if st["cmd_error"]:
+            return st, None, inputs
+        batches, items = [], []
+        for sm in range(self.config.sms):
+            got = self._batches(sm, [(cy, self._pop.decode(raw)) for cy, raw in read_log(getattr(self.dut,
+                                                                                              f"poplog{sm}"))])
+            items.append(sum(len(b[1]) for b in got))
+            for cy, its in got:
+                a = np.array(its, np.int64).reshape(-1, 4)
+                batches.append(Batch(sm, cy - cycle0, a[:, 0], a[:, 1], a[:, 2], a[:, 3]))
+        batches.sort(key=lambda b: (b.cycle, b.sm))
+        names = {v: k for k, v in EF_OUTCOMES.items()}
+        ef = []
+        for cy, raw in read_log(self.dut.eflog):
+            ev = self._ef.decode(raw)
+            ef.append(EFDecision(cy - cycle0, ev["donor"], ev["recv"], ev["size"],
+                                 names.get(ev["outcome"], f"code {ev['outcome']}"), ev["v"], ev["bw0"], ev["bw1"]))
+        self._requests()
+        self.io_s += time.perf_counter() - t0
+        res = KernelResult(batches, st["cycles"], items, items, {}, st["exchanges"], st["moved"],
+                           bool(st["mem_error"]), bool(st["overflow"]), ef_log=ef)
+        return st, res, inputs
+
+    def _batches(self, sm: int, beats: list) -> list:
+        """An SM's warp batches ``[(cycle, [(src, dst, wt, idx)...])]`` from its pop
+        beats, and the harness's rules on them (problems)."""
+        out, cur, done = [], None, 0
+        W = self.config.warp_size
+        for cy, it in beats:
+            if it["done"]:
+                if cur:
+                    self.problems.append(f"SM {sm}: done beat inside a warp batch")
+                done += 1
+                continue
+            if done:
+                self.problems.append(f"SM {sm}: items after its done beat")
+            n = it["n"]
+            if n == 0:
+                self.problems.append(f"SM {sm}: an empty beat that is not done")
+            if cur is None:
+                cur = (cy, [])
+            cur[1].extend((it["src"][j], it["dst"][j], it["wt"][j], it["idx"][j]) for j in range(n))
+            if len(cur[1]) > W:
+                self.problems.append(f"SM {sm}: a batch of more than {W} items")
+            if it["warp_last"]:
+                out.append(cur)
+                cur = None
+        if done != 1:
+            self.problems.append(f"SM {sm}: {done} done beats in a kernel (one expected)")
+        return out
+
+
 class GraphPEGRTLBackend:
     """GraphPEG kernels run by the RTL (use inside a cocotb test); same interface as
-    :class:`golden.graphpeg.session.GraphPEGTLMBackend`."""
+    :class:`golden.graphpeg.session.GraphPEGTLMBackend`.
+
+    ``memory`` None: the Python memory model and the harness, cocotb every cycle;
+    a :class:`sim.simmem.SimMemoryConfig`: the memory, the push players and the
+    pop, balancer and request recorders inside the design
+    (:class:`GraphPEGDesignEnv`), cocotb once per setup, push batch or kernel."""
 
     def __init__(self, dut, config: GraphPEGConfig, space: AddressSpace | None = None,
-                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", pop_ready=None):
+                 timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", pop_ready=None, memory=None):
         from cocotb.task import resume
 
         from .cocotb_loop import CocotbLoop
@@ -583,16 +765,44 @@ class GraphPEGRTLBackend:
         self.sms = config.sms
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
-        self.harness = GraphPEGHarness(config, self.space, [], timing=timing, pop_ready=pop_ready, expect=False)
-        self.loop = CocotbLoop(dut, self.harness.agents)
         self._arrays: dict = {}
-        self._push = resume(self._push_async)
-        self._run = resume(self._run_async)
-        self._setup = resume(self._setup_async)
         self.kernel_cycles = 0
+        self.simmem = None
+        if memory is None:
+            self.harness = GraphPEGHarness(config, self.space, [], timing=timing, pop_ready=pop_ready, expect=False)
+            self.loop = CocotbLoop(dut, self.harness.agents)
+            self._push = resume(self._push_async)
+            self._run = resume(self._run_async)
+            self._setup = resume(self._setup_async)
+        else:
+            from .simmem import SimMemory
+            if pop_ready is not None:
+                raise ValueError("the in-design pop recorders are always ready (pop_ready: use the Python memory)")
+            self.harness = None
+            self.dut = dut
+            self.loop = CocotbLoop(dut, [], clock_impl="gpi")
+            self.simmem = SimMemory(dut, self.space, config.port, memory, timing)
+            self.in_design = GraphPEGInDesign(dut, config, self.simmem)
+            self.sim_s = self.io_s = 0.0
+            self._push = resume(self._push_in_design)
+            self._run = resume(self._run_in_design)
+            self._setup = resume(self._setup_in_design)
 
     async def start(self) -> None:
+        if self.simmem is not None:
+            self.simmem.configure()
+            self.dut.cmd__valid.value = 0
+            self.dut.status__ready.value = 1
         await self.loop.start()
+
+    @property
+    def sim_cycles(self) -> int:
+        return self.loop.cycle if self.simmem is None else self.simmem.cycle
+
+    def memory_stats(self) -> dict:
+        if self.simmem is None:
+            return self.harness.model.stats.as_dict()
+        return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
 
     def place(self, name: str, values: np.ndarray) -> int:
         return place_array(self.space, self._arrays, name, values)
@@ -631,10 +841,12 @@ class GraphPEGRTLBackend:
             raise GraphPEGError("the RTL refused the run command")
         if h.problems:
             raise GraphPEGError(f"RTL protocol problem: {h.problems[0]}")
-        res = h.kernel_result(-1)
+        return self._finish(kernel, h.kernel_result(-1), h.inputs[-1])
+
+    def _finish(self, kernel, res: KernelResult, inputs: list) -> KernelResult:
         # Items each SM's own lists held (as if nothing moved): the degrees, read from memory.
         own = []
-        for vs in h.inputs[-1]:
+        for vs in inputs:
             if kernel.mode == "vertex" or not vs:
                 own.append(len(vs))
                 continue
@@ -645,10 +857,45 @@ class GraphPEGRTLBackend:
         self.kernel_cycles += res.cycles
         return res
 
+    # -- the testbench inside the design
+    async def _timed(self, coro):
+        mem = self.simmem
+        t0 = time.perf_counter()
+        mem.load()
+        t1 = time.perf_counter()
+        io0 = self.in_design.io_s
+        out = await coro
+        t2 = time.perf_counter()
+        mem.unload()
+        mem.check("GraphPEG")
+        io = self.in_design.io_s - io0
+        self.sim_s += t2 - t1 - io
+        self.io_s += time.perf_counter() - t2 + t1 - t0 + io
+        if self.in_design.problems:
+            raise GraphPEGError(f"RTL protocol problem: {self.in_design.problems[0]}")
+        return out
+
+    async def _setup_in_design(self, step):
+        self.in_design.pending_lists = [[] for _ in range(self.sms)]
+        return await self._timed(self.in_design.command(command_fields(step, self.config)))
+
+    async def _push_in_design(self, pushes: dict):
+        await self._timed(self.in_design.push(pushes))
+
+    async def _run_in_design(self, kernel):
+        st, res, inputs = await self._timed(self.in_design.run(kernel))
+        if st["cmd_error"]:
+            raise GraphPEGError("the RTL refused the run command")
+        return self._finish(kernel, res, inputs)
+
     def requests(self) -> dict:
-        got = classify_reads(self.space, self.harness.model.stats.read_blocks)
+        if self.simmem is None:
+            blocks, writes = self.harness.model.stats.read_blocks, len(self.harness.model.stats.write_blocks)
+        else:
+            blocks, writes = self.in_design.read_blocks, self.in_design.writes
+        got = classify_reads(self.space, blocks)
         out = {"index": got.get("index", 0), "edge": got.get("edge", 0), "weight": got.get("weight", 0),
-               "refill": got.get("spill", 0), "spill": len(self.harness.model.stats.write_blocks)}
+               "refill": got.get("spill", 0), "spill": writes}
         return out
 
 
@@ -686,9 +933,14 @@ def _cosim_rows(rtl: dict, tlm: dict) -> list:
             ["items per cycle per SM (RTL)", round(rtl["edges_per_cycle_per_sm"], 3)]]
 
 
+def _cosim_env(cfg):
+    return GraphPEGDesignEnv(cfg)
+
+
 register_cosim(CosimUnit("graphpeg", ("bfs", "sssp"), ("graphpeg",), "sim", _cosim_backend,
                          "sim.tb.cosim_graphpeg", "graphpeg", _cosim_check, _cosim_rows,
-                         options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False}))
+                         options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False},
+                         in_design_memory=True, design_env=_cosim_env))
 
 
 # ---------------------------------------------------------------------- demo

@@ -56,7 +56,7 @@ def test_cosim_memory_choice_errors():
     with pytest.raises(ValueError, match="memory must be 'design' or 'python'"):
         run_cosim("grid:4x4", "bfs", memory="dram", log=lambda *a: None)
     with pytest.raises(ValueError, match="no memory inside the design yet"):
-        run_cosim("grid:4x4", "bfs", unit="graphpeg", memory="design", log=lambda *a: None)
+        run_cosim("grid:4x4", "bfs", unit="coalescer", memory="design", log=lambda *a: None)
 
 
 @pytest.mark.parametrize("algo, mode, sim, preset, memory", [

@@ -138,15 +138,39 @@ def test_graphpeg_cocotb(sim):
     assert by["slow warps: full edge buffer"]["buffer_full"] > 0
 
 
-@pytest.mark.parametrize("algo, sim", [("bfs", "verilator"), ("sssp", "icarus")])
-def test_graphpeg_cosim_matches_reference(algo, sim, tmp_path):
+@pytest.mark.parametrize("algo, sim, memory", [("bfs", "verilator", "design"), ("bfs", "verilator", "python"),
+                                               ("sssp", "verilator", "design"), ("sssp", "icarus", "python"),
+                                               ("bfs", "icarus", "design")])
+def test_graphpeg_cosim_matches_reference(algo, sim, memory, tmp_path):
+    """Both testbenches: the Python memory model and harness (cocotb every cycle),
+    and the memory, push players and pop/balancer/request recorders inside the
+    design (sim/graphpeg.py, GraphPEGDesignEnv: cocotb once per step)."""
     r = run_cosim("kron:scale=6,edgefactor=4,seed=2", algo, unit="graphpeg", sim=sim, out_dir=tmp_path,
-                  log=lambda *a: None)
+                  log=lambda *a: None, memory=memory)
     assert r.ok, r.problems
+    assert r.rtl["memory_model"] == memory
     assert r.rtl["kernels"] > 2 and r.rtl["items"] > 100 and r.rtl["backend"] == f"rtl-{sim}"
     assert r.rtl["memory"]["requests"] > 0 and r.rtl["engine_cycles"] > 0
+    assert r.rtl["engine_requests"] > 0                       # the requests by kind came back from the logs
     if algo == "bfs":
         assert r.rtl["items"] == r.tlm["items"] and r.rtl["kernels"] == r.tlm["kernels"]
+
+
+def test_graphpeg_cosim_in_design_follows_the_python_testbench(tmp_path):
+    """Random latency up to 40 cycles, in order, back-pressure, response gaps: with
+    the warps and the memory inside the design, BFS hands out the same items in the
+    same kernels as with the Python testbench; its engine requests (which merge
+    with requests in flight: timing decides a few) and cycles are within 5 % of
+    the Python testbench's (the memories' random draws differ)."""
+    hard = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": 7}
+    r = {m: run_cosim("kron:scale=7,edgefactor=8,seed=1", "bfs", unit="graphpeg", sim="verilator", out_dir=tmp_path,
+                      log=lambda *a: None, timing=hard, memory=m) for m in ("design", "python")}
+    for x in r.values():
+        assert x.ok, x.problems
+    d, p = r["design"].rtl, r["python"].rtl
+    assert (d["items"], d["kernels"]) == (p["items"], p["kernels"])
+    assert abs(d["engine_requests"] / p["engine_requests"] - 1) < 0.05, (d["engine_requests"], p["engine_requests"])
+    assert abs(d["engine_cycles"] / p["engine_cycles"] - 1) < 0.05, (d["engine_cycles"], p["engine_cycles"])
 
 
 def test_graphpeg_cosim_cli():

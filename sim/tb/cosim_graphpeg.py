@@ -11,6 +11,7 @@ from golden.graphs import load_graph
 from sim.case import load_case, save_result
 from sim.memory import timing_from_dict
 from sim.graphpeg import GraphPEGRTLBackend
+from sim.simmem import SimMemoryConfig
 
 
 @cocotb.test()
@@ -20,8 +21,9 @@ async def cosim(dut):
     ga = case["graph"]
     g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
                    weight_seed=ga["weight_seed"])
+    memory = SimMemoryConfig.from_dict(case["memory"]) if case.get("memory") else None
     backend = GraphPEGRTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
-                                 sim=cocotb.SIM_NAME.split()[0].lower())
+                                 sim=cocotb.SIM_NAME.split()[0].lower(), memory=memory)
     await backend.start()
     opts = dict(case["options"])
     opts.pop("graphpeg", None)
@@ -34,6 +36,7 @@ async def cosim(dut):
     r = await bridge(job)()
     np.save(case["values"], r.values)
     st = dict(r.extra["graphpeg"])
-    st["sim_cycles"] = backend.loop.cycle
-    st["memory"] = backend.harness.model.stats.as_dict()
+    st["sim_cycles"] = backend.sim_cycles
+    st["memory"] = backend.memory_stats()
+    st["memory_model"] = "design" if memory else "python"
     save_result(st)
