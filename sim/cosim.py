@@ -502,7 +502,8 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     <mode>-<graph>-<sim>.vcd|fst`` (the path in ``result.rtl["waves"]``).
     ``memory``: ``"design"`` (the testbench memory inside the simulated design, cocotb
     once per operation, :mod:`sim.simmem`; the default on Verilator where the unit
-    has it) or ``"python"`` (the Python memory model, cocotb every cycle).
+    has it, unless ``toggles``) or ``"python"`` (the Python memory model, cocotb every
+    cycle).
     ``perturb_check_op`` (tests, the SCU): corrupt the lock-step TLM's output of that
     operation, a seeded divergence that the run must report."""
     from golden.algorithms import run_algorithm
@@ -539,9 +540,14 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         raise ValueError(f"cosim timing {timing!r}: {e}") from None
     # the memory inside the design is the fast path of Verilator; Icarus spends longer on
     # its response slots than on the Python model's agents (docs/usage.md)
-    memory = memory or ("design" if cu.in_design_memory and sim == "verilator" else "python")
+    # (toggle counts are the unit's alone: a build with the testbench inside would add
+    # its modules and rename the unit's, docs/energy.md "Unit logic")
+    memory = memory or ("design" if cu.in_design_memory and sim == "verilator" and not toggles else "python")
     if memory not in ("design", "python"):
         raise ValueError(f"memory must be 'design' or 'python', not {memory!r}")
+    if memory == "design" and toggles:
+        raise ValueError("toggle counts need the Python memory (memory='python'): the in-design testbench "
+                         "would count in the unit's logic")
     if memory == "design" and not cu.in_design_memory:
         raise ValueError(f"the {unit}'s RTL in the loop has no memory inside the design yet: use memory='python'")
     check_simulator(sim)

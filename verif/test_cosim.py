@@ -57,6 +57,21 @@ def test_cosim_memory_choice_errors():
         run_cosim("grid:4x4", "bfs", memory="dram", log=lambda *a: None)
     with pytest.raises(ValueError, match="no memory inside the design yet"):
         run_cosim("grid:4x4", "bfs", unit="coalescer", memory="design", log=lambda *a: None)
+    with pytest.raises(ValueError, match="toggle counts need the Python memory"):
+        run_cosim("grid:4x4", "bfs", memory="design", toggles=True, log=lambda *a: None)
+
+
+def test_cosim_toggle_counts_are_the_units_alone(tmp_path):
+    """With toggles (the logic-energy runs) the default is the Python memory, so the
+    counted design is the unit itself: its top module is the unit's, and the
+    in-design testbench's modules are not among the counted ones."""
+    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "pr", unit="mff", sim="verilator", toggles=True,
+                  out_dir=tmp_path, log=lambda *a: None)
+    assert r.ok, r.problems
+    assert r.rtl["memory_model"] == "python"
+    t = r.rtl["toggles"]
+    assert t["top"] == "mff" and t["cycles"] > 100
+    assert not any("simmem" in m or "mffseq" in m or "streamlog" in m for m in t["modules"])
 
 
 @pytest.mark.parametrize("algo, mode, sim, preset, memory", [
