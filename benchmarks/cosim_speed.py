@@ -31,13 +31,21 @@ RUNS = {
     "scu-kron14-design": ("scu", "kron:scale=14", "bfs", "design"),
     "scu-kron12-design": ("scu", "kron:scale=12", "bfs", "design"),
     "scu-kron12-python": ("scu", "kron:scale=12", "bfs", "python"),
+    "iru-kron12-design": ("iru", "kron:scale=12", "bfs", "design"),
+    "iru-kron10-design": ("iru", "kron:scale=10", "bfs", "design"),
     "iru-kron10-python": ("iru", "kron:scale=10", "bfs", "python"),
+    "iru-pr-kron10-design": ("iru", "kron:scale=10", "pr", "design"),
+    "graphpeg-kron12-design": ("graphpeg", "kron:scale=12", "bfs", "design"),
+    "graphpeg-kron10-design": ("graphpeg", "kron:scale=10", "bfs", "design"),
     "graphpeg-kron10-python": ("graphpeg", "kron:scale=10", "bfs", "python"),
+    "graphpeg-sssp-kron12-design": ("graphpeg", "kron:scale=12", "sssp", "design"),
     "mff-kron10-design": ("mff", "kron:scale=10", "pr", "design"),
     "mff-kron10-python": ("mff", "kron:scale=10", "pr", "python"),
 }
-DEFAULT_RUNS = ("scu-kron14-design", "scu-kron12-design", "scu-kron12-python", "iru-kron10-python",
-                "graphpeg-kron10-python", "mff-kron10-design", "mff-kron10-python")
+DEFAULT_RUNS = ("scu-kron14-design", "scu-kron12-design", "scu-kron12-python", "iru-kron12-design",
+                "iru-kron10-design", "iru-kron10-python", "iru-pr-kron10-design", "graphpeg-kron12-design",
+                "graphpeg-kron10-design", "graphpeg-kron10-python", "graphpeg-sssp-kron12-design",
+                "mff-kron10-design", "mff-kron10-python")
 
 
 def one(name: str, sim: str) -> dict:
@@ -49,7 +57,10 @@ def one(name: str, sim: str) -> dict:
         wall = time.time() - t
     rtl = r.rtl
     cycles = rtl.get("sim_cycles") or rtl.get("cycles")
-    mem = rtl.get("memory") if isinstance(rtl.get("memory"), dict) else {}     # (the IRU: one per partition)
+    mem = rtl.get("memory")
+    if isinstance(mem, list):                   # the IRU: one per partition (the times are the run's)
+        mem = mem[0] if mem else {}
+    mem = mem if isinstance(mem, dict) else {}
     rec = {"run": name, "unit": unit, "graph": graph, "algo": algo, "memory": rtl.get("memory_model", memory),
            "sim": sim, "ok": r.ok, "cycles": int(cycles), "cosim_s": round(wall, 2),
            "rtl_run_s": rtl.get("rtl_wall_s"), "simulate_s": mem.get("simulate_s"),
