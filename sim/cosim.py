@@ -485,6 +485,25 @@ def _tlm_backend(cu: CosimUnit, cfg, timing: dict):
     return cu.tlm_backend(cfg)
 
 
+def cosim_memory(cu: CosimUnit, sim: str, memory: str | None = None, toggles: bool = False) -> str:
+    """The testbench memory of a cosim: ``memory`` if given (checked), else
+    ``"design"`` where the unit has the testbench inside the design and the
+    simulator is Verilator (Icarus spends longer on the in-design memory's
+    response slots than on the Python model's agents, docs/usage.md), else
+    ``"python"``. Toggle counts (logic energy) take the Python memory: they must
+    be the unit's alone, and a build with the testbench inside would add its
+    modules and rename the unit's (docs/energy.md, "Unit logic")."""
+    memory = memory or ("design" if cu.in_design_memory and sim == "verilator" and not toggles else "python")
+    if memory not in ("design", "python"):
+        raise ValueError(f"memory must be 'design' or 'python', not {memory!r}")
+    if memory == "design" and toggles:
+        raise ValueError("toggle counts need the Python memory (memory='python'): the in-design testbench "
+                         "would count in the unit's logic")
+    if memory == "design" and not cu.in_design_memory:
+        raise ValueError(f"the {cu.name}'s RTL in the loop has no memory inside the design yet: use memory='python'")
+    return memory
+
+
 def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = None, preset: str | None = None,
               sim: str = "verilator", source: int | None = None, undirected: bool | None = None,
               vertices: int | None = None, weight_seed: int = 1, gpu: str = "gtx980", timing: dict | None = None,
@@ -538,18 +557,7 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
         timing_from_dict(timing)
     except (TypeError, ValueError) as e:
         raise ValueError(f"cosim timing {timing!r}: {e}") from None
-    # the memory inside the design is the fast path of Verilator; Icarus spends longer on
-    # its response slots than on the Python model's agents (docs/usage.md)
-    # (toggle counts are the unit's alone: a build with the testbench inside would add
-    # its modules and rename the unit's, docs/energy.md "Unit logic")
-    memory = memory or ("design" if cu.in_design_memory and sim == "verilator" and not toggles else "python")
-    if memory not in ("design", "python"):
-        raise ValueError(f"memory must be 'design' or 'python', not {memory!r}")
-    if memory == "design" and toggles:
-        raise ValueError("toggle counts need the Python memory (memory='python'): the in-design testbench "
-                         "would count in the unit's logic")
-    if memory == "design" and not cu.in_design_memory:
-        raise ValueError(f"the {unit}'s RTL in the loop has no memory inside the design yet: use memory='python'")
+    memory = cosim_memory(cu, sim, memory, toggles)
     check_simulator(sim)
     preset = preset or cu.default_preset
     cfg = get_unit(unit).config_class.preset(preset)

@@ -69,6 +69,9 @@ TARGETS: dict[str, FormalTarget] = {
     "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
+    "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
+                               "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
+                               "element, no false drop, duplicates and worse costs dropped"),
     "writer": FormalTarget("writer", "hw.mem.formal:WriterHarness", 8,
                            "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
                            "blocks, bytes conserved, data of a chosen word"),

@@ -61,17 +61,18 @@ def test_cosim_memory_choice_errors():
         run_cosim("grid:4x4", "bfs", memory="design", toggles=True, log=lambda *a: None)
 
 
-def test_cosim_toggle_counts_are_the_units_alone(tmp_path):
-    """With toggles (the logic-energy runs) the default is the Python memory, so the
-    counted design is the unit itself: its top module is the unit's, and the
-    in-design testbench's modules are not among the counted ones."""
-    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "pr", unit="mff", sim="verilator", toggles=True,
-                  out_dir=tmp_path, log=lambda *a: None)
-    assert r.ok, r.problems
-    assert r.rtl["memory_model"] == "python"
-    t = r.rtl["toggles"]
-    assert t["top"] == "mff" and t["cycles"] > 100
-    assert not any("simmem" in m or "mffseq" in m or "streamlog" in m for m in t["modules"])
+def test_cosim_memory_defaults():
+    """The testbench inside the design on Verilator where a unit has it; the Python
+    one on Icarus, for units without it, and for toggle counts (logic energy: the
+    counted design must be the unit alone)."""
+    from sim.cosim import cosim_memory, cosim_units
+    u = cosim_units()
+    for name in ("scu", "iru", "graphpeg", "mff"):
+        assert cosim_memory(u[name], "verilator") == "design"
+        assert cosim_memory(u[name], "icarus") == "python"
+        assert cosim_memory(u[name], "verilator", toggles=True) == "python"
+        assert cosim_memory(u[name], "icarus", "design") == "design"
+    assert cosim_memory(u["coalescer"], "verilator") == "python"
 
 
 @pytest.mark.parametrize("algo, mode, sim, preset, memory", [

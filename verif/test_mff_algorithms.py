@@ -283,8 +283,10 @@ def test_other_bad_options():
 @pytest.mark.parametrize("sim, preset", [("verilator", "tiny"), ("icarus", "default")])
 def test_scatter_set_bfs_with_the_rtl_in_the_loop(sim, preset, tmp_path):
     from sim.cosim import run_cosim
+    # (the Python testbench: its structural TLM runs in lock step; verif/test_cosim.py runs
+    # this mode with the testbench inside the design too)
     r = run_cosim("kron:scale=8,edgefactor=8,seed=3", "bfs", unit="mff", mode="mff-push", preset=preset, sim=sim,
-                  out_dir=tmp_path, log=lambda *a: None)
+                  out_dir=tmp_path, log=lambda *a: None, memory="python")
     assert r.ok, r.problems
     assert r.rtl["scatter_commands"] == r.tlm["scatter_commands"] > 50 and r.rtl["bits"] == r.tlm["bits"]
     # The RTL's results carry no blocks: counted from the commands' addresses.

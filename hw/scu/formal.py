@@ -1,0 +1,116 @@
+"""Formal harness of the enhanced SCU's filtering unit (SCU paper §4.2, unique
+element and unique best cost; docs/verification.md, "Formal"): the properties of
+:class:`~hw.scu.hashes.FilterUnit` as Amaranth ``Assert`` / ``Assume`` /
+``Cover`` statements around it (never in the synthesized design), checked by
+``graphunits prove --unit scu_filter`` (:mod:`synth.prove`).
+
+Configuration: the SCU's ``tiny`` preset with a filter of 2 sets of 2 ways
+(the properties do not depend on the sizes; a clear takes a cycle per set). The harness follows one key ``watch``
+that the solver picks (held for the whole trace). Environment (``Assume``):
+reset low; elements held until taken (stream rule); ``clear`` only while the
+unit is idle and no element is offered (the SCU pulses it in its IDLE state);
+results taken freely; the elements' keys differ from the watched one in their
+low 8 bits only and their costs lie below 256 (every set, hit, miss and
+eviction is still reachable: the fold takes the set from every 2-bit chunk; the
+solver's time at depth 10 drops from over 10 minutes to seconds). Properties:
+
+* the results obey the stream rule; exactly one result per element, in order
+  (a result is offered exactly while an element is in flight);
+* ``probe = 0``: the element is not looked up and gets ``keep = 0``;
+* no false drop: an element of the watched key is kept unless that key was
+  kept since the last clear (a key can only be found after it was inserted);
+* duplicates: an element of the watched key right after another one (no other
+  element between them) is dropped, unless it is a best-cost probe;
+* best cost: a best-cost element of the watched key right after a best-cost
+  element of that key with a cost at most its own is dropped (the stored cost
+  is at most the earlier one's);
+* covers: a duplicate dropped; a better cost kept after a hit; the watched key
+  kept again after a clear.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
+
+from golden.scu import SCUConfig
+
+from ..formal import begin, stream_rule
+from .hashes import FilterUnit
+
+__all__ = ["FilterHarness"]
+
+
+class FilterHarness(Elaboratable):
+    """``filter_cls``: the design under test's class (a variant, for the tests of
+    the harness)."""
+
+    def __init__(self, filter_cls: type = FilterUnit):
+        self.config = SCUConfig.from_dict({**SCUConfig.preset("tiny").to_dict(), "filter_sets": 2})
+        self.dut = filter_cls(self.config)
+        self.watch = Signal(32)
+        self.free = [self.watch]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = f = self.dut
+        i, o = f.i, f.o
+        started = begin(m)
+        stream_rule(m, i, started, check=False, name="i")
+        stream_rule(m, o, started, check=True, name="o")
+        # the watched key is fixed for the trace; clear only while idle
+        first_watch = Signal(32)
+        m.d.sync += first_watch.eq(self.watch)
+        with m.If(started):
+            m.d.comb += Assume(self.watch == first_watch)
+        m.d.comb += Assume(~f.clear | (~f.busy & ~i.valid))        # (the SCU clears in its IDLE state)
+        # keys share their upper 24 bits with the watched key, costs lie below 256: the
+        # solver still reaches every set, hits, misses and evictions (a smaller search)
+        m.d.comb += [Assume(i.p.key[8:] == self.watch[8:]), Assume(i.p.cost < 256)]
+
+        # ---- the element in flight (a ghost copy) and one result per element
+        ifire, ofire = i.valid & i.ready, o.valid & o.ready
+        inflight = Signal()
+        key, cost, probe, best = Signal(32), Signal(32), Signal(), Signal()
+        with m.If(ifire):
+            m.d.sync += [inflight.eq(1), key.eq(i.p.key), cost.eq(i.p.cost), probe.eq(i.p.probe),
+                         best.eq(i.p.best)]
+        with m.Elif(ofire):
+            m.d.sync += inflight.eq(0)
+        m.d.comb += Assert(o.valid == inflight)
+        with m.If(inflight & ~ofire):
+            m.d.comb += Assert(~ifire)                 # no second element before the result is taken
+
+        # ---- what the watched key went through since the last clear
+        clear_start = Signal()
+        m.d.comb += clear_start.eq(f.clear)
+        seen = Signal()                                # kept (inserted) since the last clear
+        prev_w = Signal()                              # the previous result was the watched key's (probed)
+        prev_best, prev_cost = Signal(), Signal(32)
+        is_w = Signal()
+        m.d.comb += is_w.eq(inflight & probe & (key == self.watch))
+        with m.If(clear_start):
+            m.d.sync += [seen.eq(0), prev_w.eq(0)]
+        with m.Elif(ofire):
+            m.d.sync += [prev_w.eq(is_w), prev_best.eq(best), prev_cost.eq(cost)]
+            with m.If(is_w & o.p.keep):
+                m.d.sync += seen.eq(1)
+
+        with m.If(o.valid):
+            with m.If(~probe):
+                m.d.comb += Assert(~o.p.keep)                   # not probed: not kept
+            with m.If(is_w & ~seen):
+                m.d.comb += Assert(o.p.keep)                    # no false drop
+            with m.If(is_w & prev_w & ~best):
+                m.d.comb += Assert(~o.p.keep)                   # a duplicate is dropped
+            with m.If(is_w & prev_w & best & prev_best & (cost >= prev_cost)):
+                m.d.comb += Assert(~o.p.keep)                   # a cost no better is dropped
+
+        # ---- covers
+        cleared_once = Signal()
+        with m.If(clear_start & seen):
+            m.d.sync += cleared_once.eq(1)
+        m.d.comb += [
+            Cover(ofire & is_w & prev_w & ~best & ~o.p.keep),
+            Cover(ofire & is_w & prev_w & best & prev_best & (cost < prev_cost) & o.p.keep),
+            Cover(ofire & is_w & cleared_once & o.p.keep),
+        ]
+        return m
