@@ -251,7 +251,7 @@ def test_scu_filter_properties_catch_a_broken_variant(cls, line, tmp_path):
 def test_prove_errors(capsys):
     _need_tools()
     from sim.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, scu_filter, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
