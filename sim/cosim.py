@@ -27,7 +27,7 @@ from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus
 
 from .memory import MemoryTiming
 
-__all__ = ["RTLBackend", "MFFRTLBackend", "CosimUnit", "CosimResult", "run_cosim", "register_cosim",
+__all__ = ["InDesignStats", "RTLBackend", "MFFRTLBackend", "CosimUnit", "CosimResult", "run_cosim", "register_cosim",
            "cosim_units", "COSIM_ALGOS", "DEFAULT_TIMING", "testbench_latency"]
 
 COSIM_ALGOS = ("bfs", "sssp", "pr")          # the SCU's
@@ -101,7 +101,27 @@ def cosim_units() -> dict[str, CosimUnit]:
     return dict(_COSIM)
 
 
-class RTLBackend:
+class InDesignStats:
+    """``sim_cycles`` and ``memory_stats()`` of an RTL backend: from its ``simmem``
+    (the in-design memory, with the seconds ``sim_s`` simulating and ``io_s``
+    loading and reading back) or, when that is None, from its cocotb loop and its
+    harness's memory model."""
+
+    simmem = None
+    sim_s = io_s = 0.0
+
+    @property
+    def sim_cycles(self) -> int:
+        """Clock cycles simulated since the reset ended."""
+        return self.loop.cycle if self.simmem is None else self.simmem.cycle
+
+    def memory_stats(self) -> dict:
+        if self.simmem is None:
+            return self.harness.model.stats.as_dict()
+        return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
+
+
+class RTLBackend(InDesignStats):
     """SCU operations executed by the RTL (use inside a cocotb test).
 
     ``memory``: None, the Python memory model serves the unit's port and cocotb steps
@@ -153,15 +173,6 @@ class RTLBackend:
             self.dut.status__ready.value = 1
         await self.loop.start()
 
-    @property
-    def sim_cycles(self) -> int:
-        """Clock cycles simulated since the reset ended."""
-        return self.loop.cycle if self.simmem is None else self.simmem.cycle
-
-    def memory_stats(self) -> dict:
-        if self.simmem is None:
-            return self.harness.model.stats.as_dict()
-        return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
 
     async def _execute(self, op: SCUOp) -> SCUStatus:
         ref, want, cycle = self._tlm_before(op)

@@ -38,7 +38,7 @@ from hw.mem.port import MemRequest, MemResponse
 
 from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
-from .cosim import CosimUnit, register_cosim
+from .cosim import CosimUnit, InDesignStats, register_cosim
 from .memory import MemoryModel, MemoryTiming
 from .simmem import STREAMLOG_VERILOG, DesignEnv
 
@@ -747,7 +747,7 @@ class GraphPEGInDesign:
         return out
 
 
-class GraphPEGRTLBackend:
+class GraphPEGRTLBackend(InDesignStats):
     """GraphPEG kernels run by the RTL (use inside a cocotb test); same interface as
     :class:`golden.graphpeg.session.GraphPEGTLMBackend`.
 
@@ -794,15 +794,6 @@ class GraphPEGRTLBackend:
             self.dut.cmd__valid.value = 0
             self.dut.status__ready.value = 1
         await self.loop.start()
-
-    @property
-    def sim_cycles(self) -> int:
-        return self.loop.cycle if self.simmem is None else self.simmem.cycle
-
-    def memory_stats(self) -> dict:
-        if self.simmem is None:
-            return self.harness.model.stats.as_dict()
-        return {**self.simmem.stats(), "simulate_s": round(self.sim_s, 3), "load_read_back_s": round(self.io_s, 3)}
 
     def place(self, name: str, values: np.ndarray) -> int:
         return place_array(self.space, self._arrays, name, values)

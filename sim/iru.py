@@ -42,7 +42,7 @@ from .memory import MemoryModel, MemoryTiming
 from .simmem import STREAMLOG_VERILOG, DesignEnv
 
 __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
-           "iru_demo", "IRUDesignEnv", "IRUInDesign"]
+           "iru_demo", "IRUDesignEnv", "IRUInDesign", "beat_lanes", "lane_problems", "lanes_reply"]
 
 #: The RTL's mean distinct key blocks per full reply may differ from the TLM's by this share.
 QUALITY_TOLERANCE = 0.10
@@ -95,6 +95,36 @@ class _Clock(Agent):
             tok = max(get((f"tokens{p}",)) for p in range(h.P))
             h.trace.append((held, tok, get(("flush",))))
         h.seq.cycle += 1
+
+
+def beat_lanes(beat: dict) -> list[dict]:
+    """The lanes of a reply beat (one or two), each as an item of its own."""
+    if not beat.get("two"):
+        return [beat]
+    return [dict(beat, last=0), dict(beat, idx=beat["idx1"], sec=beat["sec1"], pos=beat["pos1"],
+                                     disabled=beat["disabled1"])]
+
+
+def lane_problems(p: int, lanes: list, item: dict) -> list[str]:
+    """What a new lane ``item`` of partition ``p`` breaks, after the ``lanes`` of the
+    reply it continues: the lanes of two warps interleaved, a live lane after a
+    disabled one."""
+    out = []
+    if lanes and (lanes[0]["warp"] != item["warp"] or lanes[0]["kind"] != item["kind"]):
+        out.append(f"partition {p}: reply lanes of warps {lanes[0]['warp']} and {item['warp']} interleaved")
+    if item["disabled"] == 0 and lanes and lanes[-1]["disabled"]:
+        out.append(f"partition {p}: warp {item['warp']}: a live lane after a disabled one")
+    return out
+
+
+def lanes_reply(p: int, lanes: list, sent: int, first: int, last: int) -> IRUReply:
+    """The :class:`golden.iru.IRUReply` of a reply's lanes (the last one ends it)."""
+    live = [b for b in lanes if not b["disabled"]]
+    item = lanes[-1]
+    kind = REPLY_KINDS[item["kind"]] if item["kind"] < len(REPLY_KINDS) else f"?{item['kind']}"
+    return IRUReply(item["warp"], p, kind, np.array([b["idx"] for b in live], np.int64),
+                    np.array([b["sec"] for b in live], np.uint32), np.array([b["pos"] for b in live], np.int64),
+                    len(lanes) - len(live), sent, first, last)
 
 
 class IRUHarness:
@@ -235,12 +265,7 @@ class IRUHarness:
 
     def _beat(self, p: int):
         def on(beat: dict) -> None:
-            # a beat carries one or two lanes: each lane as an item of its own
-            lanes = [beat]
-            if beat.get("two"):
-                lanes = [dict(beat, last=0), dict(beat, idx=beat["idx1"], sec=beat["sec1"], pos=beat["pos1"],
-                                                  disabled=beat["disabled1"])]
-            for item in lanes:
+            for item in beat_lanes(beat):
                 lane(item)
 
         def lane(item: dict) -> None:
@@ -252,20 +277,11 @@ class IRUHarness:
             if not beats:
                 cur["first"][p] = self.seq.cycle
                 cur["offer"][p] = self.seq.rise[p] if self.monitor else self.seq.cycle
-            if beats and (beats[0]["warp"] != item["warp"] or beats[0]["kind"] != item["kind"]):
-                self.problems.append(f"partition {p}: reply lanes of warps {beats[0]['warp']} and {item['warp']} "
-                                     f"interleaved")
-            if item["disabled"] == 0 and beats and beats[-1]["disabled"]:
-                self.problems.append(f"partition {p}: warp {item['warp']}: a live lane after a disabled one")
+            self.problems += lane_problems(p, beats, item)
             beats.append(item)
             if item["last"]:
-                live = [b for b in beats if not b["disabled"]]
-                w = item["warp"]
-                kind = REPLY_KINDS[item["kind"]] if item["kind"] < len(REPLY_KINDS) else f"?{item['kind']}"
-                cur["replies"].append(IRUReply(
-                    w, p, kind, np.array([b["idx"] for b in live], np.int64),
-                    np.array([b["sec"] for b in live], np.uint32), np.array([b["pos"] for b in live], np.int64),
-                    len(beats) - len(live), cur["sent"].get(w, -1), cur["first"][p], self.seq.cycle))
+                cur["replies"].append(lanes_reply(p, beats, cur["sent"].get(item["warp"], -1), cur["first"][p],
+                                                  self.seq.cycle))
                 cur["offers"].append(cur["offer"][p])
                 cur["beats"][p] = []
                 pol = cur["policy"]
@@ -559,28 +575,13 @@ class IRUInDesign:
         for p, plog in enumerate(beats):
             cur, first = [], None
             for cy, beat in plog:
-                lanes = [beat]
-                if beat["two"]:
-                    lanes = [dict(beat, last=0), dict(beat, idx=beat["idx1"], sec=beat["sec1"], pos=beat["pos1"],
-                                                      disabled=beat["disabled1"])]
-                for item in lanes:
+                for item in beat_lanes(beat):
                     if not cur:
                         first = cy
-                    elif cur[0]["warp"] != item["warp"] or cur[0]["kind"] != item["kind"]:
-                        self.problems.append(f"partition {p}: reply lanes of warps {cur[0]['warp']} and "
-                                             f"{item['warp']} interleaved")
-                    if item["disabled"] == 0 and cur and cur[-1]["disabled"]:
-                        self.problems.append(f"partition {p}: warp {item['warp']}: a live lane after a disabled one")
+                    self.problems += lane_problems(p, cur, item)
                     cur.append(item)
                     if item["last"]:
-                        live = [b for b in cur if not b["disabled"]]
-                        w = item["warp"]
-                        kind = REPLY_KINDS[item["kind"]] if item["kind"] < len(REPLY_KINDS) else f"?{item['kind']}"
-                        done.append((cy, p, IRUReply(
-                            w, p, kind, np.array([b["idx"] for b in live], np.int64),
-                            np.array([b["sec"] for b in live], np.uint32),
-                            np.array([b["pos"] for b in live], np.int64), len(cur) - len(live), sent.get(w, -1),
-                            first, cy)))
+                        done.append((cy, p, lanes_reply(p, cur, sent.get(item["warp"], -1), first, cy)))
                         cur = []
             if cur:
                 self.problems.append(f"partition {p}: warp {cur[0]['warp']}'s reply has no last lane")
