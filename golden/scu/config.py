@@ -7,6 +7,7 @@ here once: the TLM, the RTL (``hw/scu``) and the drivers all import them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..config import Config, check, check_choice, check_int, check_pow2
 from ..fetch import FetchConfig, MemPortConfig
@@ -158,13 +159,14 @@ class SCUConfig(Config):
               f"{n}.group_block_bytes must be below the address space")
 
     # -- the fetch engines of the four streams ---------------------------------------
-    @property
+    # (cached: the configuration is frozen, and the TLM asks for them on every operation)
+    @cached_property
     def data_fetch(self) -> FetchConfig:
         return FetchConfig(addr_width=self.addr_width, block_bytes=self.block_bytes, width=self.width,
                            max_elem_bytes=self.max_elem_bytes, max_inflight=self.max_inflight,
                            merge_window=self.merge_window, count_width=self.count_width)
 
-    @property
+    @cached_property
     def param_fetch(self) -> FetchConfig:
         """Indexes and counts: 4-byte elements, ``width`` per beat."""
         return FetchConfig(addr_width=self.addr_width, block_bytes=self.block_bytes, width=self.width,
@@ -172,7 +174,7 @@ class SCUConfig(Config):
                            merge_window=min(self.merge_window, self.param_inflight - 1),
                            count_width=self.count_width)
 
-    @property
+    @cached_property
     def mask_fetch(self) -> FetchConfig:
         """Bitmask words: one 32-bit word (32 elements' bits) per beat."""
         return self.param_fetch.replace(width=1)
@@ -181,11 +183,11 @@ class SCUConfig(Config):
         return {"idx": self.param_fetch, "cnt": self.param_fetch, "mask": self.mask_fetch,
                 "data": self.data_fetch}[stream]
 
-    @property
+    @cached_property
     def port(self) -> MemPortConfig:
         return MemPortConfig(addr_width=self.addr_width, block_bytes=self.block_bytes, tag_width=self.tag_width)
 
-    @property
+    @cached_property
     def tag_width(self) -> int:
         """Memory port tag: 3 source bits (4 streams and the store) + the engines' slot tag."""
         slots = max(self.data_fetch.tag_width, self.param_fetch.tag_width, self.write_tag_width)
