@@ -72,6 +72,9 @@ TARGETS: dict[str, FormalTarget] = {
     "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
                                "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
                                "element, no false drop, duplicates and worse costs dropped"),
+    "scu_group": FormalTarget("scu_group", "hw.scu.formal:GroupHarness", 8,
+                              "the enhanced SCU's grouping unit (hw/scu/hashes.py): stream rule, every position "
+                              "out exactly once after the flush"),
     "writer": FormalTarget("writer", "hw.mem.formal:WriterHarness", 8,
                            "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
                            "blocks, bytes conserved, data of a chosen word"),

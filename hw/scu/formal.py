@@ -34,9 +34,9 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
 from golden.scu import SCUConfig
 
 from ..formal import begin, stream_rule
-from .hashes import FilterUnit
+from .hashes import FilterUnit, GroupUnit
 
-__all__ = ["FilterHarness"]
+__all__ = ["FilterHarness", "GroupHarness"]
 
 
 class FilterHarness(Elaboratable):
@@ -113,4 +113,78 @@ class FilterHarness(Elaboratable):
             Cover(ofire & is_w & prev_w & best & prev_best & (cost < prev_cost) & o.p.keep),
             Cover(ofire & is_w & cleared_once & o.p.keep),
         ]
+        return m
+
+
+class GroupHarness(Elaboratable):
+    """The grouping unit (SCU paper §4.3, :class:`~hw.scu.hashes.GroupUnit`): the
+    ``tiny`` preset with one set of 2 ways (every key meets every other: the
+    shortest traces to evictions and to the end of a flush), groups of 4, 2
+    positions a beat.
+    Environment: reset low; elements held until taken; element positions distinct
+    within an operation, keys below 8 (every hit, eviction and full group stays
+    reachable); one ``flush`` ends an operation, and no element comes
+    after it until the unit is idle; ``clear`` only between operations (the unit
+    idle, no element offered or held since the last flush); beats taken freely. The harness follows one position
+    ``watch`` (the solver's, fixed). Properties:
+
+    * the beats obey the stream rule and carry 1 to ``width`` positions;
+    * conservation: the watched position comes out at most as often as it went
+      in, and exactly as often once the flush is over (no position lost or
+      duplicated, however the hash evicts, fills or flushes);
+    * covers: a beat of ``width`` positions before the flush (a full group or an
+      evicted entry); the watched position out, once, when the flush is over.
+    """
+
+    def __init__(self, group_cls: type = GroupUnit):
+        self.config = SCUConfig.from_dict({**SCUConfig.preset("tiny").to_dict(), "group_sets": 1})
+        self.dut = group_cls(self.config)
+        self.watch = Signal(self.config.count_width)
+        self.free = [self.watch]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = g = self.dut
+        i, o = g.i, g.o
+        W = self.config.width
+        started = begin(m)
+        stream_rule(m, i, started, check=False, name="i")
+        stream_rule(m, o, started, check=True, name="o")
+        first_watch = Signal.like(self.watch)
+        m.d.sync += first_watch.eq(self.watch)
+        with m.If(started):
+            m.d.comb += Assume(self.watch == first_watch)
+        m.d.comb += Assume(i.p.key < 8)
+        ifire, ofire = i.valid & i.ready, o.valid & o.ready
+        # ---- the operation: elements, then one flush; clear only when idle
+        flushed = Signal()                       # a flush was given: no element until idle
+        with m.If(g.flush):
+            m.d.sync += flushed.eq(1)
+        with m.Elif(flushed & ~g.busy):
+            m.d.sync += flushed.eq(0)
+        in_op = Signal()                         # elements of an operation whose flush is not over
+        with m.If(ifire):
+            m.d.sync += in_op.eq(1)
+        with m.Elif(flushed & ~g.busy):
+            m.d.sync += in_op.eq(0)
+        m.d.comb += [Assume(~(flushed & i.valid)), Assume(~(g.flush & (flushed | i.valid))),
+                     Assume(~g.clear | (~g.busy & ~i.valid & ~flushed & ~in_op))]
+        # ---- the watched position: in at most once per operation, counted out
+        n_in, n_out = Signal(2), Signal(3)
+        with m.If(ifire & (i.p.pos == self.watch)):
+            m.d.sync += n_in.eq(n_in + 1)
+        m.d.comb += Assume(~(i.valid & (i.p.pos == self.watch) & (n_in != 0)))
+        hits = sum((ofire & (o.p.data[k] == self.watch) & (k < o.p.n)).as_unsigned() for k in range(W))
+        m.d.sync += n_out.eq(n_out + hits)
+        with m.If(o.valid):
+            m.d.comb += [Assert(o.p.n >= 1), Assert(o.p.n <= W)]
+        m.d.comb += Assert(n_out <= n_in)
+        over = Signal()                          # the flush is over: the unit went idle after it
+        m.d.comb += over.eq(flushed & ~g.busy & ~g.flush)
+        with m.If(over):
+            m.d.comb += Assert(n_out == n_in)
+        # ---- covers
+        full_beat = Signal()
+        m.d.comb += full_beat.eq(ofire & ~flushed & (o.p.n == W))
+        m.d.comb += [Cover(full_beat), Cover(over & (n_out == 1))]
         return m
