@@ -287,3 +287,35 @@ def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
         r = subprocess.run([sys.executable, "-m", "sim.cli", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
+
+
+class _Val:
+    def __init__(self, v):
+        self.value = v
+
+
+def test_in_design_log_read_back_and_its_errors():
+    """read_log splits each recorded word into (cycle, payload) and clears the log;
+    an overflowed log, a batch of MFF command entries or GraphPEG pushes larger
+    than the in-design arrays are one-line errors, not lost beats or a hang."""
+    import asyncio
+    from types import SimpleNamespace as NS
+
+    from golden.graphpeg import GraphPEGConfig
+    from golden.mff import MFFCommand, MFFConfig, ThreadRequest
+    from sim.graphpeg import GraphPEGInDesign
+    from sim.mff import MFFInDesign
+    from sim.simmem import read_log
+    log = NS(full=_Val(0), n=_Val(2), log=[_Val((0xAB << 32) | 7), _Val((5 << 32) | 0xFFFFFFFF)])
+    assert read_log(log) == [(7, 0xAB), (0xFFFFFFFF, 5)] and log.n.value == 0
+    with pytest.raises(RuntimeError, match="stream recorder inside the design overflowed"):
+        read_log(NS(full=_Val(1), n=_Val(0), log=[]))
+    cfg = MFFConfig.preset("default")
+    cmd = MFFCommand("gather", 0, tuple(ThreadRequest(lane=k, cidx=k, size=1, target=4 * k) for k in range(3)))
+    seq = NS(ents=[_Val(0)] * 2, n=_Val(0), head=_Val(0))
+    run = MFFInDesign(NS(seq=seq), cfg, None, depth_log2=1).run([cmd])
+    with pytest.raises(ValueError, match="3 command entries exceed the sequencer's 2"):
+        asyncio.run(run)
+    gp = GraphPEGInDesign(NS(pushplay0=NS(ents=[], n=_Val(0), head=_Val(0))), GraphPEGConfig.preset("sim"), None)
+    with pytest.raises(ValueError, match=f"{(1 << 18) + 1} pushes exceed the in-design player's"):
+        asyncio.run(gp.push({0: range((1 << 18) + 1)}))
