@@ -233,7 +233,7 @@ class RTLBackend(InDesignStats):
         await _edge_until(clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid)
         st = status_from_item(self._status_codec.decode(int(dut.status__payload.value)))
         t2 = time.perf_counter()
-        mem.unload()
+        await mem.unload()
         mem.check(what)
         self.sim_s += t2 - t1
         self.io_s += time.perf_counter() - t2 + t1 - t0
@@ -429,8 +429,7 @@ class MFFRTLBackend:
         got, cycles = await self.in_design.run(cmds)
         t2 = time.perf_counter()
         io = self.in_design.io_s - io0                 # writing the entries, reading the logs
-        mem.unload()
-        mem.check(f"{len(cmds)} MFF commands")
+        mem.check(f"{len(cmds)} MFF commands")          # (its writes came back with the outputs)
         self.sim_s += t2 - t1 - io
         self.io_s += time.perf_counter() - t2 + t1 - t0 + io
         where = f"batch of {len(cmds)} commands at RTL cycle {self.cycles}"

@@ -40,7 +40,7 @@ from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, InDesignStats, register_cosim
 from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv
+from .simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
 
 __all__ = ["Setup", "Push", "Run", "GraphPEGHarness", "make_workload", "expected_items", "GraphPEGRTLBackend",
            "classify_reads", "graphpeg_demo", "GraphPEGDesignEnv", "GraphPEGInDesign"]
@@ -83,20 +83,37 @@ def command_fields(step, config: GraphPEGConfig) -> dict:
             "row_ptr": k.row_ptr, "col": k.col, "weight": k.weight or 0}
 
 
+#: The kind of request each GraphPEG array's reads are (region name -> kind).
+_READ_KINDS = {"row_ptr": "index", "csc_row_ptr": "index", "col": "edge", "csc_col": "edge", "weight": "weight",
+               "spill": "spill"}
+
+
 def classify_reads(space: AddressSpace, blocks) -> Counter:
     """Memory requests by the region they touch: ``index`` (a row pointer array),
-    ``edge``, ``weight``, ``refill``/``spill`` (a spill region)."""
+    ``edge``, ``weight``, ``refill``/``spill`` (a spill region); ``?`` outside every
+    region. (One search of the sorted region bases for all the addresses; regions
+    that overlap fall back to :meth:`AddressSpace.region_of`, the first that holds
+    the address.)"""
+    a = np.asarray(blocks, np.int64).reshape(-1)
     out = Counter()
-    cache = {}
-    for a in blocks:
-        r = space.region_of(a)
-        name = r.name.split("#")[0] if r is not None else "?"
-        kind = cache.get(name)
-        if kind is None:
-            kind = {"row_ptr": "index", "csc_row_ptr": "index", "col": "edge", "csc_col": "edge",
-                    "weight": "weight", "spill": "spill"}.get(name, name)
-            cache[name] = kind
-        out[kind] += 1
+    if not a.size:
+        return out
+    regs = sorted(space.regions.values(), key=lambda r: r.base)
+    names = [r.name.split("#")[0] for r in regs]
+    bases = np.array([r.base for r in regs], np.int64)
+    ends = np.array([r.end for r in regs], np.int64)
+    if regs and (ends[:-1] > bases[1:]).any():
+        for x in a.tolist():
+            r = space.region_of(x)
+            name = r.name.split("#")[0] if r is not None else "?"
+            out[_READ_KINDS.get(name, name)] += 1
+        return out
+    i = np.searchsorted(bases, a, side="right") - 1
+    inside = (i >= 0) & (a < ends[np.maximum(i, 0)])
+    counts = np.bincount(np.where(inside, i, len(regs)), minlength=len(regs) + 1)
+    for name, c in zip(names + ["?"], counts.tolist()):
+        if c:
+            out[_READ_KINDS.get(name, name)] += c
     return out
 
 
@@ -612,16 +629,18 @@ class GraphPEGDesignEnv(DesignEnv):
                 "graphunits_streamplay", p_W=len(pu.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
                 o_valid=pu.valid, i_ready=pu.ready, o_payload=pu.payload.as_value(), o_idle=idle[k])
             m.submodules[f"poplog{k}"] = Instance(
-                "graphunits_streamlog", p_W=len(o.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+                "graphunits_streamlog", p_W=len(o.payload.as_value()), p_DEPTH_LOG2=D,
+                p_FILE=transfer_file(f"poplog{k}", "log"), i_clk=clk, i_rst=rst,
                 i_valid=o.valid, o_ready=o.ready, i_payload=o.payload.as_value(), i_cycle=top.sm_cycle)
         m.d.comb += top.gp_push_idle.eq(idle.all())
         info = unit.ef_info.as_value()
         m.submodules.eflog = Instance(
-            "graphunits_streamlog", p_W=len(info), p_DEPTH_LOG2=12, i_clk=clk, i_rst=rst, i_valid=unit.ef_event,
+            "graphunits_streamlog", p_W=len(info), p_DEPTH_LOG2=12, p_FILE=transfer_file("eflog", "log"), i_clk=clk, i_rst=rst, i_valid=unit.ef_event,
             i_payload=info, i_cycle=top.sm_cycle)
         req = unit.mem.req
         m.submodules.reqlog = Instance(
-            "graphunits_streamlog", p_W=self.config.port.addr_width + 1, p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+            "graphunits_streamlog", p_W=self.config.port.addr_width + 1, p_DEPTH_LOG2=D,
+            p_FILE=transfer_file("reqlog", "log"), i_clk=clk, i_rst=rst,
             i_valid=req.valid & req.ready, i_payload=Cat(req.payload.addr, req.payload.write), i_cycle=top.sm_cycle)
 
 
@@ -645,10 +664,9 @@ class GraphPEGInDesign:
         self.pending_lists = [[] for _ in range(config.sms)]
         self.io_s = 0.0
 
-    def _requests(self) -> None:
-        from .simmem import read_log
+    def _requests(self, log: list) -> None:
         aw = self.config.port.addr_width
-        for _, raw in read_log(self.dut.reqlog):
+        for _, raw in log:
             if raw >> aw:
                 self.writes += 1
             else:
@@ -656,8 +674,6 @@ class GraphPEGInDesign:
 
     async def command(self, fields: dict) -> dict:
         """Hand over one command; its status."""
-        from cocotb.triggers import RisingEdge
-
         from .cosim import _edge_until
         dut = self.dut
         dut.cmd__payload.value = self._cmd.encode(fields)
@@ -666,9 +682,7 @@ class GraphPEGInDesign:
         await _edge_until(dut.clk, lambda: int(dut.cmd__ready.value), self.simmem, what)
         dut.cmd__valid.value = 0
         await _edge_until(dut.clk, lambda: int(dut.status__valid.value), self.simmem, what, wake=dut.status__valid)
-        st = self._status.decode(int(dut.status__payload.value))
-        await RisingEdge(dut.clk)            # a beat taken at the status's edge is in its log one edge later
-        return st
+        return self._status.decode(int(dut.status__payload.value))
 
     async def push(self, pushes: dict) -> None:
         from .cosim import _edge_until
@@ -679,8 +693,9 @@ class GraphPEGInDesign:
             play = getattr(dut, f"pushplay{int(sm)}")
             if len(vs) > 1 << 18:
                 raise ValueError(f"{len(vs)} pushes exceed the in-design player's {1 << 18}")
+            ents = fast_array(play.ents)
             for k, v in enumerate(vs):
-                play.ents[k].value = self._push.encode({"vertex": v})
+                ents.write(k, self._push.encode({"vertex": v}))
             play.n.value = len(vs)
             play.head.value = 0
             self.pending_lists[int(sm)] += vs
@@ -690,17 +705,18 @@ class GraphPEGInDesign:
 
     async def run(self, kernel: GraphPEGKernel) -> tuple[dict, KernelResult, list]:
         """One kernel: ``(status, result, the input lists)``."""
-        from .simmem import read_log
         cycle0 = self.simmem.cycle
         inputs, self.pending_lists = self.pending_lists, [[] for _ in range(self.config.sms)]
         st = await self.command(command_fields(Run(kernel), self.config))
         t0 = time.perf_counter()
         if st["cmd_error"]:
             return st, None, inputs
+        S, dut = self.config.sms, self.dut
+        # (a beat taken at the status's edge is in its log after it)
+        logs = await read_logs(dut.clk, [getattr(dut, f"poplog{sm}") for sm in range(S)] + [dut.eflog, dut.reqlog])
         batches, items = [], []
-        for sm in range(self.config.sms):
-            got = self._batches(sm, [(cy, self._pop.decode(raw)) for cy, raw in read_log(getattr(self.dut,
-                                                                                              f"poplog{sm}"))])
+        for sm in range(S):
+            got = self._batches(sm, [(cy, self._pop.decode(raw)) for cy, raw in logs[sm]])
             items.append(sum(len(b[1]) for b in got))
             for cy, its in got:
                 a = np.array(its, np.int64).reshape(-1, 4)
@@ -708,11 +724,11 @@ class GraphPEGInDesign:
         batches.sort(key=lambda b: (b.cycle, b.sm))
         names = {v: k for k, v in EF_OUTCOMES.items()}
         ef = []
-        for cy, raw in read_log(self.dut.eflog):
+        for cy, raw in logs[S]:
             ev = self._ef.decode(raw)
             ef.append(EFDecision(cy - cycle0, ev["donor"], ev["recv"], ev["size"],
                                  names.get(ev["outcome"], f"code {ev['outcome']}"), ev["v"], ev["bw0"], ev["bw1"]))
-        self._requests()
+        self._requests(logs[S + 1])
         self.io_s += time.perf_counter() - t0
         res = KernelResult(batches, st["cycles"], items, items, {}, st["exchanges"], st["moved"],
                            bool(st["mem_error"]), bool(st["overflow"]), ef_log=ef)
@@ -857,7 +873,7 @@ class GraphPEGRTLBackend(InDesignStats):
         io0 = self.in_design.io_s
         out = await coro
         t2 = time.perf_counter()
-        mem.unload()
+        await mem.unload()
         mem.check("GraphPEG")
         io = self.in_design.io_s - io0
         self.sim_s += t2 - t1 - io

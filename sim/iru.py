@@ -39,7 +39,7 @@ from .agents import Agent, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv
+from .simmem import STREAMLOG_VERILOG, DesignEnv, read_logs, transfer_file
 
 __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
            "iru_demo", "IRUDesignEnv", "IRUInDesign", "beat_lanes", "lane_problems", "lanes_reply"]
@@ -499,11 +499,13 @@ class IRUDesignEnv(DesignEnv):
         for p in range(P):
             r = reps[p]
             m.submodules[f"replylog{p}"] = Instance(
-                "graphunits_streamlog", p_W=len(r.payload.as_value()), p_DEPTH_LOG2=self.depth_log2, i_clk=clk,
+                "graphunits_streamlog", p_W=len(r.payload.as_value()), p_DEPTH_LOG2=self.depth_log2,
+                p_FILE=transfer_file(f"replylog{p}", "log"), i_clk=clk,
                 i_rst=rst, i_valid=r.valid, o_ready=r.ready, i_payload=r.payload.as_value(), i_cycle=top.sm0_cycle)
             q = reqs[p]
             m.submodules[f"reqlog{p}"] = Instance(
-                "graphunits_streamlog", p_W=len(q.payload.as_value()), p_DEPTH_LOG2=self.depth_log2, i_clk=clk,
+                "graphunits_streamlog", p_W=len(q.payload.as_value()), p_DEPTH_LOG2=self.depth_log2,
+                p_FILE=transfer_file(f"reqlog{p}", "log"), i_clk=clk,
                 i_rst=rst, i_valid=q.valid & q.ready, i_payload=q.payload.as_value(), i_cycle=top.sm0_cycle)
 
 
@@ -526,7 +528,6 @@ class IRUInDesign:
 
     async def execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
         from .cosim import _edge_until
-        from .simmem import read_log
         dut, c = self.dut, self.config
         t0 = time.perf_counter()
         threads = warp_threads(op.n, c.entry_size)
@@ -548,18 +549,17 @@ class IRUInDesign:
         await _edge_until(dut.clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid,
                           stall_cycles=20_000 + 4 * c.timeout)
         item = self._status.decode(int(dut.status__payload.value))
-        # (a reply beat taken at the status's edge is in its log one edge later)
-        from cocotb.triggers import RisingEdge
-        await RisingEdge(dut.clk)
         t2 = time.perf_counter()
         if int(g.overflow.value):
             raise RuntimeError("the in-design warps' queue overflowed (IRUDesignEnv.fifo_log2)")
+        # (a reply beat taken at the status's edge is in its log after it)
+        logs = await read_logs(dut.clk, [getattr(dut, f"{kind}log{p}") for kind in ("req", "reply")
+                                         for p in range(self.P)])
         sent = {}
-        for p in range(self.P):
-            for cy, raw in read_log(getattr(dut, f"reqlog{p}")):
+        for log in logs[:self.P]:
+            for cy, raw in log:
                 sent[self._req.decode(raw)["warp"]] = cy
-        beats = [[(cy, self._beat.decode(raw)) for cy, raw in read_log(getattr(dut, f"replylog{p}"))]
-                 for p in range(self.P)]
+        beats = [[(cy, self._beat.decode(raw)) for cy, raw in log] for log in logs[self.P:]]
         replies = self._replies(beats, sent)
         self.io_s += t1 - t0 + time.perf_counter() - t2
         kinds = {k: item["kinds"][i] for i, k in enumerate(REPLY_KINDS)}

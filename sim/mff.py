@@ -28,7 +28,7 @@ from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 from .agents import MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming, Pattern
-from .simmem import STREAMLOG_VERILOG, DesignEnv
+from .simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
 
 __all__ = ["Poke", "MFFHarness", "make_workload", "encode_command", "worked_example", "worked_example_counts",
            "tlm_for", "MFFDesignEnv", "MFFInDesign"]
@@ -233,7 +233,8 @@ class MFFDesignEnv(DesignEnv):
             o_idle=top.mffseq_idle)
         for name, s in (("spadlog", spad), ("donelog", done)):
             m.submodules[name] = Instance(
-                "graphunits_streamlog", p_W=len(s.payload.as_value()), p_DEPTH_LOG2=D, i_clk=clk, i_rst=rst,
+                "graphunits_streamlog", p_W=len(s.payload.as_value()), p_DEPTH_LOG2=D,
+                p_FILE=transfer_file(name, "log"), i_clk=clk, i_rst=rst,
                 i_valid=s.valid, o_ready=s.ready, i_payload=s.payload.as_value(), i_cycle=top.sm_cycle)
 
 
@@ -253,15 +254,15 @@ class MFFInDesign:
     async def run(self, cmds: list) -> tuple[list, int]:
         """``([(values, error) per command], cycles)``."""
         from .cosim import _edge_until
-        from .simmem import read_log
         dut, seq = self.dut, self.dut.seq
         import time
         t0 = time.perf_counter()
         entries = [e for c in cmds for e in encode_command(c)]
         if len(entries) > self.depth:
             raise ValueError(f"{len(entries)} command entries exceed the sequencer's {self.depth}")
+        ents = fast_array(seq.ents)
         for k, e in enumerate(entries):
-            seq.ents[k].value = self._cmd.encode(e)
+            ents.write(k, self._cmd.encode(e))
         c0 = self.simmem.cycle
         seq.n.value = len(entries)
         seq.head.value = 0
@@ -269,9 +270,12 @@ class MFFInDesign:
         t1 = time.perf_counter()
         await _edge_until(dut.clk, lambda: int(dut.mffseq_idle.value), self.simmem, what, wake=dut.mffseq_idle)
         t2 = time.perf_counter()
-        cycles = self.simmem.cycle - c0
-        spad = [(cy, self._spad.decode(p)) for cy, p in read_log(dut.spadlog)]
-        done = [(cy, self._done.decode(p)) for cy, p in read_log(dut.donelog)]
+        spad_log, done_log = await read_logs(dut.clk, [dut.spadlog, dut.donelog], [self.simmem])
+        # (read at a rising edge, the cycle counter still shows the value before it: the
+        # batch's cycles run to the edge before the read-back's, counted after it)
+        cycles = self.simmem.cycle - c0 - 1
+        spad = [(cy, self._spad.decode(p)) for cy, p in spad_log]
+        done = [(cy, self._done.decode(p)) for cy, p in done_log]
         out = self._assign(cmds, spad, done)
         self.io_s += t1 - t0 + time.perf_counter() - t2
         return out, cycles

@@ -16,7 +16,9 @@ wait for its status, read back what the unit wrote.
   memory's configuration and counters become ports ``sm_*``);
 - :class:`SimMemory`: the testbench side, under cocotb: configuration from a
   :class:`sim.memory.MemoryTiming`, loading and reading back an
-  :class:`golden.memory.AddressSpace` through the simulator's VPI.
+  :class:`golden.memory.AddressSpace` through files the memory reads
+  (``$readmemh``) and writes (``$fwrite``) at a clock edge;
+- :func:`read_logs`: the output logs of the stream recorders the same way.
 
 The memory's random draws differ from the Python model's, so the same timing
 gives different (equally valid) cycle counts; the randomized RTL tests keep the
@@ -31,7 +33,8 @@ import numpy as np
 
 from golden.config import Config, ConfigError, check_int
 
-__all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "memory_suffix", "SimMemory", "read_log", "SIMMEM_VERILOG",
+__all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "memory_suffix", "SimMemory", "read_logs", "settle",
+           "transfer_file", "parse_dump", "log_records", "FastArray", "fast_array", "SIMMEM_VERILOG",
            "STREAMLOG_VERILOG", "ERROR_RANGES"]
 
 #: The memory's Verilog (appended to a wrapped build's Verilog file).
@@ -187,6 +190,8 @@ def with_sim_memory(unit, config: SimMemoryConfig, env: DesignEnv | None = None)
                     p_ADDR_W=port.addr_width, p_BLOCK_BYTES=port.block_bytes,
                     p_BLOCK_LOG2=port.block_bytes.bit_length() - 1, p_TAG_W=port.tag_width,
                     p_DEPTH_LOG2=config.depth_log2, p_SLOTS_LOG2=s, p_WLOG_LOG2=config.wlog_log2,
+                    p_LOAD_FILE=transfer_file(f"memory{memory_suffix(pname)}", "load"),
+                    p_DUMP_FILE=transfer_file(f"memory{memory_suffix(pname)}", "dump"),
                     i_clk=ClockSignal(), i_rst=ResetSignal(),
                     i_req_valid=mem.req.valid, o_req_ready=mem.req.ready, i_req_payload=mem.req.payload.as_value(),
                     o_resp_valid=mem.resp.valid, i_resp_ready=mem.resp.ready,
@@ -212,10 +217,12 @@ class SimMemory:
         self.bb = port.block_bytes
         self.words = 1 << config.depth_log2
         self._x = f"sm{suffix}_"
-        inst = getattr(dut, f"memory{suffix}")
-        self._inst = inst
-        self._store = inst.store
-        self._wlog = inst.wlog
+        self._inst = getattr(dut, f"memory{suffix}")
+        self._load_file = transfer_file(f"memory{suffix}", "load")
+        self._dump_file = transfer_file(f"memory{suffix}", "dump")
+        self._staged: dict[int, str] = {}              # word -> hex: the blocks of a load not yet read
+        self._staged_at = None
+        self.transfer_edges = 0                         # clock edges spent on dumps (sim_cycles counts them)
         self._shadow: dict[int, np.ndarray] = {}        # page -> the bytes the memory holds
         self.loaded = 0                                 # blocks written into the memory
         self.read_back = 0                              # blocks read from it
@@ -256,11 +263,14 @@ class SimMemory:
 
     # ------------------------------------------------------------------ contents
     def load(self) -> int:
-        """Write into the memory every block of ``space`` that differs from what it
-        holds (what the algorithm wrote since the last call). Returns the blocks written."""
+        """Hand the memory every block of ``space`` that differs from what it holds
+        (what the algorithm wrote since the last call). The blocks go into a file that
+        the memory reads at the next clock edge, before any request of that edge (the
+        unit's command is taken at that edge at the earliest); a second call before
+        that edge adds its blocks to the same file. Returns the blocks handed over."""
         from golden.memory import PAGE_BITS
         bb, top = self.bb, self.words * self.bb
-        n = 0
+        words, rows = [], []
         for page, data in sorted(self.space._pages.items()):
             base = page << PAGE_BITS
             old = self._shadow.get(page)
@@ -274,44 +284,65 @@ class SimMemory:
                 raise ValueError(f"the address space reaches {base + (int(changed[-1]) + 1) * bb:#x}, beyond the "
                                  f"in-design memory's {top:#x} bytes (SimMemoryConfig.depth_log2 "
                                  f"{self.config.depth_log2}); use a larger one or the Python memory model")
-            rows = data.reshape(-1, bb)
-            word0 = base // bb
-            for c in changed.tolist():
-                self._store[word0 + c].value = int.from_bytes(rows[c].tobytes(), "little")
-            n += changed.size
+            if changed.size:
+                words.append(base // bb + changed)
+                rows.append(data.reshape(-1, bb)[changed])
             self._shadow[page] = data.copy()
-        self.loaded += n
-        return n
+        if not words:
+            return 0
+        w = np.concatenate(words)
+        hexes = np.concatenate(rows)[:, ::-1].tobytes().hex()       # each block most significant byte first
+        k = 2 * bb
+        if not self._load_pending():
+            self._staged = {}
+        self._staged.update(zip(w.tolist(), (hexes[i * k:(i + 1) * k] for i in range(w.size))))
+        Path(self._load_file).write_text("".join(f"@{a:x}\n{h}\n" for a, h in sorted(self._staged.items())))
+        self._inst.load_go.value = 1
+        self._staged_at = _sim_time()
+        self.loaded += int(w.size)
+        return int(w.size)
 
-    def unload(self) -> int:
+    def _load_pending(self) -> bool:
+        """Whether the memory has not read the last load's file yet (no clock edge
+        since; a flag set in this time step reads back as before until it ends)."""
+        if not self._staged:
+            return False
+        return self._staged_at == _sim_time() or bool(int(self._inst.load_go.value))
+
+    async def unload(self) -> int:
         """Read back into ``space`` every block the design wrote since the last call
-        (the write log; all the blocks in use when it overflowed) and clear the log.
-        Returns the blocks read."""
-        from golden.memory import PAGE_BITS, PAGE_BYTES
+        (the write log; all the blocks in use when it overflowed): the memory writes
+        them into a file at the next clock edge and clears its log. Returns the
+        blocks read. (:func:`read_logs` does the same with ``memories=``, in the
+        same clock edge as the recorders' dumps.)"""
+        self.request_unload()
+        await settle(self.dut.clk, [self])
+        return self.finish_unload()
+
+    def request_unload(self) -> None:
+        """The first half of :meth:`unload`: ask for the dump at the next clock edge."""
         n = int(self._pin(self.dut, "wlog_n").value)
-        if n <= (1 << self.config.wlog_log2):
-            words = sorted({int(self._wlog[k].value) for k in range(n)})
-        else:
+        if n > (1 << self.config.wlog_log2):
             top = max((r.base + r.nbytes for r in self.space.regions.values()), default=0)
-            words = range(0, min(-(-top // self.bb), self.words))
+            self._inst.dump_top.value = min(-(-top // self.bb), self.words)
+        self._inst.dump_go.value = 1
+
+    def finish_unload(self) -> int:
+        """The second half of :meth:`unload`, after the edge: read the dump back."""
+        from golden.memory import PAGE_BITS, PAGE_BYTES
+        words, raw = parse_dump(Path(self._dump_file).read_text(), self.bb, self._dump_file)
         bb, per_page = self.bb, PAGE_BYTES // self.bb
-        for w in words:
-            v = self._store[w].value
-            raw = np.frombuffer(int(v).to_bytes(bb, "little"), np.uint8)
+        for w, r in zip(words.tolist(), raw):
             addr = w * bb
-            self.space.write(addr, raw)
+            self.space.write(addr, r)
             page = addr >> PAGE_BITS
             sh = self._shadow.get(page)
             if sh is None:
                 sh = self._shadow[page] = np.zeros(PAGE_BYTES, np.uint8)
             off = (w % per_page) * bb
-            sh[off:off + bb] = raw
-        self.memory_wlog_clear()
-        self.read_back += len(words)
-        return len(words)
-
-    def memory_wlog_clear(self) -> None:
-        self._inst.wlog_n.value = 0
+            sh[off:off + bb] = r
+        self.read_back += int(words.size)
+        return int(words.size)
 
     # ------------------------------------------------------------------ checks and counters
     def check(self, what: str = "") -> None:
@@ -331,21 +362,127 @@ class SimMemory:
         reads, writes = int(self._pin(d, "reads").value), int(self._pin(d, "writes").value)
         return {"requests": reads + writes, "reads": reads, "writes": writes,
                 "errors": int(self._pin(d, "errors").value), "max_outstanding": int(self._pin(d, "max_out").value),
-                "loaded_blocks": self.loaded, "read_back_blocks": self.read_back}
+                "loaded_blocks": self.loaded, "read_back_blocks": self.read_back, "transfer_edges": self.transfer_edges}
 
 
-def read_log(log) -> list[tuple[int, int]]:
-    """The beats a ``graphunits_streamlog`` instance recorded since it was last
-    cleared, as ``(cycle, payload)``, and clear it (the testbench side)."""
-    if int(log.full.value):
-        raise RuntimeError("a stream recorder inside the design overflowed: beats were lost (use a deeper log)")
-    n = int(log.n.value)
+class FastArray:
+    """Element reads and writes of a public Verilog array (the in-design memory's
+    blocks, a recorder's log, a player's entries) through the simulator's own
+    handles.
+
+    cocotb builds a Python object for each index of an array the first time it is
+    used and checks every value it sets; for the hundreds of thousands of elements
+    an algorithm's loads and read-backs touch, that was most of the testbench's
+    time (docs/benchmarks.md, "RTL in the loop"). Here each element's simulator
+    handle is kept and its value set or read as a bit string, at once (a deposit:
+    the array is only used between operations, while the unit waits for a
+    command)."""
+
+    def __init__(self, arr):
+        self._arr = arr
+        self._h = arr._handle
+        self._elems: dict[int, object] = {}
+        self.width = len(arr[0])
+
+    def _elem(self, i: int):
+        h = self._elems.get(i)
+        if h is None:
+            h = self._h.get_handle_by_index(i)
+            if not h:
+                raise IndexError(f"{self._arr._path} has no element {i}")
+            self._elems[i] = h
+        return h
+
+    def write(self, i: int, value: int) -> None:
+        """Set element ``i`` to the unsigned integer ``value``."""
+        if not 0 <= value < 1 << self.width:
+            raise ValueError(f"{value:#x} does not fit the {self.width} bits of {self._arr._path}[{i}]")
+        self._elem(i).set_signal_val_binstr(0, format(value, f"0{self.width}b"))
+
+    def read(self, i: int) -> int:
+        """Element ``i`` as an unsigned integer."""
+        s = self._elem(i).get_signal_val_binstr()
+        try:
+            return int(s, 2)
+        except ValueError:
+            raise RuntimeError(f"{self._arr._path}[{i}] holds unknown bits ({s})") from None
+
+
+def fast_array(arr) -> FastArray:
+    """The :class:`FastArray` of a cocotb array handle (one per handle)."""
+    fa = getattr(arr, "_graphunits_fast", None)
+    if fa is None:
+        fa = FastArray(arr)
+        arr._graphunits_fast = fa
+    return fa
+
+
+def transfer_file(instance: str, kind: str) -> str:
+    """The file an in-design memory or recorder ``instance`` exchanges with the
+    testbench (``kind``: load, dump or log), in the simulator's working folder (each
+    run has its own)."""
+    return f"graphunits_{instance}.{kind}"
+
+
+def _sim_time() -> int:
+    from cocotb.utils import get_sim_time
+    return get_sim_time("step")
+
+
+async def settle(clk, memories=()) -> None:
+    """Let the flags the testbench just set act: the next rising edge, and the
+    falling edge after it (by then both simulators have run that edge's blocks;
+    under Icarus a rising-edge trigger wakes the testbench before them). The edge
+    is counted in each of ``memories``' ``transfer_edges``."""
+    from cocotb.triggers import FallingEdge, RisingEdge
+    await RisingEdge(clk)
+    await FallingEdge(clk)
+    for mem in memories:
+        mem.transfer_edges += 1
+
+
+def parse_dump(text: str, bb: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A memory dump's ``word data`` hex lines: the distinct words (sorted) and
+    their blocks as bytes (``(k, bb)`` uint8, least significant byte first)."""
+    f = text.split()
+    if len(f) % 2 or any(len(h) != 2 * bb for h in f[1::2]):
+        raise RuntimeError(f"{name}: not a dump of {bb}-byte blocks")
+    try:
+        words = np.array([int(x, 16) for x in f[0::2]], np.int64)
+        raw = np.frombuffer(bytes.fromhex("".join(f[1::2])), np.uint8).reshape(-1, bb)[:, ::-1]
+    except ValueError:
+        raise RuntimeError(f"{name}: unknown bits in the memory dump") from None
+    words, first = np.unique(words, return_index=True)
+    return words, raw[first]
+
+
+def log_records(text: str, name: str) -> list[tuple[int, int]]:
+    """A recorder's dump (hex lines of ``{payload, cycle}``) as ``(cycle, payload)``."""
+    try:
+        vals = [int(x, 16) for x in text.split()]
+    except ValueError:
+        raise RuntimeError(f"{name}: unknown bits in a stream recorder's log") from None
+    return [(v & 0xFFFFFFFF, v >> 32) for v in vals]
+
+
+async def read_logs(clk, logs: list, memories=()) -> list[list[tuple[int, int]]]:
+    """The beats each ``graphunits_streamlog`` instance of ``logs`` recorded since it
+    was last read, as ``(cycle, payload)`` lists; each recorder writes its log into
+    its file at the next clock edge and starts again (the testbench side). The
+    :class:`SimMemory` instances ``memories`` are unloaded at the same edge."""
+    for log in logs:
+        if int(log.full.value):
+            raise RuntimeError("a stream recorder inside the design overflowed: beats were lost (use a deeper log)")
+        log.dump.value = 1
+    for mem in memories:
+        mem.request_unload()
+    await settle(clk, memories)
+    for mem in memories:
+        mem.finish_unload()
     out = []
-    arr = log.log
-    for k in range(n):
-        v = int(arr[k].value)
-        out.append((v & 0xFFFFFFFF, v >> 32))
-    log.n.value = 0
+    for log in logs:
+        f = transfer_file(log._name, "log")
+        out.append(log_records(Path(f).read_text(), f))
     return out
 
 

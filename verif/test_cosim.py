@@ -97,7 +97,10 @@ def test_mff_cosim_matches_reference(algo, mode, sim, preset, memory, tmp_path):
     if memory == "python":
         assert r.rtl["cycles"] == r.rtl["tlm_cycles"] and r.rtl["memory"]["reads"] == r.rtl["tlm_reads"]
     else:
-        assert r.rtl["cycles"] == r.rtl["sim_cycles"] > 0 and r.rtl["memory"]["loaded_blocks"] > 0
+        # every clock cycle simulated is a batch's, or the edge of a batch's read-back
+        m = r.rtl["memory"]
+        assert r.rtl["cycles"] + m["transfer_edges"] == r.rtl["sim_cycles"] > 0 and m["loaded_blocks"] > 0
+        assert 0 < m["transfer_edges"] < r.rtl["cycles"] / 20
 
 
 def test_mff_cosim_in_design_timing_follows_the_python_memory(tmp_path):
@@ -295,9 +298,10 @@ class _Val:
 
 
 def test_in_design_log_read_back_and_its_errors():
-    """read_log splits each recorded word into (cycle, payload) and clears the log;
-    an overflowed log, a batch of MFF command entries or GraphPEG pushes larger
-    than the in-design arrays are one-line errors, not lost beats or a hang."""
+    """A recorder's dump splits into (cycle, payload), a memory dump into distinct
+    words and their bytes (least significant first); unknown bits in either, an
+    overflowed log, a batch of MFF command entries or GraphPEG pushes larger than
+    the in-design arrays are one-line errors, not lost beats or a hang."""
     import asyncio
     from types import SimpleNamespace as NS
 
@@ -305,11 +309,19 @@ def test_in_design_log_read_back_and_its_errors():
     from golden.mff import MFFCommand, MFFConfig, ThreadRequest
     from sim.graphpeg import GraphPEGInDesign
     from sim.mff import MFFInDesign
-    from sim.simmem import read_log
-    log = NS(full=_Val(0), n=_Val(2), log=[_Val((0xAB << 32) | 7), _Val((5 << 32) | 0xFFFFFFFF)])
-    assert read_log(log) == [(7, 0xAB), (0xFFFFFFFF, 5)] and log.n.value == 0
+    from sim.simmem import log_records, parse_dump, read_logs
+    assert log_records("000000ab00000007\n00000005ffffffff\n", "f") == [(7, 0xAB), (0xFFFFFFFF, 5)]
+    assert log_records("", "f") == []
+    with pytest.raises(RuntimeError, match="f: unknown bits in a stream recorder's log"):
+        log_records("0000x0ab00000007\n", "f")
+    words, raw = parse_dump("0003 0a0b0c0d\n0001 01020304\n0003 0a0b0c0d\n", 4, "d")
+    assert words.tolist() == [1, 3] and raw.tolist() == [[4, 3, 2, 1], [13, 12, 11, 10]]
+    for text, why in (("0001 0a0b0c0d 0002\n", "not a dump of 4-byte blocks"), ("0001 0a0b0c\n", "not a dump"),
+                      ("0001 0a0bxc0d\n", "unknown bits in the memory dump")):
+        with pytest.raises(RuntimeError, match=f"d: {why}"):
+            parse_dump(text, 4, "d")
     with pytest.raises(RuntimeError, match="stream recorder inside the design overflowed"):
-        read_log(NS(full=_Val(1), n=_Val(0), log=[]))
+        asyncio.run(read_logs(None, [NS(full=_Val(1), n=_Val(0), log=[])]))
     cfg = MFFConfig.preset("default")
     cmd = MFFCommand("gather", 0, tuple(ThreadRequest(lane=k, cidx=k, size=1, target=4 * k) for k in range(3)))
     seq = NS(ents=[_Val(0)] * 2, n=_Val(0), head=_Val(0))

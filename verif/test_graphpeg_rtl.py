@@ -160,17 +160,23 @@ def test_graphpeg_cosim_in_design_follows_the_python_testbench(tmp_path):
     """Random latency up to 40 cycles, in order, back-pressure, response gaps: with
     the warps and the memory inside the design, BFS hands out the same items in the
     same kernels as with the Python testbench; its engine requests (which merge
-    with requests in flight: timing decides a few) and cycles are within 5 % of
-    the Python testbench's (the memories' random draws differ)."""
-    hard = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": 7}
-    r = {m: run_cosim("kron:scale=7,edgefactor=8,seed=1", "bfs", unit="graphpeg", sim="verilator", out_dir=tmp_path,
-                      log=lambda *a: None, timing=hard, memory=m) for m in ("design", "python")}
-    for x in r.values():
-        assert x.ok, x.problems
-    d, p = r["design"].rtl, r["python"].rtl
-    assert (d["items"], d["kernels"]) == (p["items"], p["kernels"])
-    assert abs(d["engine_requests"] / p["engine_requests"] - 1) < 0.05, (d["engine_requests"], p["engine_requests"])
-    assert abs(d["engine_cycles"] / p["engine_cycles"] - 1) < 0.05, (d["engine_cycles"], p["engine_cycles"])
+    with requests in flight: timing decides a few) are within 5 % of the Python
+    testbench's, and so are its cycles over three seeds (the memories' random draws
+    differ: one seed's cycles vary by about 5 % in either testbench)."""
+    cycles = {"design": 0, "python": 0}
+    for seed in (7, 8, 9):
+        hard = {"latency": [1, 40], "in_order": True, "req_ready": 0.5, "resp_gap": 0.6, "seed": seed}
+        r = {m: run_cosim("kron:scale=7,edgefactor=8,seed=1", "bfs", unit="graphpeg", sim="verilator",
+                          out_dir=tmp_path, log=lambda *a: None, timing=hard, memory=m) for m in ("design", "python")}
+        for x in r.values():
+            assert x.ok, x.problems
+        d, p = r["design"].rtl, r["python"].rtl
+        assert (d["items"], d["kernels"]) == (p["items"], p["kernels"])
+        assert abs(d["engine_requests"] / p["engine_requests"] - 1) < 0.05, (d["engine_requests"],
+                                                                            p["engine_requests"])
+        cycles["design"] += d["engine_cycles"]
+        cycles["python"] += p["engine_cycles"]
+    assert abs(cycles["design"] / cycles["python"] - 1) < 0.05, cycles
 
 
 def test_graphpeg_cosim_cli():
@@ -223,3 +229,29 @@ def test_graphpeg_rtl_limits(changes, message):
     from hw.graphpeg import check_rtl_config
     with pytest.raises(ValueError, match=message):
         check_rtl_config(CFG.replace(**changes))
+
+
+def test_request_kinds_by_region():
+    """classify_reads (one sorted search for all addresses) counts each address in
+    the region AddressSpace.region_of finds for it, with the GraphPEG kinds; gaps
+    between regions and addresses past them count as '?'."""
+    from collections import Counter
+
+    import numpy as np
+
+    from golden.memory import AddressSpace
+    from sim.graphpeg import _READ_KINDS, classify_reads
+    rng = np.random.default_rng(5)
+    space = AddressSpace(addr_bits=24)
+    for name, n in (("row_ptr", 40), ("col", 300), ("weight", 300), ("spill#1", 17), ("dist", 33)):
+        space.alloc(name, np.zeros(n, np.uint32), align=int(rng.choice([32, 256, 4096])))
+    top = max(r.end for r in space.regions.values())
+    addrs = rng.integers(0, top + 512, 5000)
+    want = Counter()
+    for a in addrs.tolist():
+        r = space.region_of(a)
+        name = r.name.split("#")[0] if r is not None else "?"
+        want[_READ_KINDS.get(name, name)] += 1
+    got = classify_reads(space, addrs)
+    assert got == want and set(got) >= {"index", "edge", "weight", "spill", "dist", "?"}
+    assert classify_reads(space, []) == Counter()

@@ -17,6 +17,12 @@
 // accepted is withdrawn or changes before it is accepted, or when an accepted address is
 // not aligned to the block. Every written block index is logged (wlog) so that the
 // testbench reads back only what the design wrote.
+//
+// Bulk transfers (the testbench sets the flag through the VPI; the memory clears it):
+// load_go reads the blocks listed in LOAD_FILE ($readmemh, "@word" lines) at the next
+// clock edge, before any request of that edge reads the array; dump_go writes
+// "word data" lines (hex) into DUMP_FILE: every block logged in wlog since the last dump
+// (or, when wlog overflowed, the blocks [0, dump_top)), and clears the log.
 module graphunits_simmem #(
     parameter ADDR_W = 32,
     parameter BLOCK_BYTES = 32,
@@ -24,7 +30,9 @@ module graphunits_simmem #(
     parameter TAG_W = 7,
     parameter DEPTH_LOG2 = 16,
     parameter SLOTS_LOG2 = 6,
-    parameter WLOG_LOG2 = 18
+    parameter WLOG_LOG2 = 18,
+    parameter LOAD_FILE = "memory.load",
+    parameter DUMP_FILE = "memory.dump"
 ) (
     input clk,
     input rst,
@@ -65,9 +73,15 @@ module graphunits_simmem #(
     // rest of the design is not public, which keeps it fast)
     reg [DW-1:0] store [0:D-1] /*verilator public_flat_rw*/;
     reg [DEPTH_LOG2-1:0] wlog [0:WL-1] /*verilator public_flat_rw*/;
-    integer n0;
+    reg load_go /*verilator public_flat_rw*/;
+    reg dump_go /*verilator public_flat_rw*/;
+    reg [31:0] dump_top /*verilator public_flat_rw*/;
+    integer n0, fd, di;
     initial begin
         for (n0 = 0; n0 < D; n0 = n0 + 1) store[n0] = {DW{1'b0}};
+        load_go = 1'b0;
+        dump_go = 1'b0;
+        dump_top = 32'd0;
     end
 
     // request fields (hw/mem/port.py MemRequest: addr, write, wdata, wmask, tag from bit 0)
@@ -181,6 +195,22 @@ module graphunits_simmem #(
     integer b;
 
     always @(posedge clk) begin
+        if (load_go) begin
+            $readmemh(LOAD_FILE, store);
+            load_go <= 1'b0;
+        end
+        if (dump_go) begin
+            fd = $fopen(DUMP_FILE, "w");
+            if (wlog_n <= WL) begin
+                for (di = 0; di < wlog_n; di = di + 1)
+                    $fwrite(fd, "%h %h\n", wlog[di], store[wlog[di]]);
+            end else begin
+                for (di = 0; di < dump_top && di < D; di = di + 1)
+                    $fwrite(fd, "%h %h\n", di, store[di]);
+            end
+            $fclose(fd);
+            dump_go <= 1'b0;
+        end
         if (rst) begin
             slot_v <= {K{1'b0}};
             head <= {SLOTS_LOG2{1'b0}};
@@ -202,6 +232,7 @@ module graphunits_simmem #(
             proto_cycle <= 32'd0;
             wlog_n <= 32'd0;
         end else begin
+            if (dump_go) wlog_n <= 32'd0;
             cycle <= cycle + 32'd1;
             rng_rdy <= xs(rng_rdy);
             rng_gap <= xs(rng_gap);

@@ -54,9 +54,19 @@ async def simmem(dut):
     for _ in range(3):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
-    mem.load()
+    # two loads before the memory's next clock edge: the second file must carry the
+    # first's blocks too (the first half goes with the first load, the second half
+    # with the second; the reads below find both)
+    data = space.read(base, nblocks * bb).copy()
+    half = nblocks * bb // 2
+    space.write(base + half, np.zeros(half, np.uint8))
+    first = mem.load()
+    space.write(base + half, data[half:])
+    second = mem.load()
+    problems_load = [] if (first, second) == (nblocks // 2, nblocks // 2) else \
+        [f"the loads handed over {first} and {second} blocks, not {nblocks // 2} each"]
     ref = space.copy()
-    problems = []
+    problems = problems_load
     top = (1 << cfg.depth_log2) * bb
     lat_lo, lat_hi = timing.latency_range
 
@@ -153,7 +163,7 @@ async def simmem(dut):
             problems.append(f"only {got} of {n} responses after {cycle} cycles")
             break
     dut.req__valid.value = 0
-    mem.unload()
+    await mem.unload()
     a, b = space.read(base, nblocks * bb), ref.read(base, nblocks * bb)
     if not np.array_equal(a, b):
         problems.append(f"memory read back differs from the reference at byte {int(np.flatnonzero(a != b)[0])}")
