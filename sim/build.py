@@ -102,6 +102,10 @@ def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = N
             text += "\n" + Path(f).read_text()
     (out_dir / f"{name}.v").write_text(header + text)
     (out_dir / f"{name}.json").write_text(config.to_json())
+    record = os.environ.get("GRAPHUNITS_VERILOG_LOG")
+    if record:                          # scripts/mutation.py: the configurations a test run builds
+        with open(record, "a") as f:
+            f.write(json.dumps({"unit": unit, "config": config.to_dict()}, sort_keys=True) + "\n")
     return Build(name, unit, config, out_dir)
 
 

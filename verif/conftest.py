@@ -1,5 +1,6 @@
 """pytest configuration: the toolchain environment and shared helpers."""
 import os
+import sys
 
 import pytest
 
@@ -24,5 +25,6 @@ def load_script(relpath: str):
     path = Path(__file__).resolve().parents[1] / relpath
     spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod            # (dataclasses look their module up there)
     spec.loader.exec_module(mod)
     return mod

@@ -333,3 +333,51 @@ def test_coverage_summary_counts_points_and_lists_the_unreached(tmp_path, capsys
     assert row["unreached"] == [{"module": "u", "line": 3, "type": "branch", "verilog": "if (a) b = 1;"}]
     assert cov.main(["--dir", str(tmp_path)]) == 0
     assert "u:3 (branch): if (a) b = 1;" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- seeded-bug score
+_MUTANT_SRC = b'''"""A doc with 1 + 2 in it."""
+def elaborate(self, m, a, b):
+    if a < 0:
+        raise ValueError(f"a must be >= 0, not {a + 1}")
+    m.d.comb += [self.x.eq(a & b), self.y.eq(~a)]
+    m.d.sync += self.z.eq(a == 3)
+    with m.If(a >= b):
+        m.d.sync += self.w.eq(True)
+    return a << 2
+'''
+
+
+def test_mutants_are_single_changes_that_parse(capsys):
+    """scripts/mutation.py: every mutant changes one place (operators, comparisons,
+    constants, booleans, a dropped ~, a negated If condition, a dropped assignment
+    or list element), parses, and leaves docstrings and raise statements alone;
+    unknown units and a zero sample are one-line errors."""
+    import ast
+    from collections import Counter
+
+    from conftest import load_script
+    mut = load_script("scripts/mutation.py")
+    ms = mut.mutants_of("x.py", _MUTANT_SRC)
+    got = {(m.kind, m.before, m.after) for m in ms}
+    for want in [("operator", "&", "|"), ("operator", "<<", ">>"), ("comparison", "==", "!="),
+                 ("comparison", ">=", ">"), ("constant", "3", "4"), ("constant", "3", "2"), ("constant", "2", "3"),
+                 ("constant", "True", "False"), ("negation dropped", "~a", "(a)"),
+                 ("condition negated", "a >= b", "~(a >= b)"),
+                 ("assignment dropped", "self.x.eq(a & b)", "[self.y.eq(~a)]"),
+                 ("assignment dropped", "self.y.eq(~a)", "[self.x.eq(a & b)]"),
+                 ("assignment dropped", "m.d.sync += self.z.eq(a == 3)", "pass")]:
+        assert want in got, want
+    # the raise statement's 'a + 1' and the docstring's '1 + 2' are not mutated; 'a < 0' (its test) is
+    assert ("operator", "+", "-") not in got and ("comparison", "<", "<=") in got
+    assert Counter(m.kind for m in ms)["operator"] == 2
+    for m in ms:
+        new = m.apply(_MUTANT_SRC)
+        ast.parse(new)
+        assert new != _MUTANT_SRC and _MUTANT_SRC[:m.start] == new[:m.start]
+    for argv, why in ((["--units", "scu,nope", "--list"], "unknown unit(s) nope"), (["--sample", "0"], "at least 1")):
+        with pytest.raises(SystemExit):
+            mut.main(argv)
+        assert why in capsys.readouterr().err
+    assert mut.main(["--units", "emogi", "--list"]) == 0
+    assert "mutation sites in hw/emogi/coalescer.py" in capsys.readouterr().out
