@@ -182,15 +182,43 @@ _HASHER = r"""
 import hashlib, json, sys
 from amaranth.back import verilog
 from hw.registry import unit as get_unit
+sys.path.insert(0, "scripts")
+from mutation import canonical_verilog
 out = []
 for line in open(sys.argv[1]):
     rec = json.loads(line)
     spec = get_unit(rec["unit"])
     cfg = spec.config_class.from_dict(rec["config"])
     text = verilog.convert(spec.build(cfg), name=rec["unit"], emit_src=False)
-    out.append(hashlib.sha256(text.encode()).hexdigest())
+    out.append(hashlib.sha256(canonical_verilog(text).encode()).hexdigest())
 print(json.dumps(out))
 """
+
+_VERILOG_KEYWORDS = frozenset("""always and assign begin case casez casex default else end endcase endfunction
+endmodule for function if initial inout input integer localparam module negedge or output parameter posedge reg
+signed wire""".split())
+_TOKEN = re.compile(r"(\d*'[sS]?[bodhBODH][0-9a-fA-FxXzZ_?]+)|(\\\S+\s)|([A-Za-z_][A-Za-z0-9_$]*)")
+
+
+def canonical_verilog(text: str) -> str:
+    """``text`` with every identifier renamed by its first appearance (``i0``,
+    ``i1``...): two designs with the same canonical text differ at most by a
+    consistent renaming (a mutant that changes only the names Amaranth gives its
+    signals is equivalent), while one that reads another wire, another constant or
+    another operator still differs."""
+    names: dict[str, str] = {}
+
+    def sub(mo):
+        if mo.group(1):
+            return mo.group(1)
+        tok = mo.group(0)
+        if mo.group(3) and tok in _VERILOG_KEYWORDS:
+            return tok
+        key = tok.strip()
+        if key not in names:
+            names[key] = f"i{len(names)}"
+        return names[key] + (" " if mo.group(2) else "")
+    return _TOKEN.sub(sub, text)
 
 
 def _env(copy: Path) -> dict:

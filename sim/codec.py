@@ -26,6 +26,9 @@ class Codec:
             self.width = Shape.cast(layout).width
             self.fields.append(("", 0, self.width))
         self._index = {name: (off, w) for name, off, w in self.fields}
+        # (decode's loop: masks computed once)
+        self._dec = [(name, off, (1 << w) - 1) for name, off, w in self.fields]
+        self._dec_arrays = [(name, off, ew, (1 << ew) - 1, n) for name, (off, ew, n) in self.arrays.items()]
 
     def _walk(self, layout, prefix, base):
         if isinstance(layout, data.ArrayLayout):
@@ -44,9 +47,8 @@ class Codec:
 
     def decode(self, value: int) -> dict:
         value = int(value)
-        out = {name: (value >> off) & ((1 << w) - 1) for name, off, w in self.fields}
-        for name, (off, ew, n) in self.arrays.items():
-            mask = (1 << ew) - 1
+        out = {name: (value >> off) & mask for name, off, mask in self._dec}
+        for name, off, ew, mask, n in self._dec_arrays:
             out[name] = [(value >> (off + i * ew)) & mask for i in range(n)]
         return out
 
