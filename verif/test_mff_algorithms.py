@@ -224,6 +224,42 @@ def test_compare_baseline_off_and_without_statistics():
         assert {k: v for k, v in on.items() if k not in keys} == off
 
 
+def test_reference_runs_are_kept_per_graph_options_and_gpu(monkeypatch):
+    """The comparison's reference run is kept by the graph's contents, the mode, its
+    options and the GPU: the same run again reuses it (same statistics), any
+    difference runs it afresh, and the oldest is dropped past REFERENCE_RUNS.
+    GraphPEG's comparison goes through the same function."""
+    from golden.algorithms import common
+    monkeypatch.setattr(common, "_reference_cache", {})
+    monkeypatch.setattr(common, "REFERENCE_RUNS", 3)
+    fresh = []
+
+    class CountingGPU(common.GPU):
+        def __init__(self, *a, **k):
+            fresh.append(1)
+            super().__init__(*a, **k)
+    monkeypatch.setattr(common, "GPU", CountingGPU)
+    g = GRAPHS["grid"]
+    first = run_algorithm(g, "pr", "mff", gpu="gtx480", max_iter=3).extra["mff"]
+    assert len(fresh) == 1
+    assert run_algorithm(g, "pr", "mff", gpu="gtx480", max_iter=3).extra["mff"] == first and len(fresh) == 1
+    run_algorithm(g, "pr", "mff", gpu="gtx480", max_iter=2)                  # other options
+    run_algorithm(g, "pr", "mff", gpu="gtx980", max_iter=3)                  # another GPU
+    assert len(fresh) == 3
+    w = None if g.weight is None else g.weight.copy()
+    h = CSRGraph(g.row_ptr.copy(), g.col.copy(), w, directed=g.directed)     # the same contents: kept
+    run_algorithm(h, "pr", "mff", gpu="gtx980", max_iter=3)
+    assert len(fresh) == 3
+    col = g.col.copy()
+    col[[0, 1]] = col[[1, 0]]                                                  # other contents
+    run_algorithm(CSRGraph(g.row_ptr.copy(), col, w, directed=g.directed), "pr", "mff", gpu="gtx480", max_iter=3)
+    assert len(fresh) == 4                                                     # and the first one dropped
+    assert run_algorithm(g, "pr", "mff", gpu="gtx480", max_iter=3).extra["mff"] == first and len(fresh) == 5
+    gp = run_algorithm(g, "bfs", "graphpeg", gpu="kepler", source=0).extra["graphpeg"]
+    assert len(fresh) == 6 and gp["speedup"] > 0
+    assert run_algorithm(g, "bfs", "graphpeg", gpu="kepler", source=0).extra["graphpeg"] == gp and len(fresh) == 6
+
+
 # ---------------------------------------------------------------------- bad options
 @pytest.mark.parametrize("bad", [0, 257, "16", 2.5, True])
 def test_pc_size_bad_input(bad):

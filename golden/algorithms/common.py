@@ -16,10 +16,49 @@ import numpy as np
 from ..gpu import GPU, ArrayRef
 
 __all__ = ["RunResult", "Algorithm", "DeviceGraph", "segments", "first_in_warp", "CTA_THREADS",
-           "cta_atomics", "AlgorithmError", "default_source", "UNIT_OPTIONS"]
+           "cta_atomics", "AlgorithmError", "default_source", "UNIT_OPTIONS", "reference_run", "REFERENCE_RUNS"]
 
 #: Threads per thread block.
 CTA_THREADS = 256
+
+#: Reference runs kept by :func:`reference_run` (the latest first out when full).
+REFERENCE_RUNS = 16
+_reference_cache: dict = {}
+
+
+def _graph_fingerprint(graph) -> str:
+    import hashlib
+    h = hashlib.blake2b(digest_size=16)
+    for a in (graph.row_ptr, graph.col, graph.weight):
+        if a is not None:
+            a = np.ascontiguousarray(a)
+            h.update(f"{a.dtype}{a.shape}".encode())
+            h.update(a.data)
+    h.update(repr(graph.directed).encode())
+    return h.hexdigest()
+
+
+def reference_run(graph, mode_cls, gpu: GPU, options: dict) -> tuple[dict, dict]:
+    """The GPU totals and counters of ``mode_cls`` (the mode a unit mode compares
+    itself with: ``compare_baseline``) on ``graph`` with ``options``, on a fresh GPU
+    of ``gpu``'s configuration, caches and cache model.
+
+    The run is deterministic, so it is kept (in this process, the last
+    :data:`REFERENCE_RUNS`) by the graph's contents, the mode, the options and the
+    GPU: a sweep of a unit's parameters on one graph pays its reference once
+    (docs/benchmarks.md, "Mode speed")."""
+    import json
+    key = (_graph_fingerprint(graph), f"{mode_cls.__module__}.{mode_cls.__qualname__}",
+           json.dumps(options, sort_keys=True, default=repr), gpu.config.to_json(), gpu.caches, gpu.cache_model)
+    hit = _reference_cache.pop(key, None)
+    if hit is None:
+        g2 = GPU(gpu.config, stats=True, caches=gpu.caches, cache_model=gpu.cache_model)
+        b = mode_cls(graph, g2, **options).execute()
+        hit = (dict(b.gpu["total"]), dict(b.counters))
+        while len(_reference_cache) >= REFERENCE_RUNS:
+            _reference_cache.pop(next(iter(_reference_cache)))
+    _reference_cache[key] = hit
+    return dict(hit[0]), dict(hit[1])
 
 
 class AlgorithmError(ValueError):

@@ -29,9 +29,8 @@ import numpy as np
 from ..algorithms import ALGORITHMS, MODES, register_mode
 from ..algorithms.bc import BC
 from ..algorithms.bfs import BFS
-from ..algorithms.common import AlgorithmError, cta_atomics
+from ..algorithms.common import AlgorithmError, cta_atomics, reference_run
 from ..algorithms.sssp import SSSP
-from ..gpu import GPU
 from .config import GraphPEGConfig
 from ..algorithms.kcore import KCore, kcore_peel
 from .session import GraphPEGSession, GraphPEGTLMBackend, first_occurrence
@@ -93,9 +92,7 @@ class _GraphPEGMode:
                 # the paper's baseline: Gunrock's load-balanced advance (mode lb)
                 base_cls = MODES.get((self.name, "lb")) or MODES.get((self.name, "baseline"))
                 if base_cls is not None:
-                    g2 = GPU(gpu.config, stats=True, caches=gpu.caches)
-                    b = base_cls(self.graph, g2, **self.baseline_options()).execute()
-                    bt = b.gpu["total"]
+                    bt, _ = reference_run(self.graph, base_cls, gpu, self.baseline_options())
                     st["baseline_cycles"] = bt["cycles"]
                     st["baseline_memory_requests"] = int(bt["sectors"])
                     st["speedup"] = bt["cycles"] / tot["cycles"] if tot["cycles"] else None

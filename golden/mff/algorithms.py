@@ -422,12 +422,11 @@ class _Pull(Algorithm):
         cycles, requests and requests per edge, and the estimated speedup (its
         cycles / this run's), to ``st``."""
         from ..algorithms import MODES
-        from ..gpu import GPU
+        from ..algorithms.common import reference_run
         gpu = self.gpu
-        g2 = GPU(gpu.config, stats=True, caches=gpu.caches)
-        b = MODES[(self.name, self.baseline_mode)](self.graph, g2, **self.baseline_options()).execute()
-        bt = b.gpu["total"]
-        be = b.counters.get("edges", 0)
+        bt, counters = reference_run(self.graph, MODES[(self.name, self.baseline_mode)], gpu,
+                                     self.baseline_options())
+        be = counters.get("edges", 0)
         st["baseline_mode"] = self.baseline_mode
         st["baseline_cycles"] = bt["cycles"]
         st["baseline_requests"] = _gpu_requests(gpu.config, bt)
