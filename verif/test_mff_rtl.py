@@ -26,7 +26,10 @@ def mff_runs():
     patterns = [({"latency": 1}, {}),
                 ({"latency": [1, 80], "req_ready": [1, 1, 0]}, {"cmd_pause": [1, 0], "spad_ready": [1, 1, 0]}),
                 ({"latency": [1, 40], "req_ready": 0.7, "resp_gap": 0.6},
-                 {"cmd_pause": 0.6, "spad_ready": 0.5, "done_ready": 0.5})]
+                 {"cmd_pause": 0.6, "spad_ready": 0.5, "done_ready": 0.5}),
+                # long stretches without accepting a request: the read queue fills and an
+                # allocation waits for room (port_stalls)
+                ({"latency": [1, 20], "req_ready": [0] * 60 + [1] * 3}, {})]
     for k, (timing, agents) in enumerate(patterns):
         for rep in range(SCALE):
             seed = 10 * k + rep + 1
@@ -68,6 +71,9 @@ def test_mff_cocotb(sim, preset):
     assert all(r["tlm_stats"]["links"] > 0 for r in rnd)
     if preset == "tiny":
         assert sum(r["tlm_stats"]["retries"] for r in rnd) > 0
+        # the read queue full while the memory refused requests: allocations waited
+        # (and a write-back latched meanwhile waited behind the offered read)
+        assert sum(r["tlm_stats"]["port_stalls"] for r in rnd) > 0
 
 
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])

@@ -195,7 +195,8 @@ class MFFModel:
         (block reads), ``retries``,
         ``walks``, ``peak_registers``, ``cmd_stalls`` (cycles a thread entry waited
         on ``cmd``), ``pool_stalls`` (cycles the issue engine had an element but no
-        free work register), ``spad_stalls``, ``values``.
+        free work register), ``spad_stalls``, ``port_stalls`` (cycles an allocation
+        waited for room in the read queue), ``values``.
     """
 
     def __init__(self, config: MFFConfig, space: AddressSpace, memory=None, *, spad_ready: Iterable | None = None,
@@ -261,6 +262,7 @@ class MFFModel:
         # Memory port: read queue and write-back buffer.
         self.reqq = _FIFO(T)
         self.wb_valid = False
+        self.read_held = False                  # a read offered and not taken holds the port
         self.wb_entry = self.wb_addr = self.wb_data = self.wb_mask = 0
         # Walker and completion.
         self.walking = False
@@ -279,7 +281,8 @@ class MFFModel:
         self.read_blocks: list = []
         self.write_blocks: list = []
         self.stats = {"links": 0, "hits": 0, "allocations": 0, "retries": 0, "walks": 0, "peak_registers": 0,
-                      "cmd_stalls": 0, "pool_stalls": 0, "spad_stalls": 0, "values": 0}
+                      "cmd_stalls": 0, "pool_stalls": 0, "spad_stalls": 0, "port_stalls": 0,
+                      "values": 0}
 
     # ------------------------------------------------------------------ host side
     @property
@@ -413,7 +416,9 @@ class MFFModel:
         reqq = self.reqq
         port_free = reqq.w_ready
         # ---- memory port request: the write-back buffer first, else the read queue
-        if self.wb_valid:
+        # (a read offered and not taken stays on the port until it is taken)
+        use_wb = self.wb_valid and not self.read_held
+        if use_wb:
             req = (self.wb_addr << bbb, 1, self.wb_data, self.wb_mask, self.wb_entry | (1 << self._tb))
             reqq_r_en = False
         else:
@@ -490,6 +495,8 @@ class MFFModel:
                         (deliver and st == _C and self.t_err[need_idx]))
             if deliver and not spad_ready:
                 self.stats["spad_stalls"] += 1
+            if alloc and not port_free:
+                self.stats["port_stalls"] += 1
         spad_fire = deliver and spad_ready
         # ---- issue engine
         free_job = next((k for k in range(J) if not self.j_valid[k]), 0)
@@ -572,7 +579,8 @@ class MFFModel:
         if not self.retryq.step(ev_retry, pr, advance and proc_retry) and ev_retry:
             raise MFFError("internal: the retry queue overflowed")
         # write-back buffer
-        if self.wb_valid and req_ready:
+        self.read_held = (not use_wb) and req is not None and not req_ready
+        if use_wb and req_ready:
             self.wb_valid = False
         if flush_fire:
             self.wb_valid = True

@@ -191,7 +191,13 @@ class MFF(wiring.Component):
         flush_entry = Signal(tb)
         line_c = lines.read_port(domain="comb")
         m.d.comb += line_c.addr.eq(flush_entry)
-        with m.If(wb_valid):
+        # A read offered and not taken stays on the port until it is (the stream
+        # rule): a write-back latched meanwhile waits behind it.
+        read_held = Signal()
+        use_wb = Signal()
+        m.d.comb += use_wb.eq(wb_valid & ~read_held)
+        m.d.sync += read_held.eq(~use_wb & reqq.r_stream.valid & ~req.ready)
+        with m.If(use_wb):
             m.d.comb += [req.valid.eq(1), req.p.write.eq(1), req.p.addr.eq(Cat(C(0, bbb), wb_addr)),
                          req.p.tag.eq(Cat(wb_entry, C(1, 1))), req.p.wmask.eq(wb_mask), req.p.wdata.eq(wb_data)]
             with m.If(req.ready):
