@@ -11,6 +11,7 @@ memory latency and back-pressure on every stream, and memory errors
 import pytest
 
 from golden.mff import MFFConfig
+from sim.mff import make_workload
 from sim.build import build_verilog
 from sim.runner import run_cocotb
 
@@ -38,6 +39,13 @@ def mff_runs():
                          "timing": dict(timing, seed=seed), **agents})
     runs.append({"name": "memory errors", "seed": 9, "workload": {"seed": 9, "commands": 12},
                  "timing": {"latency": [1, 20], "seed": 9, "error_ranges": [[0x1000 + 4096, 0x1000 + 4096 + 256]]}})
+    # scatters into an error range (the second half of their bitmap): the commands that
+    # touch it report the error; the others, and the gathers, do not
+    wl = {"seed": 21, "commands": 16, "scatter": 0.6}
+    bm = make_workload(MFFConfig.preset("tiny"), wl)[0].regions["bitmap"]
+    runs.append({"name": "scatter errors", "seed": 21, "workload": wl,
+                 "timing": {"latency": [1, 20], "seed": 21, "error_ranges": [[bm.base + bm.nbytes // 2,
+                                                                              bm.base + bm.nbytes]]}})
     return runs
 
 
@@ -62,6 +70,8 @@ def test_mff_cocotb(sim, preset):
             assert ex["memory"]["reads"] == slides_example_counts(32)["mff_reads"] == 4
     assert by["scatter then gather"]["memory"]["writes"] > 0
     assert by["memory errors"]["expected_errors"] > 0 and by["memory errors"]["memory"]["errors"] > 0
+    se = by["scatter errors"]
+    assert 0 < se["expected_errors"] < se["items"] and se["memory"]["errors"] > 0 and se["memory"]["writes"] > 0
     rnd = [r for r in res["runs"] if r["name"].startswith("random")]
     assert sum(r["values"] for r in rnd) > 1000
     # The pool ran dry (the issue engine waited for a register) and registers were
