@@ -37,8 +37,12 @@ def mff_runs():
             runs.append({"name": f"random {k}/{rep}", "seed": seed,
                          "workload": {"seed": seed, "commands": 12, "max_size": 30, "large": 0.1},
                          "timing": dict(timing, seed=seed), **agents})
+    # errors in C (the neighbour indices) and in V (the values: a walk that finds its
+    # V block in the tag unit delivers the error too)
+    v4 = make_workload(MFFConfig.preset("tiny"), {"seed": 9, "commands": 12})[0].regions["V4"]
     runs.append({"name": "memory errors", "seed": 9, "workload": {"seed": 9, "commands": 12},
-                 "timing": {"latency": [1, 20], "seed": 9, "error_ranges": [[0x1000 + 4096, 0x1000 + 4096 + 256]]}})
+                 "timing": {"latency": [1, 20], "seed": 9, "error_ranges": [[0x1000 + 4096, 0x1000 + 4096 + 256],
+                                                                          [v4.base + 256, v4.base + 768]]}})
     # scatters into an error range (the second half of their bitmap): the commands that
     # touch it report the error; the others, and the gathers, do not
     wl = {"seed": 21, "commands": 16, "scatter": 0.6}
