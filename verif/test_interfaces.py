@@ -40,7 +40,10 @@ def _check(text: str, top: str, expected: dict) -> None:
             want.append((name, lo, lo + w - 1))
             lo += w
         assert widths.get(port) == lo, (port, widths.get(port), lo)
-        assert sorted(fields.get(port, []), key=lambda f: f[1]) == want, port
+        got = sorted(fields.get(port, []), key=lambda f: f[1])
+        if not got and len(want) == 1:
+            continue                # a one-field payload is the field itself (no slices named)
+        assert got == want, port
 
 
 def _mem(port) -> dict:
@@ -81,9 +84,26 @@ def _scu(c) -> dict:
             **_mem(c.port)}
 
 
+def _graphpeg(c) -> dict:
+    aw, W = c.addr_width, c.width
+    out = {"cmd__payload": [("op", 1), ("vertex_mode", 1), ("csc", 1), ("use_wt", 1), ("ef", 1),
+                            ("ef_interval", 16), ("ef_shift", 5), ("row_ptr", aw), ("col", aw), ("weight", aw),
+                            ("spill_base", aw), ("spill_stride", aw)],
+           "status__payload": [("op", 1), ("cycles", 32), ("items", 32), ("exchanges", 16), ("moved", 32),
+                               ("alwt_full", 32), ("buffer_full", 32), ("mem_error", 1), ("overflow", 1),
+                               ("cmd_error", 1)],
+           **_mem(c.port)}
+    for k in range(c.sms):
+        out[f"o{k}__payload"] = [("src", 32 * W), ("dst", 32 * W), ("wt", 32 * W), ("idx", 32 * W),
+                                 ("n", _bits(W + 1)), ("warp_last", 1), ("done", 1)]
+        out[f"push{k}__payload"] = [("vertex", 32)]
+    return out
+
+
 CASES = [("fetch", "default", _fetch), ("fetch", "tx1", _fetch), ("coalescer", "default", _coalescer),
          ("coalescer", "small", _coalescer),
-         ("mff", "default", _mff), ("mff", "tiny", _mff), ("scu", "tx1-sim", _scu), ("scu", "tiny", _scu)]
+         ("mff", "default", _mff), ("mff", "tiny", _mff), ("scu", "tx1-sim", _scu), ("scu", "tiny", _scu),
+         ("graphpeg", "sim", _graphpeg)]
 
 
 @pytest.mark.parametrize("unit, preset, expected", CASES, ids=[f"{u}-{p}" for u, p, _ in CASES])
@@ -98,7 +118,7 @@ def test_the_memory_port_of_every_unit_is_the_documented_one():
     """Every unit with a memory port (the IRU: one per partition) has the documented
     request and response fields, from its golden configuration's MemPortConfig."""
     from hw.registry import unit as get_unit
-    for unit, preset, ports in (("graphpeg", "sim", ("mem",)), ("iru", "small", ("mem0", "mem1"))):
+    for unit, preset, ports in (("iru", "small", ("mem0", "mem1")),):
         cfg = get_unit(unit).config(preset)
         text = build_verilog(unit, cfg).verilog.read_text()
         for p in ports:
