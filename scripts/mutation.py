@@ -24,14 +24,17 @@ in a scratch copy of the tracked files (the working tree is never touched), with
 its own build folder; the report (a table, the survivors with their place and
 change; JSON with ``--json``) names the seed and the commit.
 
+``--recheck REPORT`` grades the survivors of an earlier report again against
+today's sources and tests (each found by the text of its line), to measure what
+new tests closed.
+
 Usage: python scripts/mutation.py [--units fetch,scu,...] [--sample 30] [--seed 1]
-       [--timeout S] [--jobs N] [--tests-k EXPR] [--json FILE] [--list]
+       [--timeout S] [--jobs N] [--tests-k EXPR] [--json FILE] [--list] [--recheck REPORT]
 """
 from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import json
 import os
 import random
@@ -270,7 +273,46 @@ def _clean_builds(copy: Path) -> None:
     shutil.rmtree(copy / "build", ignore_errors=True)
 
 
-def run_unit(name: str, copy: Path, args, progress) -> dict:
+def relocate(report: dict, unit: dict) -> tuple[list[Mutant], list[str]]:
+    """The survivors of an earlier report's ``unit``, placed in today's sources: each
+    found by the text of its line at the report's commit (a line that no longer
+    exists once, or whose text changed, is listed as moved)."""
+    found, moved = [], []
+    for r in unit["mutants"]:
+        if r["status"] != "survived":
+            continue
+        old = subprocess.run(["git", "show", f"{report['commit']}:{r['file']}"], cwd=ROOT, capture_output=True)
+        if old.returncode or not (ROOT / r["file"]).is_file():
+            moved.append(r["label"])
+            continue
+        src, new = old.stdout, (ROOT / r["file"]).read_bytes()
+        a = src.rfind(b"\n", 0, r["start"]) + 1          # the whole lines the mutant spans,
+        b = src.find(b"\n", r["end"])
+        b = len(src) if b < 0 else b
+        hits = []
+        for _ in range(8):                                  # with more lines around until unique
+            hits = [mo.start() for mo in re.finditer(re.escape(b"\n" + src[a:b] + b"\n"), b"\n" + new + b"\n")]
+            if len(hits) != 1 and a > 0 and b < len(src):
+                a = src.rfind(b"\n", 0, a - 1) + 1
+                b = src.find(b"\n", b + 1)
+                b = len(src) if b < 0 else b
+                continue
+            break
+        if len(hits) != 1:
+            moved.append(r["label"])
+            continue
+        shift = hits[0] - a
+        m = Mutant(r["file"], new[:hits[0]].count(b"\n") + 1, r["kind"], r["before"], r["after"],
+                   r["start"] + shift, r["end"] + shift)
+        if new[m.start:m.end] != src[r["start"]:r["end"]]:
+            moved.append(r["label"])
+            continue
+        found.append(m)
+    return found, moved
+
+
+def run_unit(name: str, copy: Path, args, progress, given: list[Mutant] | None = None) -> dict:
+    """Draw and grade ``name``'s mutants (or grade the ``given`` ones, all of them)."""
     files, tests = UNITS[name]
     configs = copy / f"mutation-{name}-configs.jsonl"
     configs.unlink(missing_ok=True)
@@ -292,10 +334,13 @@ def run_unit(name: str, copy: Path, args, progress) -> dict:
         pool += mutants_of(f, (copy / f).read_bytes())
     rng = random.Random(f"{args.seed}:{name}")
     rng.shuffle(pool)
+    sample = args.sample
+    if given is not None:
+        pool, sample = given, len(given)
     results = []
     tested = 0
     for m in pool:
-        if tested >= args.sample:
+        if tested >= sample:
             break
         path = copy / m.file
         orig = path.read_bytes()
@@ -319,7 +364,7 @@ def run_unit(name: str, copy: Path, args, progress) -> dict:
                 tested += 1
             results.append({**asdict(m), "label": m.label(), "status": status, "by": what,
                             "seconds": round(time.time() - t0, 1)})
-            progress(f"{name} {tested}/{args.sample} {m.label()}: {status} ({what})")
+            progress(f"{name} {tested}/{sample} {m.label()}: {status} ({what})")
         finally:
             path.write_bytes(orig)
     _clean_builds(copy)
@@ -343,6 +388,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tests-k", default="not verilator", help="pytest -k expression (default: Icarus only)")
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--list", action="store_true", help="count the mutation sites of each unit and stop")
+    ap.add_argument("--recheck", metavar="REPORT", help="grade again, against today's sources and tests, the "
+                                                         "mutants that survived in an earlier --json report")
     args = ap.parse_args(argv)
     names = [u for u in args.units.split(",") if u]
     bad = [u for u in names if u not in UNITS]
@@ -364,13 +411,27 @@ def main(argv=None) -> int:
     def progress(msg):
         print(f"[mutation {time.time() - t0:6.0f} s] {msg}", flush=True)
 
+    given = {}
+    if args.recheck:
+        try:
+            old = json.loads(Path(args.recheck).read_text())
+            units = {u["unit"]: u for u in old["units"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--recheck {args.recheck}: not a report of scripts/mutation.py ({e})")
+        names = [u for u in names if u in units] if "--units" in (argv or sys.argv) else list(units)
+        for u in names:
+            given[u], moved = relocate(old, units[u])
+            for label in moved:
+                progress(f"{u}: {label}: its line changed since {old['commit']}, not re-run")
+            progress(f"{u}: {len(given[u])} survivors of {args.recheck} to grade again")
     copy = scratch_copy()
     try:
-        reports = [run_unit(u, copy, args, progress) for u in names]
+        reports = [run_unit(u, copy, args, progress, given.get(u) if args.recheck else None) for u in names]
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     print()
-    print(f"Seeded-bug score (seed {args.seed}, commit {commit}{' + uncommitted changes' if dirty else ''}, "
+    what = f"survivors of {args.recheck} graded again" if args.recheck else f"seed {args.seed}"
+    print(f"Seeded-bug score ({what}, commit {commit}{' + uncommitted changes' if dirty else ''}, "
           f"tests -k {args.tests_k!r}):")
     print("| unit | sites | drawn | equivalent | killed | timeout | survived | score |")
     print("|---|---|---|---|---|---|---|---|")

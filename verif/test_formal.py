@@ -381,3 +381,32 @@ def test_mutants_are_single_changes_that_parse(capsys):
         assert why in capsys.readouterr().err
     assert mut.main(["--units", "emogi", "--list"]) == 0
     assert "mutation sites in hw/emogi/coalescer.py" in capsys.readouterr().out
+
+
+def test_mutation_recheck_finds_survivors_in_todays_sources():
+    """--recheck: a survivor of an earlier report is found again by the text of its
+    lines (here at HEAD, so at the same place); one whose lines are gone is listed
+    as moved, not re-run."""
+    import subprocess
+    from dataclasses import asdict
+
+    from conftest import load_script
+    mut = load_script("scripts/mutation.py")
+    root = mut.ROOT
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    path = "hw/emogi/coalescer.py"
+    src = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=root, capture_output=True).stdout
+    if (root / path).read_bytes() != src:
+        pytest.skip("the working tree changed the file since HEAD")
+    ms = mut.mutants_of(path, src)
+    picks = [ms[3], ms[len(ms) // 2], next(m for m in ms if "\n" in src[m.start:m.end].decode())]
+    rows = [{**asdict(m), "label": m.label(), "status": "survived"} for m in picks]
+    gone = {**rows[0], "start": 0, "end": 3, "before": src[:3].decode(), "label": "gone"}
+    gone_src = subprocess.run(["git", "show", f"{head}:{path}"], cwd=root, capture_output=True).stdout
+    assert gone_src == src
+    report = {"commit": head, "units": [{"unit": "emogi", "mutants": rows + [{**rows[1], "status": "killed"}]}]}
+    found, moved = mut.relocate(report, report["units"][0])
+    assert [(m.start, m.end, m.after) for m in found] == [(m.start, m.end, m.after) for m in picks] and moved == []
+    report["units"][0]["mutants"].append({**gone, "file": "hw/emogi/nope.py"})
+    found, moved = mut.relocate(report, report["units"][0])
+    assert len(found) == 3 and moved == ["gone"]
