@@ -88,6 +88,16 @@ _READ_KINDS = {"row_ptr": "index", "csc_row_ptr": "index", "col": "edge", "csc_c
                "spill": "spill"}
 
 
+def idle_lane_problems(sm: int, it: dict) -> list[str]:
+    """A pop beat's lanes past ``n`` carry zeros (the pop port's contract,
+    docs/graphpeg.md): a stale item there would reach a warp that reads every lane."""
+    n = it["n"]
+    for f in ("src", "dst", "wt", "idx"):
+        if any(it[f][n:]):
+            return [f"SM {sm}: a beat of {n} items with {f} past lane {n - 1} not zero"]
+    return []
+
+
 def classify_reads(space: AddressSpace, blocks) -> Counter:
     """Memory requests by the region they touch: ``index`` (a row pointer array),
     ``edge``, ``weight``, ``refill``/``spill`` (a spill region); ``?`` outside every
@@ -309,6 +319,7 @@ class GraphPEGHarness:
         n = it["n"]
         if n == 0:
             self.problems.append(f"SM {sm}: an empty beat that is not done")
+        self.problems += idle_lane_problems(sm, it)
         cur = self._open[sm]
         if cur is None:
             cur = self._open[sm] = {"cycle": self.cycle, "items": []}
@@ -750,6 +761,7 @@ class GraphPEGInDesign:
             n = it["n"]
             if n == 0:
                 self.problems.append(f"SM {sm}: an empty beat that is not done")
+            self.problems += idle_lane_problems(sm, it)
             if cur is None:
                 cur = (cy, [])
             cur[1].extend((it["src"][j], it["dst"][j], it["wt"][j], it["idx"][j]) for j in range(n))
