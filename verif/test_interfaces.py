@@ -66,7 +66,7 @@ def _coalescer(c) -> dict:
 
 
 def _mff(c) -> dict:
-    return {"cmd__payload": [("op", 2), ("warp", c.warp_bits), ("lane", 5), ("cidx", c.addr_width),
+    return {"cmd__payload": [("op", 2), ("warp", c.warp_bits), ("lane", 5), ("cidx", 32),
                              ("size", c.size_width), ("target", c.target_width), ("cbase", c.addr_width),
                              ("vbase", c.addr_width), ("vsize8", 1), ("last", 1)],
             "spad__payload": [("warp", c.warp_bits), ("addr", c.target_width), ("data", 64), ("e8", 1)],
