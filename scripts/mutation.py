@@ -302,8 +302,8 @@ def relocate(report: dict, unit: dict) -> tuple[list[Mutant], list[str]]:
             moved.append(r["label"])
             continue
         shift = hits[0] - a
-        m = Mutant(r["file"], new[:hits[0]].count(b"\n") + 1, r["kind"], r["before"], r["after"],
-                   r["start"] + shift, r["end"] + shift)
+        line = r["line"] + new[:hits[0]].count(b"\n") - src[:a].count(b"\n")
+        m = Mutant(r["file"], line, r["kind"], r["before"], r["after"], r["start"] + shift, r["end"] + shift)
         if new[m.start:m.end] != src[r["start"]:r["end"]]:
             moved.append(r["label"])
             continue

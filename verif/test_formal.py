@@ -406,7 +406,8 @@ def test_mutation_recheck_finds_survivors_in_todays_sources():
     assert gone_src == src
     report = {"commit": head, "units": [{"unit": "emogi", "mutants": rows + [{**rows[1], "status": "killed"}]}]}
     found, moved = mut.relocate(report, report["units"][0])
-    assert [(m.start, m.end, m.after) for m in found] == [(m.start, m.end, m.after) for m in picks] and moved == []
+    assert [(m.line, m.start, m.end, m.after) for m in found] == [(m.line, m.start, m.end, m.after) for m in picks]
+    assert moved == []
     report["units"][0]["mutants"].append({**gone, "file": "hw/emogi/nope.py"})
     found, moved = mut.relocate(report, report["units"][0])
     assert len(found) == 3 and moved == ["gone"]
