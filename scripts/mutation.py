@@ -258,15 +258,32 @@ def run_tests(copy: Path, tests: list[str], k: str, jobs: int, timeout: float, l
     if log is not None:
         env["GRAPHUNITS_VERILOG_LOG"] = str(log)
     t = time.time()
+    # its own process group: a timeout stops the simulators it started too (a
+    # livelocked design would otherwise keep one running)
+    p = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        r = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+        out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill_group(p)
         return False, "timeout", time.time() - t
+    except BaseException:
+        _kill_group(p)
+        raise
     dt = time.time() - t
-    if r.returncode == 0:
+    if p.returncode == 0:
         return True, "passed", dt
-    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", r.stdout, re.M)
-    return False, (failed[0] if failed else f"exit status {r.returncode}"), dt
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M)
+    return False, (failed[0] if failed else f"exit status {p.returncode}"), dt
+
+
+def _kill_group(p) -> None:
+    import signal
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.communicate()
 
 
 def _clean_builds(copy: Path) -> None:
