@@ -51,6 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The interfaces' test (every unit's payload fields against the documented ones).
 _IF = "verif/test_interfaces.py"
+#: The interface checks that concern each unit (a pytest -k keyword of verif/test_interfaces.py).
+INTERFACE_K = {"fetch": "fetch", "mem": "memory_port or scu", "scu": "scu", "iru": "memory_port",
+               "graphpeg": "graphpeg", "mff": "mff", "emogi": "coalescer"}
 #: unit -> (its RTL sources, its tests)
 UNITS = {
     "fetch": (["hw/fetch/engine.py"], ["verif/test_fetch_rtl.py", _IF]),
@@ -328,14 +331,22 @@ def relocate(report: dict, unit: dict) -> tuple[list[Mutant], list[str]]:
     return found, moved
 
 
+def tests_k(unit: str, base: str) -> str:
+    """The -k expression of ``unit``'s test run: ``base`` (e.g. Icarus only), and of
+    verif/test_interfaces.py only the checks of this unit's interfaces."""
+    own = f"(not test_interfaces or {INTERFACE_K[unit]})"
+    return f"({base}) and {own}" if base else own
+
+
 def run_unit(name: str, copy: Path, args, progress, given: list[Mutant] | None = None) -> dict:
     """Draw and grade ``name``'s mutants (or grade the ``given`` ones, all of them)."""
     files, tests = UNITS[name]
+    k = tests_k(name, args.tests_k)
     configs = copy / f"mutation-{name}-configs.jsonl"
     configs.unlink(missing_ok=True)
     _clean_builds(copy)
     progress(f"{name}: unmutated run of {', '.join(tests)} (recording the configurations it builds)")
-    ok, what, base_s = run_tests(copy, tests, args.tests_k, args.jobs, 3600, log=configs)
+    ok, what, base_s = run_tests(copy, tests, k, args.jobs, 3600, log=configs)
     if not ok:
         raise SystemExit(f"mutation: {name}'s tests fail without a mutant ({what}): nothing to grade")
     # one line per distinct configuration
@@ -375,7 +386,7 @@ def run_unit(name: str, copy: Path, args, progress, given: list[Mutant] | None =
                 status, what = "equivalent", "same Verilog"
             else:
                 _clean_builds(copy)
-                ok, what, _ = run_tests(copy, tests, args.tests_k, args.jobs, timeout)
+                ok, what, _ = run_tests(copy, tests, k, args.jobs, timeout)
                 status = "survived" if ok else ("timeout" if what == "timeout" else "killed")
             if status != "equivalent":
                 tested += 1

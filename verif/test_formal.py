@@ -381,6 +381,10 @@ def test_mutants_are_single_changes_that_parse(capsys):
         assert why in capsys.readouterr().err
     assert mut.main(["--units", "emogi", "--list"]) == 0
     assert "mutation sites in hw/emogi/coalescer.py" in capsys.readouterr().out
+    # each unit's run takes the interface checks of its own interfaces only
+    assert set(mut.INTERFACE_K) == set(mut.UNITS)
+    assert mut.tests_k("fetch", "not verilator") == "(not verilator) and (not test_interfaces or fetch)"
+    assert mut.tests_k("emogi", "") == "(not test_interfaces or coalescer)"
 
 
 def test_mutation_recheck_finds_survivors_in_todays_sources():
