@@ -241,16 +241,43 @@ def test_fast_lru_is_exact_lru_across_batches(groups):
 
 @pytest.mark.parametrize("groups,span", [(1, 1 << 10), (1, 1 << 30), (16, 1 << 27), (16, 1 << 30)])
 def test_fast_lru_batch_order_is_a_stable_sort_by_group_and_line(groups, span):
-    """The batch's radix path (keys that pack into 32 bits) and its comparison
-    sort (wider keys: the last case) both give numpy's stable (group, line) order."""
+    """The batch's short path (one sort of 64-bit ids, up to 1024 accesses), its
+    radix path (keys that pack into 32 bits) and its comparison sort (wider keys:
+    the last case) all give numpy's stable (group, line) order."""
     from golden.gpu.lru import _group_order
     rng = np.random.default_rng(span % 97 + groups)
-    for m in (1, 7, 5000, 1 << 16):
-        line = rng.integers(0, span, m) if m < 100 else np.repeat(rng.integers(0, span, m // 8), 8)[:m]
+    for m in (1, 7, 1024, 1025, 5000, 1 << 16):
+        line = rng.integers(0, span, m) if m < 100 else np.repeat(rng.integers(0, span, -(-m // 8)), 8)[:m]
         rng.shuffle(line)
         grp = rng.integers(0, groups, m) if groups > 1 else None
         want = np.lexsort((line, grp)) if grp is not None else np.argsort(line, kind="stable")
         assert np.array_equal(_group_order(line, grp, groups), want)
+
+
+def test_fast_lru_merge_is_numpy_insert():
+    """The state's merge gives what np.insert at the sorted positions gives (equal
+    keys: the new ones before the old, in their order), spliced (a few new keys) or
+    through a mask (more); the drop of a few or many positions what a mask gives."""
+    from golden.gpu.lru import _FEW, _drop, _merge_sorted
+    rng = np.random.default_rng(3)
+    for n in (1, 30, 1000, 6000):
+        a, b = rng.integers(0, 1 << 40, n), rng.integers(0, 16, n).astype(np.uint8)
+        for k in (1, _FEW, _FEW + 1, n):
+            pos = rng.choice(n, min(k, n), replace=False)
+            keep = np.ones(n, bool)
+            keep[pos] = False
+            got = _drop((a, b), pos)
+            assert np.array_equal(got[0], a[keep]) and np.array_equal(got[1], b[keep]) and got[1].dtype == b.dtype
+    for n, k in ((0, 3), (5, 0), (40, 17), (40, _FEW), (1000, 300), (6000, 3), (6000, _FEW)):
+        key = np.sort(rng.integers(0, 50, n)).astype(np.int64)
+        nkey = np.sort(rng.integers(0, 50, k)).astype(np.int64)
+        col, ncol = rng.integers(0, 1 << 40, n), rng.integers(0, 1 << 40, k)
+        d, nd = rng.integers(0, 16, n).astype(np.uint8), rng.integers(0, 16, k).astype(np.uint8)
+        at = np.searchsorted(key, nkey)
+        got = _merge_sorted(key, (col, d), nkey, (ncol, nd))
+        for g, a, b in zip(got, (key, col, d), (nkey, ncol, nd)):
+            want = np.insert(a, at, b)
+            assert g.dtype == a.dtype and np.array_equal(g, want)
 
 
 def test_fast_lru_stays_close_to_exact_lru_on_long_batches():

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Coalesced", "coalesce", "coalesce_compacted", "coalesce_dense", "coalesce_range", "coalesce_spans", "coalesce_warp",
-           "warp_keys", "line_items", "span_items", "counts_from_items"]
+           "warp_keys", "line_items", "span_items", "counts_from_items", "run_bounds"]
 
 
 @dataclass
@@ -154,7 +154,7 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
             newrow[0] = True
             newrow[1:] = kstep
             rs = np.flatnonzero(newrow)
-            widest = int(np.diff(np.append(rs, n)).max())
+            widest = int(max(int((rs[1:] - rs[:-1]).max()) if rs.size > 1 else 0, n - int(rs[-1])))
             if widest > warp_size:
                 raise ValueError(f"an instruction has {widest} lane accesses, more than the warp size {warp_size}")
             first = newrow.copy()
@@ -289,7 +289,7 @@ def coalesce_dense(sec: np.ndarray, active: np.ndarray | None = None, *, warp_si
     if not real.all():
         pos, start, mask = pos[real], start[real], mask[real]
     row = pos >> (warp_size.bit_length() - 1)
-    out.instructions = int(np.count_nonzero(np.diff(row, prepend=-1))) if row.size else 0
+    out.instructions = 1 + int(np.count_nonzero(row[1:] != row[:-1])) if row.size else 0
     counts_from_items(mask, spl, out)
     if keep:
         out.items = (row, start.astype(np.int64), mask)
@@ -335,6 +335,19 @@ def coalesce_range(base: int, esize: int, n: int, *, warp_size: int = 32, sector
     return coalesce_spans(lo, hi, n, sector_bytes=sector_bytes, line_bytes=line_bytes)
 
 
+def run_bounds(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (exclusive) positions of the runs of equal values of ``w``
+    (not empty)."""
+    new = np.empty(w.size, bool)
+    new[0] = True
+    np.not_equal(w[1:], w[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:]
+    ends[-1] = w.size
+    return starts, ends
+
+
 def coalesce_compacted(base: int, esize: int, tid: np.ndarray, *, warp_size: int = 32, sector_bytes: int = 32,
                        line_bytes: int = 128) -> Coalesced:
     """A compacted write: element ``i`` (at byte ``base + i * esize``) is accessed by
@@ -343,9 +356,7 @@ def coalesce_compacted(base: int, esize: int, tid: np.ndarray, *, warp_size: int
     n = tid.size
     if n == 0:
         return Coalesced(requests=np.zeros(line_bytes // sector_bytes + 1, np.int64))
-    w = tid // warp_size
-    starts = np.flatnonzero(np.diff(w, prepend=-1))
-    ends = np.append(starts[1:], n)
+    starts, ends = run_bounds(tid // warp_size)
     return coalesce_spans(base + starts * esize, base + ends * esize - 1, n, sector_bytes=sector_bytes,
                           line_bytes=line_bytes)
 

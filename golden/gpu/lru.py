@@ -39,6 +39,8 @@ _LB = 36                      # bits of a line number
 _GT = 44                      # bits of a global time in the (group, time) key
 _TMASK = (1 << _GT) - 1
 _LMASK = (1 << _LB) - 1
+#: Up to this many lines inserted into or dropped from a large state: spliced between its slices.
+_FEW = 16
 
 
 #: A 4-bit mask spread into four 16-bit counter fields of an int64.
@@ -62,14 +64,52 @@ def _seen_before(ms: np.ndarray, q: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return out
 
 
+def _merge_sorted(key: np.ndarray, cols: tuple, nkey: np.ndarray, ncols: tuple):
+    """``key`` (sorted) with the sorted ``nkey`` merged in (a new key before equal
+    old ones), and the columns that go with them: what ``np.insert`` at
+    ``searchsorted(key, nkey)`` gives, without its per-call overhead; a few new
+    keys are spliced in between slices (no pass over a mask of the whole state)."""
+    at = np.searchsorted(key, nkey)
+    k = nkey.size
+    if k <= _FEW and key.size > 256 * k:
+        cut = [0] + at.tolist() + [key.size]
+        return tuple(np.concatenate([p for i in range(k + 1) for p in ((a[cut[i]:cut[i + 1]],) if i == k else
+                                                                          (a[cut[i]:cut[i + 1]], b[i:i + 1]))])
+                     for a, b in zip((key,) + cols, (nkey,) + ncols))
+    n = key.size + k
+    at += np.arange(k)
+    old = np.ones(n, bool)
+    old[at] = False
+    out = []
+    for a, b in zip((key,) + cols, (nkey,) + ncols):
+        x = np.empty(n, a.dtype)
+        x[at] = b
+        x[old] = a
+        out.append(x)
+    return tuple(out)
+
+
+def _drop(arrays: tuple, pos: np.ndarray) -> tuple:
+    """The arrays without the elements at the distinct positions ``pos``."""
+    if pos.size <= _FEW and arrays[0].size > 256 * pos.size:
+        cut = [-1] + np.sort(pos).tolist() + [arrays[0].size]
+        return tuple(np.concatenate([a[cut[i] + 1:cut[i + 1]] for i in range(len(cut) - 1)]) for a in arrays)
+    keep = np.ones(arrays[0].size, bool)
+    keep[pos] = False
+    return tuple(a[keep] for a in arrays)
+
+
 def _group_order(line: np.ndarray, group, groups: int) -> np.ndarray:
     """The positions of the accesses sorted by (group, line), equal keys in
     position order (a stable sort).
 
     Where group and line pack into 32 bits (every graph the model runs), two
     stable 16-bit radix passes sort them, about twice as fast as numpy's
-    comparison sort of packed 64-bit (id, position) keys, which the others take."""
+    comparison sort of packed 64-bit (id, position) keys, which the others take;
+    a short batch is one stable sort of the 64-bit ids (fewer numpy calls)."""
     m = line.size
+    if m <= 1024:
+        return np.argsort(line if group is None else (group << _LB) | line, kind="stable")
     lb = max(1, int(line.max()).bit_length())
     gb = (groups - 1).bit_length() if group is not None else 0
     if lb + gb > 32 or m > 1 << 16:
@@ -186,7 +226,9 @@ class RecencyLRU:
         first[0] = True
         np.not_equal(cs[1:], cs[:-1], out=first[1:])
         fidx = np.flatnonzero(first)
-        runlen = np.diff(np.append(fidx, m))
+        runlen = np.empty(fidx.size, np.int64)
+        runlen[:-1] = fidx[1:] - fidx[:-1]
+        runlen[-1] = m - fidx[-1]
         fids = cs[fidx]
         t = ts + T0
         # The previous use of each line: in the batch, or (first of a run) in the state.
@@ -322,27 +364,13 @@ class RecencyLRU:
         fresh = ~seen
         if fresh.any():
             # new lines: merge into the id-ordered arrays (fids is sorted)
-            nf, nr = fids[fresh], rec[fresh]
-            at = np.searchsorted(ids, nf) + np.arange(nf.size)
-            n = ids.size + nf.size
-            isnew = np.zeros(n, bool)
-            isnew[at] = True
-            ids2 = np.empty(n, np.int64)
-            rec2 = np.empty(n, np.int64)
-            ids2[at] = nf
-            rec2[at] = nr
-            old = ~isnew
-            ids2[old] = ids
-            rec2[old] = recs
-            ids, recs = ids2, rec2
+            ids, recs = _merge_sorted(ids, (recs,), fids[fresh], (rec[fresh],))
         # Resident lines: drop the old uses of the lines reused, add the new ones,
         # keep each group's ``capacity`` most recent; an evicted line's dirty
         # sectors are written back.
         tkey, tid, tdirty = self._tkey, self._tid, self._tdirty
         if found.any():
-            keep = np.ones(tkey.size, bool)
-            keep[tpos[found]] = False
-            tkey, tid, tdirty = tkey[keep], tid[keep], tdirty[keep]
+            tkey, tid, tdirty = _drop((tkey, tid, tdirty), tpos[found])
         # sort the new entries by (group, time): their times are distinct and lie
         # in the batch, so a counting sort orders them by time, a stable radix
         # pass by group
@@ -363,11 +391,10 @@ class RecencyLRU:
                 gone, gd = tid[:e], tdirty[:e]
                 tkey, tid, tdirty = tkey[e:], tid[e:], tdirty[e:]
         else:
-            at = np.searchsorted(tkey, nk)
-            tkey, tid, tdirty = np.insert(tkey, at, nk), np.insert(tid, at, nid), np.insert(tdirty, at, nd)
+            tkey, tid, tdirty = _merge_sorted(tkey, (tid, tdirty), nk, (nid, nd))
             grp = tkey >> _GT
             bounds = np.searchsorted(grp, np.arange(self.groups + 1))
-            if (np.diff(bounds) > K).any():
+            if ((bounds[1:] - bounds[:-1]) > K).any():
                 end = np.searchsorted(bounds, np.arange(tkey.size), side="right")   # group index + 1
                 stay = bounds[end] - np.arange(tkey.size) <= K
                 gone, gd = tid[~stay], tdirty[~stay]

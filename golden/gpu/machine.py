@@ -23,7 +23,7 @@ import numpy as np
 from ..memory import AddressSpace
 from ..report import format_table
 from .cache import CacheStats
-from .coalescer import (Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range, line_items,
+from .coalescer import (Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range, line_items, run_bounds,
                         span_items)
 from .config import GPUConfig
 from .memsys import Batch, MemorySystem, Traffic
@@ -380,8 +380,7 @@ class Kernel:
         self._add(kind, arr, coalesce_compacted(base, arr.esize, tid, warp_size=cfg.warp_size,
                                                 sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes))
         w = tid // cfg.warp_size
-        starts = np.flatnonzero(np.diff(w, prepend=-1))
-        ends = np.append(starts[1:], tid.size)
+        starts, ends = run_bounds(w)
         lo = base + starts * arr.esize
         hi = base + ends * arr.esize - 1
         self._record_spans(kind, arr, lo, hi, w[starts], None if kind != "atomic" else np.arange(len(idx)))

@@ -257,26 +257,31 @@ class MemorySystem:
         # -- slices and the interconnect (a unit in the memory partitions uses no port)
         sl = self.mapping.slices(line * c.line_bytes)
         df, hf = self._data_flits, self._head_flits
-        groups = [(single, None)] if kind is None else [(code, kind == code) for code in range(3)]
-        for code, sel in groups:
-            if sel is not None and not sel.any():
-                continue
-            m_ = _per(sl, mask2, NS) if sel is None else _per(sl[sel], mask2[sel], NS)
-            t.slice_sectors += m_ @ pop
-            if code == 2:
-                t.slice_atomics += m_ @ pop
-            if on_icnt is not None:
-                ic = on_icnt if sel is None else on_icnt & sel
-                m_ = _per(sl[ic], mask2[ic], NS)
-            t.slice_flits_in += m_.sum(axis=1) * hf if code == 0 else m_ @ df
-            t.slice_flits_out += m_.sum(axis=1) * hf if code == 1 else m_ @ df
-            if from_sm is None:
-                ps = _per(sm, mask2, S) if sel is None else _per(sm[sel], mask2[sel], S)
-            else:
-                fs = from_sm if sel is None else from_sm & sel
-                ps = _per(sm[fs], mask2[fs], S)
-            t.sm_flits_out += ps.sum(axis=1) * hf if code == 0 else ps @ df
-            t.sm_flits_in += ps.sum(axis=1) * hf if code == 1 else ps @ df
+        # Counts per (kind, slice or SM, sector mask): one bincount each.
+        codes = np.array([single]) if kind is None else np.arange(3)
+        ci = None if kind is None else kind.astype(np.int64)
+        nc = codes.size
+
+        def per(index, n, sel):
+            idx = index if ci is None else ci * n + index
+            m_ = _per(idx, mask2, nc * n) if sel is None else _per(idx[sel], mask2[sel], nc * n)
+            return m_.reshape(nc, n, 256)
+
+        load, store = (codes == 0)[:, None], (codes == 1)[:, None]
+        ms = per(sl, NS, None)
+        sec = ms @ pop
+        t.slice_sectors += sec.sum(axis=0)
+        t.slice_atomics += sec[codes == 2].sum(axis=0)
+        mi = ms if on_icnt is None else per(sl, NS, on_icnt)
+        req, dat = mi.sum(axis=2), mi @ df
+        # a load sends a request header in and its data out, a store its data in and an
+        # acknowledgement out, an atomic its data both ways
+        t.slice_flits_in += np.where(load, req * hf, dat).sum(axis=0)
+        t.slice_flits_out += np.where(store, req * hf, dat).sum(axis=0)
+        ps = per(sm, S, from_sm)
+        req, dat = ps.sum(axis=2), ps @ df
+        t.sm_flits_out += np.where(load, req * hf, dat).sum(axis=0)
+        t.sm_flits_in += np.where(store, req * hf, dat).sum(axis=0)
         # -- DRAM: the reads, then the write-backs of the dirty lines evicted
         dsel = np.flatnonzero(rd)
         if dsel.size or wb_line.size:
