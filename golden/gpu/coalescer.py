@@ -77,20 +77,20 @@ def _ranks(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         new = np.empty(key.size, bool)
         new[0] = True
         np.not_equal(key[1:], key[:-1], out=new[1:])
-        return np.cumsum(new) - 1, key[new]
+        return new.cumsum() - 1, key[new]
     kmin, kmax = int(key.min()), int(key.max())
     span = kmax - kmin + 1
     if span <= max(4 * key.size, 1 << 20):
         present = np.zeros(span, bool)
         present[key - kmin] = True
-        distinct = np.flatnonzero(present)
-        rank_of = np.cumsum(present) - 1
+        distinct = present.nonzero()[0]
+        rank_of = present.cumsum() - 1
         return rank_of[key - kmin], distinct + kmin
     order = np.argsort(key, kind="stable")
     ks = key[order]
     new = np.ones(ks.size, bool)
     new[1:] = ks[1:] != ks[:-1]
-    r = np.cumsum(new) - 1
+    r = new.cumsum() - 1
     rank = np.empty_like(r)
     rank[order] = r
     return rank, ks[new]
@@ -107,7 +107,7 @@ def _count_runs(s: np.ndarray, newrow: np.ndarray, spl: int, out: Coalesced, kee
     out.lines = int(np.count_nonzero(newline))
     newreq = newline
     newreq[1:] |= s[1:] != s[:-1] + 1
-    labels = np.cumsum(newreq) - 1
+    labels = newreq.cumsum() - 1
     lengths = np.bincount(labels)
     out.requests = np.bincount(lengths, minlength=spl + 1)[: spl + 1].astype(np.int64)
 
@@ -153,7 +153,7 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
             newrow = np.empty(n, bool)
             newrow[0] = True
             newrow[1:] = kstep
-            rs = np.flatnonzero(newrow)
+            rs = newrow.nonzero()[0]
             widest = int(max(int((rs[1:] - rs[:-1]).max()) if rs.size > 1 else 0, n - int(rs[-1])))
             if widest > warp_size:
                 raise ValueError(f"an instruction has {widest} lane accesses, more than the warp size {warp_size}")
@@ -175,7 +175,7 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
         counts = np.bincount(rank, minlength=rows)
         if counts.max() > warp_size:
             raise ValueError(f"an instruction has {counts.max()} lane accesses, more than the warp size {warp_size}")
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        starts = np.concatenate(([0], counts.cumsum()[:-1]))
         lane = np.empty(n, np.int64)
         lane[order] = np.arange(n) - starts[rank[order]]
     else:
@@ -195,7 +195,7 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
     m = s.size
     out.instructions = rows
     newrow = np.zeros(m, bool)
-    starts = np.cumsum(per_row) - per_row
+    starts = per_row.cumsum() - per_row
     newrow[starts[per_row > 0]] = True
     _count_runs(s, newrow, spl, out)
     if keep:
@@ -281,7 +281,7 @@ def coalesce_dense(sec: np.ndarray, active: np.ndarray | None = None, *, warp_si
     nl[0] = True
     np.not_equal(line[1:], line[:-1], out=nl[1:])
     nl[::warp_size] = True
-    pos = np.flatnonzero(nl)
+    pos = nl.nonzero()[0]
     bits = np.left_shift(np.uint8(1), (mat & (spl - 1)).astype(np.uint8))
     mask = np.bitwise_or.reduceat(bits, pos)
     start = line[pos]
@@ -341,7 +341,7 @@ def run_bounds(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new = np.empty(w.size, bool)
     new[0] = True
     np.not_equal(w[1:], w[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = new.nonzero()[0]
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
     ends[-1] = w.size
@@ -374,7 +374,7 @@ def line_items(keys: np.ndarray, sectors: np.ndarray, sectors_per_line: int = 4)
     new[0] = True
     np.not_equal(line[1:], line[:-1], out=new[1:])
     new[1:] |= keys[1:] != keys[:-1]
-    starts = np.flatnonzero(new)
+    starts = new.nonzero()[0]
     bits = np.left_shift(np.uint8(1), (sectors & (sectors_per_line - 1)).astype(np.uint8))
     mask = bits if starts.size == keys.size else np.bitwise_or.reduceat(bits, starts)
     return keys[starts], line[starts], mask
@@ -395,7 +395,7 @@ def span_items(lo: np.ndarray, hi: np.ndarray, keys: np.ndarray, *, sector_bytes
         s0, s1 = (lo >> sb) - (l0 << (lb - sb)), (hi >> sb) - (l0 << (lb - sb))
     else:
         owner = np.repeat(np.arange(lo.size), nl)
-        line = l0[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(nl) - nl, nl))
+        line = l0[owner] + (np.arange(owner.size) - np.repeat(nl.cumsum() - nl, nl))
         base = line << (lb - sb)
         s0 = np.maximum(lo[owner] >> sb, base) - base
         s1 = np.minimum(hi[owner] >> sb, base + spl - 1) - base

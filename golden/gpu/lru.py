@@ -225,7 +225,7 @@ class RecencyLRU:
         first = np.empty(m, bool)
         first[0] = True
         np.not_equal(cs[1:], cs[:-1], out=first[1:])
-        fidx = np.flatnonzero(first)
+        fidx = first.nonzero()[0]
         runlen = np.empty(fidx.size, np.int64)
         runlen[:-1] = fidx[1:] - fidx[:-1]
         runlen[-1] = m - fidx[-1]
@@ -269,7 +269,7 @@ class RecencyLRU:
         ub = t - prev - 1
         ub[fidx] = dstate + ts[fidx]
         hit = pres & (ub < K)
-        amb = np.flatnonzero(pres & ~hit)
+        amb = (pres & ~hit).nonzero()[0]
         if amb.size:
             hit[amb] = self._estimate(amb, t, prev, fidx, dstate, cs, group, m, T0) < K
         # Sectors: valid (dirty) = filled (written) since the line's last (re)allocation.
@@ -280,8 +280,8 @@ class RecencyLRU:
         wm = None if write is None else np.where(write[ts], ms, 0).astype(np.uint8)
         fhit = hit[fidx]
         start = first | ~hit
-        sid = np.cumsum(start) - 1
-        sfirst = np.flatnonzero(start)
+        sid = start.cumsum() - 1
+        sfirst = start.nonzero()[0]
         nseg = sfirst.size
         carry = fidx[fhit]                                  # runs that start with a hit
         vinit = np.zeros(nseg, np.uint8)
@@ -297,7 +297,7 @@ class RecencyLRU:
             hm = np.where(start, ms & vinit[sid], ms).astype(np.uint8)   # inside a segment: a hit
             # inside a segment, sectors the previous access had are valid; the others
             # need the whole segment before them
-            inner = np.flatnonzero(~start)
+            inner = (~start).nonzero()[0]
             if inner.size:
                 cand = ms[inner] & ~ms[inner - 1]
                 need = inner[cand != 0]
@@ -308,7 +308,7 @@ class RecencyLRU:
         new_dirty = segw[lseg].astype(np.int64)
         # A miss inside a run re-allocates a line evicted during the batch: the
         # segment before it was written back.
-        again = np.flatnonzero(start & ~first)
+        again = (start & ~first).nonzero()[0]
         if again.size:
             wd = segw[sid[again] - 1]
             nz = wd != 0

@@ -478,7 +478,10 @@ class Kernel:
     def _add(self, kind, arr, res: Coalesced) -> None:
         st = self.stats
         {"load": st.loads, "store": st.stores, "atomic": st.atomics}[kind].add(res)
-        st.by_array.setdefault(arr.name, Coalesced(requests=np.zeros_like(res.requests))).add(res)
+        a = st.by_array.get(arr.name)
+        if a is None:
+            a = st.by_array[arr.name] = Coalesced(requests=np.zeros_like(res.requests))
+        a.add(res)
 
 
 class _NullKernel:
@@ -734,7 +737,10 @@ def _merge(agg: KernelStats, st: KernelStats) -> None:
     agg.atomics.add(st.atomics)
     agg.alu += st.alu
     for k, v in st.by_array.items():
-        agg.by_array.setdefault(k, Coalesced(requests=np.zeros_like(v.requests))).add(v)
+        a = agg.by_array.get(k)
+        if a is None:
+            a = agg.by_array[k] = Coalesced(requests=np.zeros_like(v.requests))
+        a.add(v)
     for a, b in ((agg.l1, st.l1), (agg.l2, st.l2)):
         a.accesses += b.accesses
         a.hits += b.hits

@@ -283,7 +283,7 @@ class MemorySystem:
         t.sm_flits_out += np.where(load, req * hf, dat).sum(axis=0)
         t.sm_flits_in += np.where(store, req * hf, dat).sum(axis=0)
         # -- DRAM: the reads, then the write-backs of the dirty lines evicted
-        dsel = np.flatnonzero(rd)
+        dsel = rd.nonzero()[0]
         if dsel.size or wb_line.size:
             self._acc["dram"].append((np.concatenate((line[dsel], wb_line)), np.concatenate((rd[dsel], 0 * wb_mask)),
                                       np.concatenate((np.zeros(dsel.size, np.uint8), wb_mask))))
@@ -300,7 +300,7 @@ class MemorySystem:
         t.ch_writes += _per(ch, wr, NC) @ _POP
         sectors = _POP[rd | wr]
         banks = self.mapping.banks
-        win = np.cumsum(sectors)
+        win = sectors.cumsum()
         win -= sectors
         win //= c.dram_queue * NC
         cb = ch * banks + bank
