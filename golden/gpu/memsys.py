@@ -186,16 +186,16 @@ class MemorySystem:
         n = line.size
         kinds = {b.kind for b in seg}
         single = KINDS.index(seg[0].kind) if len(kinds) == 1 else None
-        kind = None if single is not None else _concat([np.full(b.line.size, KINDS.index(b.kind), np.int8)
-                                                         for b in seg])
+        sizes = [b.line.size for b in seg]
+        kind = None if single is not None else np.repeat(np.array([KINDS.index(b.kind) for b in seg], np.int8), sizes)
         if all(b.sm is not None for b in seg):
             sm = _concat([b.sm for b in seg])
             from_sm = None                                  # every access comes from a warp
         else:
             sm = _concat([b.sm if b.sm is not None else np.zeros(b.line.size, np.int32) for b in seg])
-            from_sm = _concat([np.full(b.line.size, b.sm is not None) for b in seg])
+            from_sm = np.repeat(np.array([b.sm is not None for b in seg]), sizes)
         on_icnt = None if all(b.place != "partition" for b in seg) else \
-            _concat([np.full(b.line.size, b.place != "partition") for b in seg])
+            np.repeat(np.array([b.place != "partition" for b in seg]), sizes)
         # -- load/store units: every warp access
         if from_sm is None:
             per_sm = _per(sm, mask, S)
