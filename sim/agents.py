@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 from .codec import Codec
 from .memory import MemoryModel, Pattern, ProtocolError
 
-__all__ = ["Agent", "StreamSource", "StreamSink", "MemoryAgent", "ProtocolError"]
+__all__ = ["Agent", "StreamSource", "StreamSink", "MemoryAgent", "CycleCounter", "ProtocolError"]
 
 Path = tuple
 
@@ -34,6 +34,26 @@ class Agent:
     def idle(self) -> bool:
         """Nothing left to do (used to end runs)."""
         return True
+
+
+class CycleCounter(Agent):
+    """Counts the clock edges into ``owner.cycle`` (the harness's clock). Put it last
+    among a harness's agents, so that the others see the edge under the cycle's
+    own number. ``before(get)``: called at the edge first (e.g. a monitor that
+    samples outputs); ``after()``: called once the count has moved (e.g. a
+    sequencer that starts a waiting command)."""
+
+    def __init__(self, owner, *, before: Callable | None = None, after: Callable[[], None] | None = None):
+        self.owner = owner
+        self.before = before
+        self.after = after
+
+    def clock(self, get: Callable[[Path], int]) -> None:
+        if self.before is not None:
+            self.before(get)
+        self.owner.cycle += 1
+        if self.after is not None:
+            self.after()
 
 
 class StreamSource(Agent):

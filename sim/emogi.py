@@ -31,7 +31,7 @@ import numpy as np
 from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model
 from hw.emogi import ReadRequest, WarpAccess
 
-from .agents import StreamSink, StreamSource
+from .agents import CycleCounter, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 
@@ -155,7 +155,7 @@ class CoalescerHarness:
 
     @property
     def agents(self):
-        return [self.src, self.sink, _Cycles(self)]
+        return [self.src, self.sink, CycleCounter(self)]
 
     def _sent(self, item) -> None:
         if self.first_in is None:
@@ -180,21 +180,6 @@ class CoalescerHarness:
                            f"expected addr={e.addr:#x} size={e.size} last={int(e.last)}")
                 break
         return out
-
-
-class _Cycles:
-    # Keeps the harness's cycle count (runs after the other agents' clock()).
-    def __init__(self, h):
-        self.h = h
-
-    def drive(self):
-        return {}
-
-    def clock(self, get):
-        self.h.cycle += 1
-
-    def idle(self):
-        return True
 
 
 def request_tuples(reqs) -> list[list[int]]:

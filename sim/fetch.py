@@ -12,7 +12,7 @@ from golden.memory import AddressSpace
 from hw.fetch.engine import FetchBeat, FetchCommand
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import MemoryAgent, StreamSink, StreamSource
+from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming
 
@@ -56,7 +56,7 @@ class FetchHarness:
 
     @property
     def agents(self):
-        return [self.cmd, self.mem, self.out, _CycleCounter(self)]
+        return [self.cmd, self.mem, self.out, CycleCounter(self)]
 
     def done(self) -> bool:
         return len(self.ops) >= len(self.expected)
@@ -95,18 +95,6 @@ class FetchHarness:
             out.append(f"memory reads {len(self.model.stats.read_blocks)} blocks, expected {len(exp_reqs)} "
                        f"(first: {[hex(a) for a in self.model.stats.read_blocks[:6]]} vs {[hex(a) for a in exp_reqs[:6]]})")
         return out
-
-
-class _CycleCounter:
-    # Keeps the harness's cycle count for timestamps.
-    def __init__(self, h):
-        self.h = h
-
-    def drive(self):
-        return {}
-
-    def clock(self, get):
-        self.h.cycle += 1
 
 
 def make_workload(config: FetchConfig, spec: dict) -> tuple[AddressSpace, list[FetchRange]]:

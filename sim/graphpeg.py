@@ -36,7 +36,7 @@ from hw.graphpeg.engine import PopBeat, PushItem
 from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import Agent, MemoryAgent, StreamSink, StreamSource
+from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, InDesignStats, register_cosim
 from .memory import MemoryModel, MemoryTiming
@@ -234,7 +234,7 @@ class GraphPEGHarness:
 
     @property
     def agents(self):
-        return [self.cmd, self.status, self.mem, *self.pushes, *self.pops, _EFMonitor(self), _Ticker(self)]
+        return [self.cmd, self.status, self.mem, *self.pushes, *self.pops, _EFMonitor(self), CycleCounter(self, after=self._feed_waiting)]
 
     # ------------------------------------------------------------------ the TLM's answer
     def _tlm(self) -> list:
@@ -267,6 +267,11 @@ class GraphPEGHarness:
         return out
 
     # ------------------------------------------------------------------ sequencing
+    def _feed_waiting(self) -> None:
+        """After each edge: a command waiting for its pushes to drain."""
+        if self.waiting is None and self.next < len(self.steps):
+            self._feed()
+
     def _feed(self) -> None:
         while self.next < len(self.steps) and self.waiting is None:
             st = self.steps[self.next]
@@ -488,20 +493,6 @@ class GraphPEGHarness:
             return [f"run {run}: refill reads of the spill regions differ from the spilled vertices' blocks "
                     f"(extra {out[0]}, missing {out[1]})"]
         return []
-
-
-class _Ticker:
-    def __init__(self, h):
-        self.h = h
-
-    def drive(self):
-        return {}
-
-    def clock(self, get):
-        h = self.h
-        h.cycle += 1
-        if h.waiting is None and h.next < len(h.steps):
-            h._feed()                       # a command waiting for pushes to drain
 
 
 # ---------------------------------------------------------------------- workloads

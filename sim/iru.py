@@ -35,7 +35,7 @@ from golden.memory import AddressSpace
 from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import Agent, MemoryAgent, StreamSink, StreamSource
+from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
@@ -81,20 +81,16 @@ class _Sequencer(Agent):
                 self._valid[p] = v
 
 
-class _Clock(Agent):
-    """Samples the monitored outputs and advances the cycle count (last agent, so
-    that the transfers of a cycle are recorded with that cycle's number)."""
-
-    def __init__(self, h: "IRUHarness"):
-        self.h = h
-
-    def clock(self, get):
-        h = self.h
+def _sample(h: "IRUHarness"):
+    """The monitor of the IRU harness: samples the monitored outputs at each edge,
+    before the cycle count moves (the transfers of a cycle are recorded with that
+    cycle's number)."""
+    def before(get):
         if h.monitor:
             held = max(get((f"held{p}",)) for p in range(h.P))
             tok = max(get((f"tokens{p}",)) for p in range(h.P))
             h.trace.append((held, tok, get(("flush",))))
-        h.seq.cycle += 1
+    return before
 
 
 def beat_lanes(beat: dict) -> list[dict]:
@@ -176,7 +172,7 @@ class IRUHarness:
                                    seed=seed + 20 + p, on_item=self._beat(p), keep=False) for p in range(P)]
         self.monitor = monitor
         self.seq = _Sequencer(self)
-        self._clock = _Clock(self)
+        self._clock = CycleCounter(self.seq, before=_sample(self))
         self.trace: list = []                # monitor: per cycle (most held, most tokens, flush)
         self.offers: list[list] = []         # monitor: per operation, the cycle each reply's first lane was offered
         self.cmd_cycles: list[int] = []      # cycle each operation's command was accepted

@@ -25,7 +25,7 @@ from golden.mff import (MFF_OPS, MFFCommand, MFFConfig, MFFFunctional, MFFModel,
 from hw.mem.port import MemRequest, MemResponse
 from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 
-from .agents import MemoryAgent, StreamSink, StreamSource
+from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming, Pattern
 from .simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
@@ -85,7 +85,7 @@ class MFFHarness:
 
     @property
     def agents(self):
-        return [self.cmd, self.mem, self.spad, self.done, _Clock(self)]
+        return [self.cmd, self.mem, self.spad, self.done, CycleCounter(self)]
 
     # ------------------------------------------------------------------ sequencing
     def _feed(self) -> None:
@@ -312,19 +312,6 @@ class MFFInDesign:
         if missing:
             raise AssertionError(f"{len(missing)} of {len(cmds)} commands never completed (first: {missing[0]})")
         return out
-
-
-class _Clock:
-    # Counts cycles (after every other agent has seen the edge) and lets the
-    # sequencer start waiting commands.
-    def __init__(self, h):
-        self.h = h
-
-    def drive(self):
-        return {}
-
-    def clock(self, get):
-        self.h.cycle += 1
 
 
 # ---------------------------------------------------------------------- workloads
