@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-__all__ = ["load_case", "save_result"]
+__all__ = ["load_case", "save_result", "pattern"]
 
 
 def load_case() -> dict:
@@ -22,3 +22,9 @@ def save_result(result: dict) -> None:
     with open(tmp, "w") as f:
         json.dump(result, f)
     os.replace(tmp, path)
+
+
+def pattern(x):
+    """A ready/pause pattern of a case: a JSON list becomes the tuple the agents
+    take; anything else (None, a number) is passed on."""
+    return tuple(x) if isinstance(x, list) else x

@@ -11,8 +11,9 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
 from .loop import HangError, Progress
+from .memory import ProtocolError
 
-__all__ = ["CocotbLoop", "HangError"]
+__all__ = ["CocotbLoop", "HangError", "run_harness"]
 
 _clocks: dict = {}   # one clock per clock signal, started by the first loop
 
@@ -88,3 +89,26 @@ class CocotbLoop:
         """Let ``cycles`` cycles pass while agents keep running."""
         end = self.cycle + cycles
         await self.run(lambda: self.cycle >= end, stall_cycles=cycles + 1)
+
+
+async def run_harness(dut, h, run: dict, *, done: Callable[[], bool] | None = None, max_cycles: int = 2_000_000,
+                      stall_cycles: int = 5000, drain: int = 0, extra: Callable[[], list] | None = None,
+                      errors: tuple = (HangError, ProtocolError), keep: int = 3) -> tuple[int, list[str]]:
+    """One run of a case (:mod:`sim.case`) in a cocotb test module: the agents of
+    harness ``h`` on ``dut`` until ``done()`` (default ``h.done``), with the
+    run's ``max_cycles``/``stall_cycles`` when it gives them; then ``drain``
+    idle cycles, ``h.mismatches()`` and, if given, ``extra()`` (more problems).
+    An exception of ``errors`` (a hang, a protocol error) becomes the first
+    problem, followed by the first ``keep`` mismatches. Returns ``(cycles,
+    problems)``."""
+    loop = CocotbLoop(dut, h.agents)
+    await loop.start()
+    try:
+        cycles = await loop.run(done or h.done, max_cycles=run.get("max_cycles", max_cycles),
+                                stall_cycles=run.get("stall_cycles", stall_cycles), what=run.get("name", ""))
+        if drain:
+            await loop.idle(drain)
+        problems = h.mismatches() + (extra() if extra is not None else [])
+    except errors as e:
+        cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + (h.mismatches()[:keep] if keep else [])
+    return cycles, problems

@@ -9,18 +9,12 @@ found (empty when the RTL agrees), the cycles, the request count and, with
 import cocotb
 
 from golden.emogi import CoalescerConfig
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.emogi import CoalescerHarness, make_warps, request_tuples
-from sim.loop import HangError
-from sim.memory import ProtocolError
 
 #: Cycles run after the last expected request, to catch extra ones.
 DRAIN_CYCLES = 16
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -30,17 +24,9 @@ async def coalescer_cases(dut):
     results = []
     for run in case["runs"]:
         warps = make_warps(cfg, run["workload"])
-        h = CoalescerHarness(cfg, warps, in_pause=_pattern(run.get("in_pause")),
-                             out_ready=_pattern(run.get("out_ready")), seed=run.get("seed", 0))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 200_000),
-                                    stall_cycles=run.get("stall_cycles", 500), what=run.get("name", ""))
-            await loop.idle(DRAIN_CYCLES)
-            problems = h.mismatches()
-        except (HangError, ProtocolError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+        h = CoalescerHarness(cfg, warps, in_pause=pattern(run.get("in_pause")),
+                             out_ready=pattern(run.get("out_ready")), seed=run.get("seed", 0))
+        cycles, problems = await run_harness(dut, h, run, max_cycles=200_000, stall_cycles=500, drain=DRAIN_CYCLES)
         res = {"name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "warps": len(warps),
                "requests": len(h.got), "expected": len(h.expected), "first_in": h.first_in, "last_out": h.last_out}
         if run.get("keep"):

@@ -8,16 +8,10 @@ mismatches found (empty when the RTL agrees), cycles and memory counters.
 import cocotb
 
 from golden.fetch import FetchConfig
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.fetch import FetchHarness, make_workload
 from sim.memory import timing_from_dict
-from sim.loop import HangError
-from sim.memory import ProtocolError
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -28,16 +22,9 @@ async def fetch_cases(dut):
     for run in case["runs"]:
         space, ranges = make_workload(cfg, run["workload"])
         h = FetchHarness(cfg, space, ranges, timing=timing_from_dict(run.get("timing", {})),
-                         out_ready=_pattern(run.get("out_ready")), cmd_pause=_pattern(run.get("cmd_pause")),
+                         out_ready=pattern(run.get("out_ready")), cmd_pause=pattern(run.get("cmd_pause")),
                          seed=run.get("seed", 0))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 2_000_000),
-                                    stall_cycles=run.get("stall_cycles", 3000), what=run.get("name", ""))
-            problems = h.mismatches()
-        except (HangError, ProtocolError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"]
+        cycles, problems = await run_harness(dut, h, run, stall_cycles=3000, keep=0)
         elems = sum(len(o.elements) for o in h.ops)
         first = min((o.first_cycle for o in h.ops if o.first_cycle is not None), default=None)
         last = max((o.last_cycle for o in h.ops if o.last_cycle is not None), default=None)

@@ -12,16 +12,10 @@ import cocotb
 import numpy as np
 
 from golden.graphpeg import GraphPEGConfig
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.memory import timing_from_dict
 from sim.graphpeg import GraphPEGHarness, Run, expected_items, make_workload
-from sim.loop import HangError
-from sim.memory import ProtocolError
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -37,18 +31,11 @@ async def graphpeg_cases(dut):
             timing["error_ranges"] = [[base, base + cfg.block_bytes]]
         h = GraphPEGHarness(cfg, space, steps, graph=None if run.get("error_region") else graph,
                             timing=timing_from_dict(timing),
-                            cmd_pause=_pattern(run.get("cmd_pause")), push_pause=_pattern(run.get("push_pause")),
-                            pop_ready=_pattern(run.get("pop_ready")), status_ready=_pattern(run.get("status_ready")),
+                            cmd_pause=pattern(run.get("cmd_pause")), push_pause=pattern(run.get("push_pause")),
+                            pop_ready=pattern(run.get("pop_ready")), status_ready=pattern(run.get("status_ready")),
                             seed=run.get("seed", 0), pop_hold=run.get("pop_hold", 0),
                             ef_compare=run.get("ef_compare", False))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 2_000_000),
-                                    stall_cycles=run.get("stall_cycles", 5000), what=run.get("name", ""))
-            problems = h.mismatches()
-        except (HangError, ProtocolError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+        cycles, problems = await run_harness(dut, h, run)
         runs = [s for s in h.statuses if s["op"] == 1 and not s["cmd_error"]]
         kernels = []
         deg = np.diff(graph["row_ptr"])

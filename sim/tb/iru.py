@@ -11,16 +11,12 @@ cycles until all input was in the hashes on the RTL and the TLM.
 import cocotb
 
 from golden.iru import IRUConfig, RequestPolicy
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.memory import timing_from_dict
 from sim.iru import IRUHarness, Jitter, make_workload
 from sim.loop import HangError
 from sim.memory import ProtocolError
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -32,20 +28,12 @@ async def iru_cases(dut):
         space, ops = make_workload(cfg, run["workload"])
         h = IRUHarness(cfg, space, ops, policy=RequestPolicy(**run.get("policy", {})),
                        jitter=Jitter(**run.get("jitter", {})), timing=timing_from_dict(run.get("timing", {})),
-                       reply_ready=_pattern(run.get("reply_ready")), req_pause=_pattern(run.get("req_pause")),
-                       cmd_pause=_pattern(run.get("cmd_pause")), status_ready=_pattern(run.get("status_ready")),
+                       reply_ready=pattern(run.get("reply_ready")), req_pause=pattern(run.get("req_pause")),
+                       cmd_pause=pattern(run.get("cmd_pause")), status_ready=pattern(run.get("status_ready")),
                        seed=run.get("seed", 0), latency=run.get("latency"), monitor=run.get("monitor", False))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 2_000_000),
-                                    stall_cycles=run.get("stall_cycles", 5000 + 4 * cfg.timeout),
-                                    what=run.get("name", ""))
-            problems = h.mismatches()
-            if run.get("monitor"):
-                problems += h.timeout_violations()
-        except (HangError, ProtocolError, AssertionError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+        cycles, problems = await run_harness(dut, h, run, stall_cycles=5000 + 4 * cfg.timeout,
+                                             extra=h.timeout_violations if run.get("monitor") else None,
+                                             errors=(HangError, ProtocolError, AssertionError))
         results.append({
             "name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "ops": len(h.results),
             "expected_ops": len(h.ops), "statuses": [r.status.as_dict() for r in h.results],

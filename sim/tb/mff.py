@@ -9,16 +9,10 @@ Case: ``{"config": MFFConfig params, "runs": [{"name", "workload", "timing",
 import cocotb
 
 from golden.mff import MFFConfig
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.memory import timing_from_dict
-from sim.loop import HangError
-from sim.memory import ProtocolError
 from sim.mff import MFFHarness, make_workload
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -29,16 +23,9 @@ async def mff_cases(dut):
     for run in case["runs"]:
         space, items = make_workload(cfg, run["workload"])
         h = MFFHarness(cfg, space, items, timing=timing_from_dict(run.get("timing", {})),
-                       cmd_pause=_pattern(run.get("cmd_pause")), spad_ready=_pattern(run.get("spad_ready")),
-                       done_ready=_pattern(run.get("done_ready")), seed=run.get("seed", 0))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done_all, max_cycles=run.get("max_cycles", 2_000_000),
-                                    stall_cycles=run.get("stall_cycles", 5000), what=run.get("name", ""))
-            problems = h.mismatches()
-        except (HangError, ProtocolError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+                       cmd_pause=pattern(run.get("cmd_pause")), spad_ready=pattern(run.get("spad_ready")),
+                       done_ready=pattern(run.get("done_ready")), seed=run.get("seed", 0))
+        cycles, problems = await run_harness(dut, h, run, done=h.done_all)
         values = sum(len(r["values"]) for r in h.results.values())
         results.append({"name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "values": values,
                         "items": len(items), "errors": sum(bool(r.get("error")) for r in h.results.values()),

@@ -15,16 +15,10 @@ counters.
 import cocotb
 
 from golden.scu import SCUConfig
-from sim.case import load_case, save_result
-from sim.cocotb_loop import CocotbLoop
-from sim.loop import HangError
-from sim.memory import ProtocolError
+from sim.case import load_case, pattern, save_result
+from sim.cocotb_loop import run_harness
 from sim.memory import timing_from_dict
 from sim.scu import SCUHarness, make_workload, resolve_error_regions
-
-
-def _pattern(x):
-    return tuple(x) if isinstance(x, list) else x
 
 
 @cocotb.test()
@@ -39,16 +33,9 @@ async def scu_cases(dut):
             timing["error_ranges"] = [tuple(x) for x in timing.get("error_ranges", [])] + \
                 resolve_error_regions(space, run["error_regions"])
         h = SCUHarness(cfg, space, ops, timing=timing_from_dict(timing),
-                       cmd_pause=_pattern(run.get("cmd_pause")), status_ready=_pattern(run.get("status_ready")),
+                       cmd_pause=pattern(run.get("cmd_pause")), status_ready=pattern(run.get("status_ready")),
                        seed=run.get("seed", 0))
-        loop = CocotbLoop(dut, h.agents)
-        await loop.start()
-        try:
-            cycles = await loop.run(h.done, max_cycles=run.get("max_cycles", 2_000_000),
-                                    stall_cycles=run.get("stall_cycles", 5000), what=run.get("name", ""))
-            problems = h.mismatches()
-        except (HangError, ProtocolError) as e:
-            cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + h.mismatches()[:3]
+        cycles, problems = await run_harness(dut, h, run)
         results.append({
             "name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "ops": len(h.statuses),
             "expected_ops": len(h.expected), "statuses": [s.as_dict() for s in h.statuses],
