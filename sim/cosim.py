@@ -167,11 +167,8 @@ class RTLBackend(InDesignStats):
             self.execute = resume(self._execute_in_design)
 
     async def start(self) -> None:
-        if self.simmem is not None:
-            self.simmem.configure()
-            self.dut.cmd__valid.value = 0
-            self.dut.status__ready.value = 1
-        await self.loop.start()
+        from .simmem import start_backend
+        await start_backend(self.loop, [self.simmem] if self.simmem is not None else [])
 
 
     async def _execute(self, op: SCUOp) -> SCUStatus:
@@ -359,9 +356,9 @@ class MFFRTLBackend:
             self.run = resume(self._run_in_design)
 
     async def start(self) -> None:
-        if self.simmem is not None:
-            self.simmem.configure()
-        await self.loop.start()
+        from .simmem import start_backend
+        await start_backend(self.loop, [self.simmem] if self.simmem is not None else [],
+                            command_stream=False)
 
     def place(self, name: str, values: np.ndarray) -> int:
         from golden.memory import place_array

@@ -40,7 +40,7 @@ from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, InDesignStats, register_cosim
 from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
+from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, fast_array, read_logs, transfer_file
 
 __all__ = ["Setup", "Push", "Run", "GraphPEGHarness", "make_workload", "expected_items", "GraphPEGRTLBackend",
            "classify_reads", "graphpeg_demo", "GraphPEGDesignEnv", "GraphPEGInDesign"]
@@ -808,11 +808,7 @@ class GraphPEGRTLBackend(InDesignStats):
             self._setup = resume(self._setup_in_design)
 
     async def start(self) -> None:
-        if self.simmem is not None:
-            self.simmem.configure()
-            self.dut.cmd__valid.value = 0
-            self.dut.status__ready.value = 1
-        await self.loop.start()
+        await start_backend(self.loop, [self.simmem] if self.simmem is not None else [])
 
     def place(self, name: str, values: np.ndarray) -> int:
         return place_array(self.space, self._arrays, name, values)

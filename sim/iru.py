@@ -39,7 +39,7 @@ from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit, register_cosim
 from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv, read_logs, transfer_file
+from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, read_logs, transfer_file
 
 __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
            "iru_demo", "IRUDesignEnv", "IRUInDesign", "beat_lanes", "lane_problems", "lanes_reply"]
@@ -623,12 +623,7 @@ class IRURTLBackend:
             self.execute = resume(self._execute_in_design)
 
     async def start(self) -> None:
-        if self.simmems is not None:
-            for mem in self.simmems:
-                mem.configure()
-            self.dut.cmd__valid.value = 0
-            self.dut.status__ready.value = 1
-        await self.loop.start()
+        await start_backend(self.loop, self.simmems or [])
 
     @property
     def sim_cycles(self) -> int:

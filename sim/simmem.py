@@ -34,6 +34,7 @@ import numpy as np
 from golden.config import Config, ConfigError, check_int
 
 __all__ = ["SimMemoryConfig", "DesignEnv", "with_sim_memory", "memory_suffix", "SimMemory", "read_logs", "settle",
+           "start_backend",
            "transfer_file", "parse_dump", "log_records", "FastArray", "fast_array", "SIMMEM_VERILOG",
            "STREAMLOG_VERILOG", "ERROR_RANGES"]
 
@@ -427,6 +428,20 @@ def transfer_file(instance: str, kind: str) -> str:
 def _sim_time() -> int:
     from cocotb.utils import get_sim_time
     return get_sim_time("step")
+
+
+async def start_backend(loop, memories, *, command_stream: bool = True) -> None:
+    """Start an RTL backend's cycle loop (a :class:`sim.cocotb_loop.CocotbLoop`): its
+    in-design memories (``memories``, empty with the Python memory model)
+    configured and, with them, the DUT's command stream idle and its status
+    stream ready (``command_stream``: the DUT has ``cmd``/``status`` streams that
+    cocotb drives between operations)."""
+    for mem in memories:
+        mem.configure()
+    if memories and command_stream:
+        loop.dut.cmd__valid.value = 0
+        loop.dut.status__ready.value = 1
+    await loop.start()
 
 
 async def settle(clk, memories=()) -> None:
