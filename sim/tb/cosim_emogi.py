@@ -9,13 +9,10 @@ the last warp. A run stopped by the RTL (no data for a lane, a hang, a stream
 protocol error) writes ``error`` and a result of NaNs."""
 import cocotb
 import numpy as np
-from cocotb.task import bridge
 
-from golden.algorithms import run_algorithm
 from golden.emogi import CoalescerConfig
 from golden.emogi.datapath import CoalescerError
-from golden.graphs import load_graph
-from sim.case import load_case, save_result
+from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
 from sim.emogi import COSIM_IN_PAUSE, COSIM_OUT_READY, CoalescerRTLBackend
 from sim.loop import HangError
 from sim.memory import ProtocolError
@@ -25,24 +22,17 @@ from sim.memory import ProtocolError
 async def cosim(dut):
     case = load_case()
     cfg = CoalescerConfig.from_dict(case["config"])
-    ga = case["graph"]
-    g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
-                   weight_seed=ga["weight_seed"])
+    g, _, sim = cosim_setup(case)
     backend = CoalescerRTLBackend(dut, cfg, in_pause=COSIM_IN_PAUSE, out_ready=COSIM_OUT_READY, seed=1,
-                                  sim=cocotb.SIM_NAME.split()[0].lower())
+                                  sim=sim)
     await backend.start()
-
-    def job():
-        return run_algorithm(g, case["algo"], case["mode"], gpu=case["gpu"], backend=backend, **case["options"])
-
     try:
-        r = await bridge(job)()
+        r = await run_case_algorithm(case, g, backend, **case["options"])
     except (CoalescerError, HangError, ProtocolError) as e:
         np.save(case["values"], np.full(g.num_vertices, np.nan))
         save_result({"error": f"{type(e).__name__}: {e}", "cycles": backend.cycles})
         return
     extra = await backend.drain()
-    np.save(case["values"], r.values)
     st = r.extra["emogi"]
     save_result({"coalescer": st["coalescer"], "requests": st["requests"], "request_count": st["request_count"],
                  "cycles": backend.cycles, "calls": backend.calls, "warps": backend.warps,

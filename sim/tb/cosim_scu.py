@@ -5,37 +5,23 @@ the RTL (sim/cosim.py). Case: ``{"config", "graph", "algo", "mode", "gpu",
 None); writes the per-vertex result to ``values``
 (.npy) and returns the SCU counters measured on the RTL."""
 import cocotb
-import numpy as np
-from cocotb.task import bridge
 
-from golden.algorithms import run_algorithm
-from golden.graphs import load_graph
 from golden.scu import SCUConfig
-from sim.case import load_case, save_result
+from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
 from sim.cosim import RTLBackend
 from sim.memory import timing_from_dict
-from sim.simmem import SimMemoryConfig
 
 
 @cocotb.test()
 async def cosim(dut):
     case = load_case()
     cfg = SCUConfig.from_dict(case["config"])
-    ga = case["graph"]
-    g = load_graph(ga["spec"], undirected=ga["undirected"], vertices=ga["vertices"], weighted=ga["weighted"],
-                   weight_seed=ga["weight_seed"])
-    memory = SimMemoryConfig.from_dict(case["memory"]) if case.get("memory") else None
-    backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=cocotb.SIM_NAME.split()[0].lower(),
-                         memory=memory)
+    g, memory, sim = cosim_setup(case)
+    backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=sim, memory=memory)
     await backend.start()
     backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
     backend.replay_dir = case.get("replay_dir")                   # the first differing operation's reproducer
-
-    def job():
-        return run_algorithm(g, case["algo"], case["mode"], gpu=case["gpu"], backend=backend, **case["options"])
-
-    r = await bridge(job)()
-    np.save(case["values"], r.values)
+    r = await run_case_algorithm(case, g, backend, **case["options"])
     scu = r.extra["scu"]
     save_result({"ops": scu["ops"], "requests": scu["requests"], "elements_in": scu["elements_in"],
                  "elements_out": scu["elements_out"], "cycles": scu["cycles"], "time": r.extra["time"],
