@@ -40,7 +40,7 @@ import numpy as np
 from .config import Config, check, check_choice, check_int, check_pow2
 from .memory import AddressSpace
 
-__all__ = ["MemPortConfig", "FetchConfig", "FetchRange", "FetchOpResult", "fetch_reference"]
+__all__ = ["MemPortConfig", "FetchConfig", "FetchRange", "FetchOpResult", "fetch_reference", "check_fetch_fields"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,24 @@ class MemPortConfig(Config):
     @property
     def block_bits(self) -> int:
         return self.block_bytes.bit_length() - 1
+
+
+def check_fetch_fields(c, *, count_min: int = 1) -> None:
+    """The checks of the fetch engine's fields (``addr_width``, ``block_bytes``,
+    ``width``, ``max_elem_bytes``, ``max_inflight``, ``merge_window``,
+    ``count_width`` >= ``count_min``) on a configuration that declares them
+    (:class:`FetchConfig`; :class:`golden.scu.SCUConfig`, whose streams are fetch
+    engines): one-line :class:`golden.config.ConfigError` naming the class."""
+    n = type(c).__name__
+    check_int(n, "addr_width", c.addr_width, 16, 48)
+    check_pow2(n, "block_bytes", c.block_bytes, 8, 256)
+    check_choice(n, "width", c.width, (1, 2, 4, 8))
+    check_choice(n, "max_elem_bytes", c.max_elem_bytes, (4, 8))
+    check_pow2(n, "max_inflight", c.max_inflight, 2, 1024)
+    check_int(n, "merge_window", c.merge_window, 0, 16)
+    check(c.merge_window < c.max_inflight,
+          f"{n}.merge_window must be smaller than max_inflight ({c.max_inflight}), not {c.merge_window}")
+    check_int(n, "count_width", c.count_width, count_min, 32)
 
 
 @dataclass(frozen=True)
@@ -116,16 +134,7 @@ class FetchConfig(Config):
     }
 
     def validate(self) -> None:
-        n = type(self).__name__
-        check_int(n, "addr_width", self.addr_width, 16, 48)
-        check_pow2(n, "block_bytes", self.block_bytes, 8, 256)
-        check_choice(n, "width", self.width, (1, 2, 4, 8))
-        check_choice(n, "max_elem_bytes", self.max_elem_bytes, (4, 8))
-        check_pow2(n, "max_inflight", self.max_inflight, 2, 1024)
-        check_int(n, "merge_window", self.merge_window, 0, 16)
-        check(self.merge_window < self.max_inflight,
-              f"{n}.merge_window must be smaller than max_inflight ({self.max_inflight}), not {self.merge_window}")
-        check_int(n, "count_width", self.count_width, 1, 32)
+        check_fetch_fields(self)
 
     @property
     def port(self) -> MemPortConfig:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..config import Config, check, check_choice, check_int, check_pow2
-from ..fetch import FetchConfig, MemPortConfig
+from ..config import Config, check, check_int, check_pow2
+from ..fetch import FetchConfig, MemPortConfig, check_fetch_fields
 
 __all__ = ["SCUConfig", "OPS", "OP_CODES", "CMPS", "CMP_CODES", "STREAMS"]
 
@@ -130,16 +130,8 @@ class SCUConfig(Config):
 
     def validate(self) -> None:
         n = type(self).__name__
-        check_int(n, "addr_width", self.addr_width, 16, 48)
-        check_pow2(n, "block_bytes", self.block_bytes, 8, 256)
-        check_choice(n, "width", self.width, (1, 2, 4, 8))
-        check_choice(n, "max_elem_bytes", self.max_elem_bytes, (4, 8))
-        check_pow2(n, "max_inflight", self.max_inflight, 2, 1024)
-        check_int(n, "merge_window", self.merge_window, 0, 16)
-        check(self.merge_window < self.max_inflight,
-              f"{n}.merge_window must be smaller than max_inflight ({self.max_inflight}), not {self.merge_window}")
+        check_fetch_fields(self, count_min=8)
         check_pow2(n, "param_inflight", self.param_inflight, 2, 1024)
-        check_int(n, "count_width", self.count_width, 8, 32)
         check(isinstance(self.hash_in_memory, bool),
               f"{n}.hash_in_memory must be true or false, not {self.hash_in_memory!r}")
         sets = check_int if self.hash_in_memory else check_pow2     # in memory: any number of sets
