@@ -21,15 +21,12 @@ of the host data unless noted. GB/s are 10^9 B/s throughout.
 Usage: python benchmarks/emogi.py [--part abc] [--graphs SPEC;SPEC] [--uvm-capacity C] [--json FILE]
 """
 import argparse
-import json
-import platform
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 MODES = ("emogi-naive", "emogi-merged", "emogi-aligned", "uvm")
 SHORT = {"emogi-naive": "naive", "emogi-merged": "merged", "emogi-aligned": "aligned", "uvm": "UVM"}
@@ -250,7 +247,7 @@ def main(argv=None):
     from golden.perf import tune_allocator
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
     if "a" in args.part:
         doc["bfs"] = part_a(args, t0)
         print()
@@ -259,10 +256,7 @@ def main(argv=None):
         print()
     if "c" in args.part:
         doc["uvm_order"] = part_c(args, t0)
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
 
 if __name__ == "__main__":

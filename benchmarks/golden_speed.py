@@ -26,11 +26,8 @@ Usage: python benchmarks/golden_speed.py [--part speed|inspections|deep|all] [--
        [--repeat 3] [--json FILE]
 """
 import argparse
-import json
-import platform
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,7 +38,7 @@ from golden.algorithms.common import default_source
 from golden.gpu import GPUConfig
 from golden.graphs import load_graph
 from golden.perf import tune_allocator
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 
 def best(fn, repeat):
@@ -151,7 +148,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
 
     def log(msg):
         print(f"[bench] {msg} ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
@@ -174,10 +171,7 @@ def main(argv=None):
         print()
         print(format_table(["graph", "algo", "levels", "wall (s)", "ms per level", "goal"], rows, markdown=True,
                            title="Deep graph: BFS with the full model (statistics, caches)"))
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0)
 
 
 if __name__ == "__main__":

@@ -17,18 +17,15 @@
 Usage: python benchmarks/gpu_model.py [--part mcb] [--gpus gtx980,tx1,...] [--json FILE]
 """
 import argparse
-import json
-import platform
 import sys
 import time
-from pathlib import Path
 
 from golden.algorithms import run_algorithm
 from golden.gpu import GPUConfig
 from golden.gpu.microkernels import MICROKERNELS, run_microkernel
 from golden.graphs import load_graph
 from golden.perf import tune_allocator
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 #: Published measurements (cycles of the GPU's own clock) of the closest GPU:
 #: the microkernel, the GPU measured, the value, the source.
@@ -151,15 +148,12 @@ def main(argv=None):
     args.cache_gpus = [p for p in args.cache_gpus.split(",") if p]
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
     for part, fn in (("m", part_m), ("c", part_c), ("b", part_b)):
         if part in args.part:
             doc[part] = fn(args, t0)
             print()
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=float))
-    print(f"(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0, default=float)
 
 
 if __name__ == "__main__":

@@ -25,15 +25,12 @@
 Usage: python benchmarks/iru.py [--part a|b|ab] [--sim verilator] [--jobs 2] [--json FILE]
 """
 import argparse
-import json
 import math
-import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 PAPER = {"apr": (4.0, 3.0), "l1": 0.67, "l2": 0.56, "filtered": {"sssp": 0.23, "pr": 0.79, "avg": 0.485},
          "speedup": {"bfs": 1.16, "sssp": 1.14, "pr": 1.40, "avg": 1.33}}
@@ -249,16 +246,13 @@ def main(argv=None):
     from golden.perf import tune_allocator
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
     if "a" in args.part:
         doc["rtl"] = part_a(args, t0)
         print()
     if "b" in args.part:
         doc["golden"] = part_b(args, t0)
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0)
 
 
 if __name__ == "__main__":

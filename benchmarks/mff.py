@@ -21,13 +21,10 @@
 Usage: python benchmarks/mff.py [--part eabc] [--sim verilator] [--json FILE]
 """
 import argparse
-import json
-import platform
 import sys
 import time
-from pathlib import Path
 
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 SLIDES = "1.75-5.22x faster (GPGPU-Sim GTX 480; PageRank, BFS, SSSP, WCC on five real graphs)"
 
@@ -193,16 +190,13 @@ def main(argv=None):
     from golden.perf import tune_allocator
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
     for part, key, fn in (("e", "example", part_e), ("a", "rtl", part_a), ("b", "golden", part_b),
                           ("c", "scatter", part_c)):
         if part in args.part:
             doc[key] = fn(args, t0)
             print()
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=str))
-    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0, default=str)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,10 @@ Usage: python benchmarks/scu.py [--part a|b|ab] [--sim verilator] [--n 16384] [-
        [--json FILE]
 """
 import argparse
-import json
-import platform
 import sys
 import time
-from pathlib import Path
 
-from golden.report import format_table
+from golden.report import format_table, run_info, write_json
 
 PAPER = {"workload_bfs": 0.14, "workload_sssp": 0.22, "coalescing_sssp": 1.27,
          "speedup_gtx980": 1.37, "speedup_tx1": 2.32}
@@ -252,16 +249,13 @@ def main(argv=None):
     from golden.perf import tune_allocator
     tune_allocator()
     t0 = time.time()
-    doc = {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+    doc = run_info()
     if "a" in args.part:
         doc["rtl"] = part_a(args, t0)
         print()
     if "b" in args.part:
         doc["golden"] = part_b(args, t0)
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    write_json(doc, args.json, t0)
 
 
 if __name__ == "__main__":

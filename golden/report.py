@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["format_table", "fmt", "output_path", "OutputPathError"]
+__all__ = ["format_table", "fmt", "output_path", "OutputPathError", "run_info", "write_json"]
 
 
 class OutputPathError(ValueError):
@@ -76,3 +76,23 @@ def _numeric(s: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def run_info() -> dict:
+    """Where and when a benchmark ran: ``machine``, ``python``, ``date`` (the
+    header of every benchmark's JSON)."""
+    import platform
+    import time
+    return {"machine": platform.machine(), "python": platform.python_version(), "date": time.strftime("%Y-%m-%d")}
+
+
+def write_json(doc: dict, path, t0: float, *, default=None) -> Path:
+    """Write a benchmark's results ``doc`` to ``path`` (folders created) and say
+    where, with the seconds since ``t0``; ``default`` as for ``json.dumps``."""
+    import json
+    import time
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=default))
+    print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
+    return out
