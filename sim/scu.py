@@ -20,7 +20,7 @@ from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus, STREAMS, pack_bits
 from hw.mem.port import MemRequest, MemResponse
 from hw.scu.unit import SCUCommand, SCUStatusLayout
 
-from .agents import MemoryAgent, StreamSink, StreamSource
+from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
 from .memory import MemoryModel, MemoryTiming
 
@@ -62,10 +62,15 @@ class SCUHarness:
                              for op in self.ops]
         self._cmd_codec = Codec(SCUCommand(config))
         items = [self.encode(op) for op in self.ops]
-        self.cmd = StreamSource(("cmd",), self._cmd_codec, items, pause=cmd_pause, seed=seed)
+        self.cycle = 0
+        self.cmd_cycles: list[int] = []         # the cycle each command was accepted
+        self.status_cycles: list[int] = []      # and its status
+        self.status_always_ready = status_ready is None
+        self.cmd = StreamSource(("cmd",), self._cmd_codec, items, pause=cmd_pause, seed=seed,
+                                on_send=lambda it: self.cmd_cycles.append(self.cycle))
         self.statuses: list[SCUStatus] = []
         self.status = StreamSink(("status",), Codec(SCUStatusLayout(config)), ready=status_ready, seed=seed + 3,
-                                 on_item=lambda it: self.statuses.append(status_from_item(it)), keep=False)
+                                 on_item=self._status, keep=False)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
                                self.model)
 
@@ -81,9 +86,13 @@ class SCUHarness:
         self.ops.append(op)
         self.cmd.put(self.encode(op))
 
+    def _status(self, item: dict) -> None:
+        self.statuses.append(status_from_item(item))
+        self.status_cycles.append(self.cycle)
+
     @property
     def agents(self):
-        return [self.cmd, self.mem, self.status]
+        return [self.cmd, self.mem, self.status, CycleCounter(self)]
 
     def done(self) -> bool:
         return len(self.statuses) >= len(self.ops)
@@ -98,6 +107,13 @@ class SCUHarness:
                 op = self.ops[k]
                 name = op.op if isinstance(op, SCUOp) else "raw"
                 out.append(f"op {k} ({name}): status {got.as_dict()} expected {want.as_dict()}")
+        # The status's cycle count: from the command's acceptance to the status offered
+        # (to its acceptance when the status stream is always ready).
+        for k, (got, c0, c1) in enumerate(zip(self.statuses, self.cmd_cycles, self.status_cycles)):
+            if got.cycles != c1 - c0 if self.status_always_ready else not 0 < got.cycles <= c1 - c0:
+                out.append(f"op {k}: status reports {got.cycles} cycles, the testbench saw "
+                           f"{'' if self.status_always_ready else 'at most '}{c1 - c0} (command accepted at "
+                           f"{c0}, status at {c1})")
         if self.ref_space is not None:
             for reg in self.space.regions.values():
                 a = self.space.read(reg.base, reg.nbytes)
