@@ -69,10 +69,11 @@ class CocotbLoop:
         self.agents.append(agent)
 
     async def run(self, until: Callable[[], bool], *, max_cycles: int = 10_000_000,
-                  stall_cycles: int = 5000, what: str = "") -> int:
-        """Run cycles until ``until()`` is true; returns the cycles spent."""
+                  stall_cycles: int = 5000, what: str = "", watch=None) -> int:
+        """Run cycles until ``until()`` is true; returns the cycles spent. ``watch``:
+        a command watchdog (:class:`sim.loop.Progress`)."""
         start = self.cycle
-        progress = Progress(self.agents, stall_cycles, start + max_cycles)
+        progress = Progress(self.agents, stall_cycles, start + max_cycles, watch)
         get = self.get
         while not until():
             for a in self.agents:
@@ -98,6 +99,8 @@ async def run_harness(dut, h, run: dict, *, done: Callable[[], bool] | None = No
     harness ``h`` on ``dut`` until ``done()`` (default ``h.done``), with the
     run's ``max_cycles``/``stall_cycles`` when it gives them; then ``drain``
     idle cycles, ``h.mismatches()`` and, if given, ``extra()`` (more problems).
+    A harness with a ``watchdog()`` method (:class:`sim.loop.Progress`'s
+    ``watch``) also stops a command that runs past its bound.
     An exception of ``errors`` (a hang, a protocol error) becomes the first
     problem, followed by the first ``keep`` mismatches. Returns ``(cycles,
     problems)``."""
@@ -105,7 +108,8 @@ async def run_harness(dut, h, run: dict, *, done: Callable[[], bool] | None = No
     await loop.start()
     try:
         cycles = await loop.run(done or h.done, max_cycles=run.get("max_cycles", max_cycles),
-                                stall_cycles=run.get("stall_cycles", stall_cycles), what=run.get("name", ""))
+                                stall_cycles=run.get("stall_cycles", stall_cycles), what=run.get("name", ""),
+                                watch=getattr(h, "watchdog", None))
         if drain:
             await loop.idle(drain)
         problems = h.mismatches() + (extra() if extra is not None else [])

@@ -99,6 +99,25 @@ class MemoryTiming:
         lat = self.latency
         return (lat, lat) if isinstance(lat, int) else tuple(lat)
 
+    def request_cycles(self) -> int:
+        """A generous bound of the cycles one request may wait on this memory: the
+        longest latency, plus the longest refusal of ``req_ready`` and the longest
+        gap of ``resp_gap`` (a cyclic pattern: its longest run of zeros, cyclically;
+        a probability p: 32 / p, far beyond the usual runs). For watchdogs
+        (:class:`sim.loop.Progress`)."""
+        def wait(spec) -> int:
+            if spec is None:
+                return 0
+            if isinstance(spec, float):
+                return int(32 / spec)
+            seq = [1 if x else 0 for x in spec] * 2
+            run = best = 0
+            for x in seq:
+                run = 0 if x else run + 1
+                best = max(best, run)
+            return best
+        return self.latency_range[1] + wait(self.req_ready) + wait(self.resp_gap) + 1
+
 
 def timing_from_dict(d: dict) -> MemoryTiming:
     """A :class:`MemoryTiming` from its JSON form (a testbench case: lists for the

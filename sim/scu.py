@@ -86,6 +86,29 @@ class SCUHarness:
         self.ops.append(op)
         self.cmd.put(self.encode(op))
 
+    #: Watchdog: a command may take at most WATCH_FIXED + the hashes' sets + WATCH_PER_ELEMENT x
+    #: (its input and output elements + 16) x the memory's request bound
+    #: (MemoryTiming.request_cycles). Calibrated on the SCU's tests: every command passes
+    #: with 100 + sets + 1 x ... except one grouping of 5 elements at 1,539 cycles.
+    WATCH_FIXED = 5000
+    WATCH_PER_ELEMENT = 8
+
+    def watchdog(self):
+        """The oldest command in flight, when it was accepted and the most cycles it
+        may take (:class:`sim.loop.Progress`): a livelocked unit that keeps
+        transferring fails here, long before the run's cycle limit. Only with
+        the TLM's statuses (they give the output's size)."""
+        k = len(self.status_cycles)
+        if self.expected is None or k >= len(self.cmd_cycles) or k >= len(self.expected):
+            return None
+        op = self.ops[k]
+        n = op.n if isinstance(op, SCUOp) else 0
+        work = n + self.expected[k].elements_out + 16
+        # a clear of both hashes first, a flush of the grouping hash at the end (a set a cycle)
+        sets = self.config.filter_sets + 2 * self.config.group_sets
+        bound = self.WATCH_FIXED + sets + self.WATCH_PER_ELEMENT * work * self.model.timing.request_cycles()
+        return f"SCU command {k} ({getattr(op, 'op', 'raw')}, {n} elements)", self.cmd_cycles[k], bound
+
     def _status(self, item: dict) -> None:
         self.statuses.append(status_from_item(item))
         self.status_cycles.append(self.cycle)

@@ -235,3 +235,37 @@ def test_memory_agent_catches_a_misbehaving_rtl_source():
     with pytest.raises(ProtocolError, match=r"request changed in cycle 2 while waiting for ready "
                                             r"\(addr 0x1020 -> 0x1040"):
         run_amaranth(BadInitiator(), [agent], lambda: False, max_cycles=50)
+
+
+# ---------------------------------------------------------------------- watchdog
+def test_request_cycles_bounds_the_memory_waits():
+    from sim.memory import MemoryTiming
+    assert MemoryTiming(latency=(3, 9)).request_cycles() == 10
+    # cyclic pattern: the longest run of refusals wraps around (0 at the end, 0 0 at the start)
+    assert MemoryTiming(latency=4, req_ready=[0, 0, 1, 0]).request_cycles() == 4 + 3 + 1
+    assert MemoryTiming(latency=4, resp_gap=0.5).request_cycles() == 4 + 64 + 1
+
+
+def test_progress_watch_stops_a_command_that_keeps_transferring():
+    """A livelock moves data every cycle, so the stall check never fires; the
+    command watchdog stops it once the oldest command passes its bound."""
+    from sim.loop import HangError, Progress
+
+    class Busy:
+        sent = 0
+
+    busy = Busy()
+    state = {"watch": ("SCU command 3 (group, 56 elements)", 10, 50)}
+    p = Progress([busy], stall_cycles=5, max_cycles=10_000, watch=lambda: state["watch"])
+    for cycle in range(1, 61):
+        busy.sent += 1
+        p.check(cycle, "run A")
+    busy.sent += 1
+    with pytest.raises(HangError, match=r"SCU command 3 \(group, 56 elements\) not complete 51 cycles after it "
+                                        r"was accepted at cycle 10 \(bound 50.*run A"):
+        p.check(61, "run A")
+    state["watch"] = None                       # nothing in flight: only the other checks
+    p2 = Progress([busy], stall_cycles=5, max_cycles=10_000, watch=lambda: state["watch"])
+    for cycle in range(1, 200):
+        busy.sent += 1
+        p2.check(cycle)
