@@ -22,8 +22,9 @@ def _resolve(component, path):
 
 
 def run_amaranth(component, agents, until: Callable[[], bool], *, max_cycles: int = 1_000_000,
-                 stall_cycles: int = 5000, vcd: str | None = None, what: str = "") -> int:
-    """Simulate ``component`` with ``agents`` until ``until()``; returns cycles."""
+                 stall_cycles: int = 5000, vcd: str | None = None, what: str = "", watch=None) -> int:
+    """Simulate ``component`` with ``agents`` until ``until()``; returns cycles.
+    ``watch``: a command watchdog (:class:`sim.loop.Progress`)."""
     agents = list(agents)
     sim = Simulator(component)
     sim.add_clock(1e-8)
@@ -37,7 +38,7 @@ def run_amaranth(component, agents, until: Callable[[], bool], *, max_cycles: in
         return s
 
     async def testbench(ctx):
-        progress = Progress(agents, stall_cycles, max_cycles)
+        progress = Progress(agents, stall_cycles, max_cycles, watch)
         get = lambda path: ctx.get(sig(path))  # noqa: E731
         cycle = 0
         while not until():

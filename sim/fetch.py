@@ -44,7 +44,12 @@ class FetchHarness:
         lane_mask = (1 << (8 * config.max_elem_bytes)) - 1
         items = [{"base": r.base, "count": r.count, "esize8": int(r.esize == 8), "last": int(r.last)}
                  for r in self.ranges]
-        self.cmd = StreamSource(("cmd",), Codec(FetchCommand(config)), items, pause=cmd_pause, seed=seed)
+        self.cmd = StreamSource(("cmd",), Codec(FetchCommand(config)), items, pause=cmd_pause, seed=seed,
+                                on_send=self._sent)
+        self._op_starts: list[int] = []          # the cycle each operation's first range was accepted
+        self._range_last = [r.last for r in self.ranges]
+        self._sent_ranges = 0
+        self._out_wait = MemoryTiming(req_ready=out_ready).request_cycles()   # the output's refusals, as a memory's
         self.out = StreamSink(("o",), Codec(FetchBeat(config)), ready=out_ready, seed=seed + 7,
                               on_item=self._beat, keep=False)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
@@ -60,6 +65,32 @@ class FetchHarness:
 
     def done(self) -> bool:
         return len(self.ops) >= len(self.expected)
+
+    def _sent(self, item: dict) -> None:
+        k = self._sent_ranges
+        if k == 0 or self._range_last[k - 1]:
+            self._op_starts.append(self.cycle)      # the first range of an operation
+        self._sent_ranges += 1
+
+    #: Watchdog: an operation may take at most WATCH_FIXED + WATCH_PER_ELEMENT x (its
+    #: elements + 16) x (the memory's request bound + the output's longest refusal).
+    #: Calibrated on the fetch engine's tests: all pass with 50 + 1 x ....
+    WATCH_FIXED = 2000
+    WATCH_PER_ELEMENT = 8
+
+    def watchdog(self):
+        """The oldest operation in flight, when its clock started and the most cycles
+        it may take (:class:`sim.loop.Progress`)."""
+        k = len(self.ops)
+        if k >= len(self._op_starts) or k >= len(self.expected):
+            return None
+        n = int(self.expected[k].elements.size)
+        per = self.model.timing.request_cycles() + self._out_wait
+        # operations are answered in order: the clock starts when the operation's first
+        # range was accepted or the one before it finished, whichever is later
+        start = max(self._op_starts[k], self.ops[-1].last_cycle if self.ops else 0)
+        return (f"fetch operation {k} ({n} elements)", start,
+                self.WATCH_FIXED + self.WATCH_PER_ELEMENT * (n + 16) * per)
 
     def _beat(self, item: dict) -> None:
         op = self._cur

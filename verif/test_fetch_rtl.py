@@ -132,7 +132,7 @@ def test_fetch_amaranth(name):
         space, ranges = make_workload(cfg, run["workload"])
         h = FetchHarness(cfg, space, ranges, timing=timing_from_dict(run["timing"]),
                          cmd_pause=run.get("cmd_pause"), out_ready=run.get("out_ready"), seed=run.get("seed", 0))
-        run_amaranth(FetchEngine(cfg), h.agents, h.done, max_cycles=200_000, what=run["name"])
+        run_amaranth(FetchEngine(cfg), h.agents, h.done, max_cycles=200_000, what=run["name"], watch=h.watchdog)
         assert h.mismatches() == [], f"{name} {run['name']}: {h.mismatches()}"
         got_cmd = sum(o.cmd_error for o in h.ops)
         got_mem = sum(o.mem_error for o in h.ops)
