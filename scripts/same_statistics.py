@@ -1,0 +1,82 @@
+"""Behaviour unchanged? Record, then compare, the full statistics of a fixed set of
+golden-model runs (every mode of every unit on small graphs, several GPUs): the
+GPU report (every kernel's counts, bounds and time) and each unit's statistics,
+as a SHA-256 digest per run.
+
+    python scripts/same_statistics.py record build/stats-before.json
+    ... change the code ...
+    python scripts/same_statistics.py compare build/stats-before.json
+
+``compare`` lists the runs whose statistics differ and exits 1 when there is one.
+Used for refactorings and speed-ups that must not move any figure (issue
+"One unit, one place": "behaviour is unchanged").
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+#: (graph, algorithm, mode[, GPU preset]): baselines on three GPUs, a deep graph, every unit.
+RUNS = [("kron:scale=12", "bfs", "baseline"), ("kron:scale=12", "sssp", "baseline"), ("kron:scale=12", "pr", "baseline"),
+        ("grid:2x256", "bfs", "baseline"), ("grid:32x32", "sssp", "scu-enhanced"), ("kron:scale=10", "bfs", "graphpeg"),
+        ("kron:scale=10", "pr", "iru"), ("grid:16x16", "bfs", "mff"), ("kron:scale=11", "cc", "emogi-merged"),
+        ("kron:scale=11", "bfs", "scu"), ("kron:scale=11", "bfs", "baseline", "gtx480"),
+        ("kron:scale=11", "sssp", "baseline", "v100")]
+
+
+def digest(run: tuple) -> str:
+    """The SHA-256 of one run's GPU report and unit statistics (JSON, keys sorted)."""
+    from golden.algorithms import run_algorithm
+    from golden.algorithms.common import default_source
+    from golden.graphs import load_graph
+    spec, algo, mode = run[:3]
+    gpu = run[3] if len(run) > 3 else None
+    g = load_graph(spec, weighted=algo == "sssp")
+    opts = {"source": default_source(g)} if algo in ("bfs", "sssp") else {}
+    r = run_algorithm(g, algo, mode, gpu=gpu, **opts)
+    text = json.dumps({"gpu": r.gpu, "extra": r.extra, "iterations": r.iterations}, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def digests(runs=RUNS, log=print) -> dict:
+    out = {}
+    for run in runs:
+        key = "/".join(map(str, run))
+        out[key] = digest(run)
+        log(f"{key}: {out[key][:16]}")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("action", choices=["record", "compare"])
+    ap.add_argument("file", help="the recorded digests (JSON)")
+    args = ap.parse_args(argv)
+    path = Path(args.file)
+    if args.action == "compare" and not path.is_file():
+        ap.error(f"{path}: no such file (record it first: same_statistics.py record {path})")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from golden.perf import tune_allocator
+    tune_allocator()
+    got = digests()
+    if args.action == "record":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(got, indent=1))
+        print(f"recorded {len(got)} runs in {path}")
+        return 0
+    ref = json.loads(path.read_text())
+    bad = [k for k in ref if got.get(k) != ref[k]]
+    missing = [k for k in got if k not in ref]
+    for k in bad:
+        print(f"DIFFERENT: {k}")
+    for k in missing:
+        print(f"not recorded: {k}")
+    print(f"{len(ref) - len(bad)} of {len(ref)} runs have the same statistics")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

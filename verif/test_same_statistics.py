@@ -1,0 +1,27 @@
+"""scripts/same_statistics.py: the behaviour-unchanged check of refactorings."""
+import json
+
+from conftest import load_script
+
+
+def test_record_then_compare_finds_exactly_the_changed_run(tmp_path, capsys):
+    ss = load_script("scripts/same_statistics.py")
+    f = tmp_path / "stats.json"
+    assert ss.main(["record", str(f)]) == 0
+    rec = json.loads(f.read_text())
+    assert set(rec) == {"/".join(map(str, r)) for r in ss.RUNS}
+    assert ss.main(["compare", str(f)]) == 0
+    assert f"{len(rec)} of {len(rec)} runs have the same statistics" in capsys.readouterr().out
+    key = next(iter(rec))
+    rec[key] = "0" * 64                                 # a run whose statistics "moved"
+    f.write_text(json.dumps(rec))
+    assert ss.main(["compare", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert f"DIFFERENT: {key}" in out and out.count("DIFFERENT") == 1
+
+
+def test_the_digest_sees_a_different_gpu():
+    ss = load_script("scripts/same_statistics.py")
+    run = ("grid:8x8", "bfs", "baseline")
+    assert ss.digest(run) == ss.digest(run)
+    assert ss.digest(run + ("tx1",)) != ss.digest(run)
