@@ -176,6 +176,7 @@ class MemoryModel:
         self._req_pat = Pattern(timing.req_ready, seed=timing.seed + 1)
         self._gap_pat = Pattern(timing.resp_gap, seed=timing.seed + 2)
         self._pending: list = []          # heap of (ready_time, seq, (tag, rdata, error))
+        self._tags: Counter = Counter()   # tags of the requests in flight
         self._seq = 0
         self._last_ready = 0
         self._outstanding = 0
@@ -206,6 +207,10 @@ class MemoryModel:
         bb = self.block_bytes
         if addr % bb:
             raise ProtocolError(f"memory request address {addr:#x} is not aligned to the {bb}-byte block")
+        if self._tags[tag]:
+            raise ProtocolError(f"memory request tag {tag} (address {addr:#x}, cycle {self.cycle}) reused while a "
+                                f"request with that tag is in flight: tags must be unique among requests in flight")
+        self._tags[tag] += 1
         st = self.stats
         st.requests += 1
         error = self.is_error(addr) or addr + bb > self.space.size
@@ -241,7 +246,8 @@ class MemoryModel:
 
     def response_taken(self) -> None:
         """The presented response transferred at the end of the current cycle."""
-        heapq.heappop(self._pending)
+        _, _, (tag, _, _) = heapq.heappop(self._pending)
+        self._tags[tag] -= 1
         self._outstanding -= 1
 
     def tick(self) -> None:
