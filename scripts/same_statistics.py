@@ -58,6 +58,15 @@ def main(argv=None) -> int:
     path = Path(args.file)
     if args.action == "compare" and not path.is_file():
         ap.error(f"{path}: no such file (record it first: same_statistics.py record {path})")
+    ref = None
+    if args.action == "compare":                  # checked before any run
+        try:
+            ref = json.loads(path.read_text())
+            if not isinstance(ref, dict) or not all(isinstance(v, str) for v in ref.values()):
+                raise ValueError("not a {run: digest} object")
+        except (OSError, ValueError) as e:
+            print(f"same_statistics.py: error: {path}: not a file of recorded digests ({e})", file=sys.stderr)
+            return 2
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from golden.perf import tune_allocator
     tune_allocator()
@@ -67,7 +76,6 @@ def main(argv=None) -> int:
         path.write_text(json.dumps(got, indent=1))
         print(f"recorded {len(got)} runs in {path}")
         return 0
-    ref = json.loads(path.read_text())
     bad = [k for k in ref if got.get(k) != ref[k]]
     missing = [k for k in got if k not in ref]
     for k in bad:

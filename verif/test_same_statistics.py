@@ -25,3 +25,13 @@ def test_the_digest_sees_a_different_gpu():
     run = ("grid:8x8", "bfs", "baseline")
     assert ss.digest(run) == ss.digest(run)
     assert ss.digest(run + ("tx1",)) != ss.digest(run)
+
+
+def test_compare_rejects_a_file_that_is_not_a_record(tmp_path, capsys):
+    ss = load_script("scripts/same_statistics.py")
+    for text in ("not json", "[1, 2]", '{"a": 3}'):
+        f = tmp_path / "bad.json"
+        f.write_text(text)
+        assert ss.main(["compare", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert f"{f}: not a file of recorded digests" in err and "Traceback" not in err
