@@ -1,22 +1,18 @@
 """Names of the units that can be generated: ``graphunits verilog --unit NAME``.
 
-Each entry names the configuration class (in golden/) and the Amaranth component
-(in hw/) that is built from a configuration; both are imported when first used.
+Derived from the units' descriptors (golden/units.py, ``rtl``) and the shared
+blocks below. Each entry names the configuration class (in golden/) and the
+Amaranth component (in hw/) that is built from a configuration; both are
+imported when first used.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from golden.config import Config, ConfigError
+from golden.units import resolve as _resolve
 
-__all__ = ["UnitSpec", "UNITS", "unit", "unit_names"]
-
-
-def _resolve(path: str):
-    """``"package.module:Name"`` -> the object (imported when first asked for)."""
-    import importlib
-    mod, _, name = path.partition(":")
-    return getattr(importlib.import_module(mod), name)
+__all__ = ["UnitSpec", "UNITS", "SHARED_BLOCKS", "unit", "unit_names"]
 
 
 @dataclass(frozen=True)
@@ -41,23 +37,36 @@ class UnitSpec:
         return self.config_class.preset(preset, **(overrides or {}))
 
 
-UNITS: dict[str, UnitSpec] = {s.name: s for s in (
+#: Shared blocks that are no unit of their own but can be generated alone.
+SHARED_BLOCKS = (
     UnitSpec("fetch", "golden.fetch:FetchConfig", "hw.fetch.engine:FetchEngine",
              "fetch engine: in-order element streams through the memory port"),
-    UnitSpec("scu", "golden.scu:SCUConfig", "hw.scu:SCU",
-             "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),
-    UnitSpec("mff", "golden.mff:MFFConfig", "hw.mff:MFF",
-             "memory fast forward: pointer chasing with coalescing work registers (MFF, DATE 2015)"),
-    UnitSpec("coalescer", "golden.emogi:CoalescerConfig", "hw.emogi:WarpCoalescer",
-             "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),
-    UnitSpec("graphpeg", "golden.graphpeg:GraphPEGConfig", "hw.graphpeg:GraphPEG",
-             "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),
-    UnitSpec("iru", "golden.iru:IRUConfig", "hw.iru:IRU",
-             "irregular accesses reorder unit: partitioned reorder hash joined by a ring (IRU, J. Supercomput. 2023)"),
-)}
+)
+
+
+def _from_descriptors() -> dict[str, UnitSpec]:
+    """The shared blocks and every unit descriptor's RTL blocks (golden/units.py)."""
+    from golden.units import units
+    out = {s.name: s for s in SHARED_BLOCKS}
+    for u in units().values():
+        for b in u.rtl:
+            out[b.name] = UnitSpec(b.name, b.config, b.component, b.doc)
+    return out
+
+
+#: What ``graphunits verilog --unit NAME`` can generate (at import; :func:`unit`
+#: and :func:`unit_names` also see descriptors registered later).
+UNITS: dict[str, UnitSpec] = _from_descriptors()
+
+
+def _sync() -> None:
+    for name, spec in _from_descriptors().items():
+        UNITS.setdefault(name, spec)
 
 
 def unit(name: str) -> UnitSpec:
+    if name not in UNITS:
+        _sync()
     try:
         return UNITS[name]
     except KeyError:
@@ -65,4 +74,5 @@ def unit(name: str) -> UnitSpec:
 
 
 def unit_names() -> list[str]:
+    _sync()
     return sorted(UNITS)

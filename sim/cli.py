@@ -71,10 +71,19 @@ def cmd_verilog(args) -> int:
 
 
 def cmd_units(args) -> int:
+    """The units (their descriptors, golden/units.py) and the RTL blocks that
+    ``graphunits verilog`` generates, with their presets."""
     from golden.report import format_table
-    from hw.registry import UNITS
-    rows = [[name, ", ".join(s.config_class.preset_names()), s.doc] for name, s in sorted(UNITS.items())]
-    print(format_table(["unit", "presets", "what"], rows))
+    from golden.units import units
+    from hw.registry import unit, unit_names
+    from .cosim import cosim_units
+    cos = {u.stats for u in cosim_units().values()} | set(cosim_units())
+    rows = [[d.name, d.title, d.paper, ", ".join(unit_modes(d.name)) or "-",
+             ", ".join(b.name for b in d.rtl) or "-", "yes" if d.name in cos else "-"] for d in units().values()]
+    print(format_table(["unit", "title", "paper", "modes", "RTL", "RTL in the loop"], rows))
+    print()
+    rows = [[name, ", ".join(unit(name).config_class.preset_names()), unit(name).doc] for name in unit_names()]
+    print(format_table(["RTL block", "presets", "what"], rows))
     return 0
 
 
@@ -93,14 +102,13 @@ def _load_graph_arg(args, weighted: bool):
 
 
 # ---------------------------------------------------------------------- registries (for checks and help)
-#: Unit preset options of ``run``: option dest -> (unit, module with the config
-#: class, class name, the algorithm option that receives the preset name).
-UNIT_PRESET_OPTIONS = {
-    "scu_preset": ("scu", "golden.scu.config", "SCUConfig", "scu"),
-    "iru_preset": ("iru", "golden.iru.config", "IRUConfig", "iru"),
-    "graphpeg_preset": ("graphpeg", "golden.graphpeg.config", "GraphPEGConfig", "graphpeg"),
-    "mff_preset": ("mff", "golden.mff.config", "MFFConfig", "mff"),
-}
+def unit_preset_options() -> dict:
+    """Unit preset options of ``run``, from the units' descriptors
+    (golden/units.py, ``preset_option``): option dest -> (unit, ``"module:Class"``
+    of its configuration, the algorithm option that receives the preset name)."""
+    from golden.units import units
+    return {f"{u.preset_option}_preset": (u.name, u.config, u.preset_option)
+            for u in units().values() if u.preset_option and u.preset_flag and u.config}
 
 
 def _import(module: str, name: str | None = None):
@@ -127,23 +135,25 @@ def _modes() -> dict:
 
 
 def unit_modes(unit: str) -> list[str]:
-    """The ``run`` modes in which ``unit`` works (from the registered classes)."""
+    """The ``run`` modes in which ``unit`` works (from the registered classes and
+    the unit's descriptor)."""
     from golden.algorithms import MODES
+    from golden.units import units
+    d = units().get(unit)
+    if d is None:
+        return []
     _modes()
-    out = set()
-    for (_, mode), cls in MODES.items():
-        if not cls.__module__.startswith(f"golden.{unit}."):
-            continue
-        if unit == "mff" and not getattr(cls, "use_mff", True):
-            continue                       # the pull modes run without the unit
-        out.add(mode)
-    return sorted(out)
+    return sorted({mode for (_, mode), cls in MODES.items() if d.owns_mode_class(cls)})
 
 
 def _presets(dest: str) -> list[str]:
-    unit, module, cls, _ = UNIT_PRESET_OPTIONS[dest]
-    c = _import(module, cls)
-    return c.preset_names() if c is not None else []
+    from golden.units import resolve
+    unit, config, _ = unit_preset_options()[dest]
+    try:
+        c = resolve(config)
+    except (ImportError, AttributeError):
+        return []
+    return c.preset_names()
 
 
 def _pcie_presets() -> list[str]:
@@ -197,12 +207,10 @@ def _mode_help() -> str:
 
 
 def _preset_help(dest: str) -> str:
-    unit = UNIT_PRESET_OPTIONS[dest][0]
-    modes = ", ".join(unit_modes(unit)) or "none available"
-    default = {"scu": "tx1 on --gpu tx1, else gtx980", "iru": "gtx980", "graphpeg": "default",
-               "mff": "gtx480"}.get(unit, "the unit's")
-    title = {"scu": "SCU", "iru": "IRU", "graphpeg": "GraphPEG", "mff": "MFF"}.get(unit, unit)
-    return f"{title} configuration preset: {', '.join(_presets(dest))} (modes {modes}; default: {default})"
+    from golden.units import unit_descriptor
+    d = unit_descriptor(unit_preset_options()[dest][0])
+    modes = ", ".join(unit_modes(d.name)) or "none available"
+    return f"{d.title} configuration preset: {', '.join(_presets(dest))} (modes {modes}; default: {d.default_preset})"
 
 
 def _gpu_help() -> str:
@@ -257,7 +265,7 @@ def _check_run_options(args) -> dict:
         if args.mode != "graphpeg-pull":
             raise UsageError(f"--direction applies to --mode graphpeg-pull, not {args.mode}")
         opts["direction"] = args.direction
-    for dest, (unit, _, _, option) in UNIT_PRESET_OPTIONS.items():
+    for dest, (unit, _, option) in unit_preset_options().items():
         name = getattr(args, dest, None)
         if name is None:
             continue
@@ -700,7 +708,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_args(sp)
     sp.add_argument("--algo", required=True, help=_Lazy(_algo_help))
     sp.add_argument("--mode", default="baseline", help=_Lazy(_mode_help))
-    for dest in UNIT_PRESET_OPTIONS:
+    for dest in unit_preset_options():
         sp.add_argument("--" + dest.replace("_", "-"), dest=dest, metavar="PRESET",
                         help=_Lazy(lambda dest=dest: _preset_help(dest)))
     sp.add_argument("--pcie", metavar="PRESET",

@@ -28,7 +28,7 @@ from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus
 from .memory import MemoryTiming
 
 __all__ = ["InDesignStats", "RTLBackend", "MFFRTLBackend", "CosimUnit", "CosimResult", "run_cosim", "register_cosim",
-           "cosim_units", "COSIM_ALGOS", "DEFAULT_TIMING", "testbench_latency"]
+           "cosim_units", "SCU_COSIM", "MFF_COSIM", "COSIM_ALGOS", "DEFAULT_TIMING", "testbench_latency"]
 
 COSIM_ALGOS = ("bfs", "sssp", "pr")          # the SCU's
 #: The testbench memory of a cosim unless ``run_cosim(timing=...)`` names another:
@@ -82,23 +82,34 @@ class CosimUnit:
 
 
 _COSIM: dict[str, CosimUnit] = {}
-#: Modules that register the cosim of further units when imported (if they exist).
-_COSIM_MODULES = ("sim.iru", "sim.graphpeg", "sim.emogi")
 
 
 def register_cosim(u: CosimUnit) -> None:
+    """Add a cosim unit that no descriptor names (the descriptors' are found by
+    :func:`cosim_units`)."""
     _COSIM[u.name] = u
 
 
 def cosim_units() -> dict[str, CosimUnit]:
-    import importlib
-    for mod in _COSIM_MODULES:
+    """Every unit with RTL in the loop: the ``cosim`` of each unit's descriptor
+    (golden/units.py), in the descriptors' order, then those registered here. A
+    descriptor whose cosim module does not exist (yet) is skipped."""
+    from golden.units import resolve, units
+    out: dict[str, CosimUnit] = {}
+    for d in units().values():
+        if d.cosim is None:
+            continue
+        mod = d.cosim.partition(":")[0]
         try:
-            importlib.import_module(mod)
+            u = resolve(d.cosim)
         except ModuleNotFoundError as e:
             if e.name is None or not mod.startswith(e.name):
                 raise
-    return dict(_COSIM)
+            continue
+        out[u.name] = u
+    for name, u in _COSIM.items():
+        out.setdefault(name, u)
+    return out
 
 
 class InDesignStats:
@@ -707,17 +718,21 @@ def _mff_backend(cfg):
     return MFFTLMBackend(cfg)
 
 
-register_cosim(CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1-sim", _scu_backend,
-                         "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True,
-                         in_design_memory=True))
+#: The SCU's RTL in the loop (its descriptor's ``cosim``, golden/scu/descriptor.py).
+SCU_COSIM = CosimUnit("scu", ("bfs", "sssp", "pr"), ("scu", "scu-enhanced"), "tx1-sim", _scu_backend,
+                      "sim.tb.cosim_scu", "scu", _scu_check, _scu_rows, model_at_testbench_latency=True,
+                      in_design_memory=True)
+
+
 def _mff_env(cfg):
     from .mff import MFFDesignEnv
     return MFFDesignEnv(cfg)
 
 
-register_cosim(CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
-                         "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg},
-                         in_design_memory=True, design_env=_mff_env))
+#: MFF's RTL in the loop (golden/mff/descriptor.py).
+MFF_COSIM = CosimUnit("mff", ("pr", "bfs", "sssp", "cc"), ("mff", "mff-push"), "default", _mff_backend,
+                      "sim.tb.cosim_mff", "mff", _mff_check, _mff_rows, options=lambda cfg: {"mff": cfg},
+                      in_design_memory=True, design_env=_mff_env)
 # (MFF: the TLM run reads a 1-cycle memory and reports no cycles; the RTL is checked cycle by cycle
 # against the lock-step structural TLM instead, whose cycles are rtl["tlm_cycles"].)
 

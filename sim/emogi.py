@@ -33,7 +33,7 @@ from hw.emogi import ReadRequest, WarpAccess
 
 from .agents import CycleCounter, StreamSink, StreamSource
 from .codec import Codec
-from .cosim import CosimUnit, register_cosim
+from .cosim import CosimUnit
 
 __all__ = ["HAND_CASES", "hand_warps", "make_warps", "graph_instructions", "CoalescerHarness", "request_tuples",
            "golden_histogram", "CoalescerRTLBackend", "COSIM_MODES", "cosim_check"]
@@ -316,5 +316,6 @@ def _cosim_backend(cfg):
     return CoalescerTLM(cfg)
 
 
-register_cosim(CosimUnit("coalescer", ("bfs", "sssp", "cc", "pr"), COSIM_MODES, "default", _cosim_backend,
-                         "sim.tb.cosim_emogi", "emogi", cosim_check, _cosim_rows))
+#: RTL in the loop (its descriptor's ``cosim``, golden/emogi/descriptor.py).
+COSIM = CosimUnit("coalescer", ("bfs", "sssp", "cc", "pr"), COSIM_MODES, "default", _cosim_backend,
+                  "sim.tb.cosim_emogi", "emogi", cosim_check, _cosim_rows)

@@ -38,7 +38,7 @@ from hw.mem.port import MemRequest, MemResponse
 
 from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
-from .cosim import CosimUnit, InDesignStats, register_cosim
+from .cosim import CosimUnit, InDesignStats
 from .memory import MemoryModel, MemoryTiming
 from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, fast_array, read_logs, transfer_file
 
@@ -943,10 +943,11 @@ def _cosim_env(cfg):
     return GraphPEGDesignEnv(cfg)
 
 
-register_cosim(CosimUnit("graphpeg", ("bfs", "sssp"), ("graphpeg",), "sim", _cosim_backend,
-                         "sim.tb.cosim_graphpeg", "graphpeg", _cosim_check, _cosim_rows,
-                         options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False},
-                         in_design_memory=True, design_env=_cosim_env))
+#: RTL in the loop (its descriptor's ``cosim``, golden/graphpeg/descriptor.py).
+COSIM = CosimUnit("graphpeg", ("bfs", "sssp"), ("graphpeg",), "sim", _cosim_backend,
+                  "sim.tb.cosim_graphpeg", "graphpeg", _cosim_check, _cosim_rows,
+                  options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False},
+                  in_design_memory=True, design_env=_cosim_env)
 
 
 # ---------------------------------------------------------------------- demo

@@ -37,7 +37,7 @@ from hw.mem.port import MemRequest, MemResponse
 
 from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
-from .cosim import CosimUnit, register_cosim
+from .cosim import CosimUnit
 from .memory import MemoryModel, MemoryTiming
 from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, read_logs, transfer_file
 
@@ -697,9 +697,10 @@ def _iru_env(cfg):
     return IRUDesignEnv(cfg)
 
 
-register_cosim(CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
-                         _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True},
-                         model_at_testbench_latency=True, in_design_memory=True, design_env=_iru_env))
+#: RTL in the loop (its descriptor's ``cosim``, golden/iru/descriptor.py).
+COSIM = CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
+                  _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True},
+                  model_at_testbench_latency=True, in_design_memory=True, design_env=_iru_env)
 
 
 # ---------------------------------------------------------------------- demo

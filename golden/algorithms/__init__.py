@@ -35,25 +35,27 @@ def modes_for(algo: str) -> list[str]:
     return sorted(m for a, m in MODES if a == algo)
 
 
-_loaded = False
+_loaded: set[str] = set()
 
 
 def _load_unit_modes() -> None:
-    # Units register their modes when imported (golden/<unit>/algorithms.py).
-    # A unit module that fails to import raises every time (it is not marked loaded),
-    # so a broken unit never silently hides the modes of the units after it.
-    global _loaded
-    if _loaded:
-        return
+    # Units register their modes when imported: the module each unit's descriptor
+    # names (golden/<unit>/descriptor.py, ``algorithms``). A unit module that fails to
+    # import raises every time (it is not marked loaded), so a broken unit never
+    # silently hides the modes of the units after it.
     import importlib
-    for mod in ("golden.scu.algorithms", "golden.iru.algorithms", "golden.graphpeg.algorithms",
-                "golden.mff.algorithms", "golden.emogi.algorithms"):
+
+    from ..units import units
+    for u in units().values():
+        mod = u.algorithms
+        if mod is None or mod in _loaded:
+            continue
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
             if e.name is None or not mod.startswith(e.name):
                 raise
-    _loaded = True
+        _loaded.add(mod)
 
 
 def mode_class(algo: str, mode: str = "baseline") -> type:

@@ -16,7 +16,7 @@ import numpy as np
 from ..gpu import GPU, ArrayRef
 
 __all__ = ["RunResult", "Algorithm", "DeviceGraph", "segments", "first_in_warp", "CTA_THREADS",
-           "cta_atomics", "AlgorithmError", "default_source", "UNIT_OPTIONS", "reference_run", "REFERENCE_RUNS"]
+           "cta_atomics", "AlgorithmError", "default_source", "unit_options", "reference_run", "REFERENCE_RUNS"]
 
 #: Threads per thread block.
 CTA_THREADS = 256
@@ -65,23 +65,20 @@ class AlgorithmError(ValueError):
     """Bad algorithm input (source out of range, missing weights...)."""
 
 
-#: The options that the classes of the units' golden models read, by
-#: ``(module, class name)``: the units' mode classes (mixins and their subclasses)
-#: are not annotated with :attr:`Algorithm.option_names` themselves, so they are
-#: listed here; :meth:`Algorithm.accepted_options` merges the entries of every
-#: class along the MRO. A class may also set ``option_names`` itself (both count).
-#: verif/test_algorithms.py checks that every option a registered mode's classes
-#: read by name (``self.options.get("x")``...) is listed.
-UNIT_OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("golden.scu.algorithms", "_SCUMode"): ("backend", "scu", "group"),
-    ("golden.iru.algorithms", "_IRUMode"): ("backend", "iru", "iru_latency", "iru_policy", "iru_check", "iru_model",
-                                            "iru_exact"),
-    ("golden.graphpeg.algorithms", "_GraphPEGMode"): ("backend", "graphpeg", "latency", "compare_baseline"),
-    ("golden.mff.algorithms", "_Pull"): ("backend", "mff", "pc_size", "mff_rate", "mff_units", "compare_baseline"),
-    # reads PageRank's options through PageRank.parameters()
-    ("golden.mff.algorithms", "PullPageRank"): ("damping", "tol", "max_iter", "variant"),
-    ("golden.emogi.algorithms", "_EMOGIMode"): ("backend", "pcie", "edge_bytes", "uvm", "uvm_capacity"),
-}
+def unit_options() -> dict[tuple[str, str], tuple[str, ...]]:
+    """The options that the classes of the units' golden models read, by
+    ``(module, class name)``, from the units' descriptors (``options``,
+    golden/units.py): the units' mode classes (mixins and their subclasses) are
+    not annotated with :attr:`Algorithm.option_names` themselves;
+    :meth:`Algorithm.accepted_options` merges the entries of every class along the
+    MRO. A class may also set ``option_names`` itself (both count).
+    verif/test_algorithms.py checks that every option a registered mode's classes
+    read by name (``self.options.get("x")``...) is listed."""
+    from ..units import units
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for u in units().values():
+        out.update(u.option_table())
+    return out
 
 
 @dataclass
@@ -223,11 +220,12 @@ class Algorithm:
     @classmethod
     def accepted_options(cls) -> frozenset[str]:
         """The option names this class takes: ``option_names`` and the
-        :data:`UNIT_OPTIONS` entries of every class along its MRO."""
+        :func:`unit_options` entries of every class along its MRO."""
         names: set[str] = set()
+        table = unit_options()
         for c in cls.__mro__:
             names.update(vars(c).get("option_names", ()))
-            names.update(UNIT_OPTIONS.get((c.__module__, c.__name__), ()))
+            names.update(table.get((c.__module__, c.__name__), ()))
         return frozenset(names)
 
     @classmethod

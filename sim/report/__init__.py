@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .collect import ReportError, ReportSpec, collect
-from .units import KNOWN_UNITS, available_units, profile, unit_modes
+from .units import available_units, known_units, unit_names, profile, unit_modes
 
-__all__ = ["build_report", "ReportSpec", "ReportError", "collect", "KNOWN_UNITS", "available_units", "profile",
+__all__ = ["build_report", "ReportSpec", "ReportError", "collect", "known_units", "unit_names", "available_units", "profile",
            "unit_modes"]
 
 

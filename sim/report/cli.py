@@ -157,9 +157,8 @@ def _registries() -> tuple[str, str, str, str, str]:
     except Exception:                   # help must print even when a package is half installed
         algos = "bfs, sssp, pr, cc, bc, kcore"
     try:
-        from .units import KNOWN_UNITS, unit_modes
-        found = unit_modes()
-        units = ", ".join(list(KNOWN_UNITS) + sorted(u for u in found if u not in KNOWN_UNITS))
+        from .units import unit_names
+        units = ", ".join(unit_names())
     except Exception:
         units = "scu, iru, graphpeg, mff, emogi"
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .fidelity import fidelity_rows, metric_reasons, run_reasons
 from .metrics import normalise, record, request_histogram
 from .progress import Progress
-from .units import KNOWN_UNITS, RunSet, available_units, profile, unit_modes
+from .units import RunSet, unit_names, available_units, profile, unit_modes
 
 __all__ = ["ReportSpec", "ReportError", "collect", "cosim_record", "COSIM_FIELDS", "SCHEMA"]
 
@@ -89,7 +89,7 @@ def _validate(spec: ReportSpec) -> tuple[list[str], dict]:
         if a not in ALGORITHMS:
             raise ReportError(f"unknown algorithm {a!r}; algorithms: {', '.join(ALGORITHMS)}")
     found = unit_modes()
-    names = list(KNOWN_UNITS) + sorted(u for u in found if u not in KNOWN_UNITS)
+    names = unit_names(found)
     units = names if spec.units is None else list(dict.fromkeys(spec.units))
     for u in units:
         if u not in names:

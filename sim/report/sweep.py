@@ -56,7 +56,7 @@ from pathlib import Path
 
 from .metrics import normalise, record
 from .progress import Progress
-from .units import KNOWN_UNITS, profile, unit_modes, unit_of_mode
+from .units import profile, unit_modes, unit_names, unit_of_mode
 
 __all__ = ["SweepError", "Sweep", "load_sweep", "point_key", "run_point", "run_sweep", "ResultTable",
            "plot_sweep", "relative_times", "SweepSummary", "SWEEP_KEYS", "PLOT_METRICS", "model_digest",
@@ -311,7 +311,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     # unit
     unit = sw["unit"]
     found = unit_modes()
-    names = list(KNOWN_UNITS) + sorted(u for u in found if u not in KNOWN_UNITS)
+    names = unit_names(found)
     if not isinstance(unit, str) or unit not in names:
         raise _err(path, "sweep.unit", f"unknown unit {unit!r}; units: {', '.join(names)}")
     if unit not in found:

@@ -23,17 +23,28 @@ from __future__ import annotations
 
 import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-__all__ = ["KNOWN_UNITS", "UnitProfile", "PaperClaim", "MetricFigure", "PROFILES", "profile", "available_units",
+__all__ = ["known_units", "unit_names", "UnitProfile", "PaperClaim", "MetricFigure", "PROFILES", "profile", "available_units",
            "unit_of_mode", "unit_modes", "RunSet", "gmean", "FIGURE_KINDS"]
 
 #: The figure kinds a profile names as strings (a :class:`MetricFigure` adds a unit's own).
 FIGURE_KINDS = ("time", "coalescing", "workload", "requests")
 
 #: The units of the project (README), in report order; others are added when discovered.
-KNOWN_UNITS = ("scu", "iru", "graphpeg", "mff", "emogi")
+def known_units() -> list[str]:
+    """The units' names in their descriptors' order (golden/units.py)."""
+    from golden.units import units
+    return list(units())
+
+
+def unit_names(found: dict | None = None) -> list[str]:
+    """Every unit a report may name: the descriptors' and, after them, any other
+    unit with a registered mode (``found``: :func:`unit_modes`)."""
+    known = known_units()
+    found = unit_modes() if found is None else found
+    return known + sorted(u for u in found if u not in known)
 
 
 def gmean(values) -> float | None:
@@ -394,9 +405,8 @@ _IRU_FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:sc
 PROFILES: dict[str, UnitProfile] = {
     "scu": UnitProfile(
         "scu", "SCU: stream compaction unit", "Segura et al., ISCA 2019", gpu="gtx980",
-        config="golden.scu:SCUConfig", option="scu", presets={"gtx980": "gtx980", "tx1": "tx1"},
-        area_presets={"gtx980": "gtx980-sim", "tx1": "tx1-sim"},
-        hw=("scu",), figures=("time", "coalescing", "workload"),
+        presets={"gtx980": "gtx980", "tx1": "tx1"},
+        area_presets={"gtx980": "gtx980-sim", "tx1": "tx1-sim"}, figures=("time", "coalescing", "workload"),
         columns=(("SCU ops", "scu_ops"), ("SCU requests", "scu_requests"), ("SCU cycles", "scu_cycles"),
                  ("contract sect/req", "contract_sectors_per_request")),
         claims=(
@@ -450,7 +460,6 @@ PROFILES: dict[str, UnitProfile] = {
         )),
     "emogi": UnitProfile(
         "emogi", "EMOGI: zero-copy edge lists over PCIe", "Min et al., PVLDB 2021", gpu="v100", reference="uvm",
-        config="golden.emogi:PCIeConfig", option="pcie", hw=("coalescer",),
         figures=("time", "coalescing", "requests"),
         columns=(("PCIe requests", "emogi_request_count"), ("32 B share", "emogi_req_32B"),
                  ("128 B share", "emogi_req_128B"), ("PCIe GB/s", "emogi_bandwidth_gbps"),
@@ -479,8 +488,7 @@ PROFILES: dict[str, UnitProfile] = {
         )),
     "iru": UnitProfile(
         "iru", "IRU: irregular accesses reorder unit", "Segura et al., J. Supercomputing", gpu="gtx980",
-        config="golden.iru:IRUConfig", option="iru", presets={"gtx980": "gtx980"}, hw=("iru",),
-        area_preset="default",
+        presets={"gtx980": "gtx980"}, area_preset="default",
         figures=("time", "coalescing",
                  MetricFigure("filtered", "iru_filtered_share", "IRU: elements filtered out or merged",
                               "share of the IRU's elements")),
@@ -523,7 +531,7 @@ PROFILES: dict[str, UnitProfile] = {
         )),
     "graphpeg": UnitProfile(
         "graphpeg", "GraphPEG: edge gathering per SM", "TACO 2021", gpu="kepler", reference="lb",
-        config="golden.graphpeg:GraphPEGConfig", option="graphpeg", presets={"kepler": "default"}, hw=("graphpeg",),
+        presets={"kepler": "default"},
         figures=("time", "coalescing",
                  MetricFigure("memreq", "graphpeg_memory_request_change",
                               "GraphPEG: memory requests (GPU sectors + engine requests) vs the baseline's",
@@ -557,7 +565,7 @@ PROFILES: dict[str, UnitProfile] = {
         )),
     "mff": UnitProfile(
         "mff", "MFF: memory fast forward", "slides (GPGPU-Sim, GTX 480)", gpu="gtx480", reference="pull",
-        config="golden.mff:MFFConfig", option="mff", presets={"gtx480": "gtx480"}, hw=("mff",),
+        presets={"gtx480": "gtx480"},
         figures=("time", "coalescing"),
         columns=(("MFF requests", "mff_requests"), ("MFF commands", "mff_commands")),
         claims=(
@@ -574,23 +582,22 @@ PROFILES: dict[str, UnitProfile] = {
 
 
 def profile(unit: str) -> UnitProfile:
-    """The profile of ``unit`` (a generic one for a unit that has no entry)."""
+    """The profile of ``unit``: its entry in :data:`PROFILES` (the report's own:
+    figures, claims, presets per GPU) with what its descriptor declares
+    (golden/units.py: configuration, option, RTL blocks), or a generic one."""
+    from golden.units import units
+    d = units().get(unit)
     p = PROFILES.get(unit)
-    if p is not None:
-        return p
-    hw, config = (), None
-    try:
-        from hw.registry import UNITS
-        spec = UNITS.get(unit)
-        if spec is not None:
-            hw = (unit,)
-            config = f"{spec.config_class.__module__}:{spec.config_class.__name__}"
-    except ImportError:
-        pass
-    return UnitProfile(unit, unit.upper(), config=config, option=unit if config else None, hw=hw,
-                       claims=(PaperClaim("speedup (best mode)", "see the paper", None, _best_speedup(unit), "x"),
-                               PaperClaim("coalescing improvement (best mode)", "see the paper", None,
-                                          _generic_coalescing(unit), "change")))
+    if p is None:
+        title, source = (f"{d.title}", d.paper) if d is not None else (unit.upper(), "")
+        p = UnitProfile(unit, title, source,
+                        claims=(PaperClaim("speedup (best mode)", "see the paper", None, _best_speedup(unit), "x"),
+                                PaperClaim("coalescing improvement (best mode)", "see the paper", None,
+                                           _generic_coalescing(unit), "change")))
+    if d is not None:
+        return replace(p, config=p.config or d.config, option=p.option or d.preset_option,
+                       hw=p.hw or tuple(b.name for b in d.rtl))
+    return p
 
 
 # ---------------------------------------------------------------------- discovery
@@ -598,7 +605,11 @@ def unit_of_mode(algo: str, mode: str) -> str:
     """The unit whose golden model implements ``mode`` (``"baseline"`` for the
     baseline algorithms): the package ``golden/<unit>/`` of the mode's class."""
     from golden.algorithms import MODES
+    from golden.units import units
     cls = MODES[(algo, mode)]
+    for d in units().values():          # the unit whose descriptor's golden model defines it
+        if d.implements(cls):
+            return d.name
     parts = cls.__module__.split(".")
     if len(parts) >= 2 and parts[0] == "golden" and parts[1] != "algorithms":
         return parts[1]
@@ -621,4 +632,4 @@ def unit_modes() -> dict[str, dict[str, list[str]]]:
 def available_units() -> list[str]:
     """Units with at least one registered mode: the known ones in order, then others."""
     found = unit_modes()
-    return [u for u in KNOWN_UNITS if u in found] + sorted(u for u in found if u not in KNOWN_UNITS)
+    return [u for u in unit_names(found) if u in found]
