@@ -171,3 +171,35 @@ def test_a_removed_unit_leaves_the_registries(toy):
     assert "toy_preset" in unit_preset_options()
     unregister_unit("toy")
     assert "toy" not in units() and "toy_preset" not in unit_preset_options()
+
+
+def test_golden_imports_without_amaranth_and_cocotb():
+    """The layers' rule (docs/architecture.md): golden/ never imports hw/, sim/,
+    Amaranth or cocotb. In a fresh interpreter where those cannot be imported,
+    every golden module imports, the descriptors list the units, and a unit
+    mode runs."""
+    import subprocess
+    import sys
+    code = r'''
+import importlib, pkgutil, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("amaranth", "cocotb", "hw", "sim", "synth"):
+            raise ImportError(f"golden imported {name}")
+sys.meta_path.insert(0, Block())
+import golden
+mods = [m.name for m in pkgutil.walk_packages(golden.__path__, "golden.")]
+for m in mods:
+    importlib.import_module(m)
+from golden.units import units, resolve
+for d in units().values():
+    resolve(d.config), resolve(d.tlm)
+from golden.algorithms import run_algorithm
+from golden.graphs import load_graph
+r = run_algorithm(load_graph("kron:scale=5,edgefactor=4,seed=1", cache=False), "bfs", "scu-enhanced", stats=False)
+print(len(mods), ",".join(units()), r.mode)
+'''
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    n, names, mode = p.stdout.split()
+    assert int(n) > 40 and names == "scu,iru,graphpeg,mff,emogi" and mode == "scu-enhanced"
