@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Energy per unit and GPU (issue "Energy"; docs/energy.md): for each unit on its
-paper's GPU (sim/report/fidelity.py ``PAPER_SETUPS``), every mode and its
+paper's GPU (graphunits/report/fidelity.py ``PAPER_SETUPS``), every mode and its
 reference mode, the energy by component (SM, L1, interconnect, L2, DRAM, PCIe,
 unit; static included in SM and DRAM), the static share, and the unit mode's
 energy and time relative to its reference.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from golden.perf import tune_allocator
 from golden.report import format_table
-from sim.report import ReportSpec, collect
-from sim.report.fidelity import PAPER_SETUPS
-from sim.report.units import profile
+from graphunits.report import ReportSpec, collect
+from graphunits.report.fidelity import PAPER_SETUPS
+from graphunits.report.units import profile
 
 COMPONENTS = ("sm", "l1", "icnt", "l2", "dram", "pcie", "unit")
 

@@ -2,11 +2,11 @@
 """Fidelity: every headline of every paper against the model (issue "Units on the
 shared memory system ... fidelity table").
 
-For each unit, the paper's setup (sim/report/fidelity.py, ``PAPER_SETUPS``: its
+For each unit, the paper's setup (graphunits/report/fidelity.py, ``PAPER_SETUPS``: its
 GPU presets, graphs resembling its datasets, its algorithms) runs the baseline
 and every mode of the unit on the golden model, each result checked against
 scipy/networkx; then every headline (the units' ``PaperClaim`` s in
-sim/report/units.py) gets the model's value, ours / paper, a verdict
+graphunits/report/units.py) gets the model's value, ours / paper, a verdict
 (reproduced, direction right, contradicted...) and the measured reason: the
 runs behind it, with where their time goes (every bound's share of the cycles,
 the unit's own time as ``unit``).
@@ -36,10 +36,10 @@ from pathlib import Path
 
 from golden.perf import tune_allocator
 from golden.report import format_table
-from sim.report import ReportSpec, collect
-from sim.report.collect import paper_rows
-from sim.report.fidelity import PAPER_SETUPS, VERDICT_ORDER, fidelity_markdown
-from sim.report.units import profile, unit_modes
+from graphunits.report import ReportSpec, collect
+from graphunits.report.collect import paper_rows
+from graphunits.report.fidelity import PAPER_SETUPS, VERDICT_ORDER, fidelity_markdown
+from graphunits.report.units import profile, unit_modes
 
 INTRO = ("Each unit runs on its paper's GPU preset over graphs that resemble the paper's datasets "
          "(docs/datasets.md), baseline and every mode, each result checked against scipy/networkx. "

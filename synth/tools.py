@@ -1,9 +1,8 @@
 """External tools of the area flow (issue 5): the pip (WebAssembly) Yosys and
 nextpnr, and the OSU 0.18 um liberty file, with the recipes of shared/TOOLCHAIN.md.
 
-This module holds what ``sim.toolchain`` used to own for Yosys and the liberty
-file; ``sim.toolchain`` re-exports it (``python -m sim.toolchain setup`` is
-unchanged), so that ``synth/`` depends on ``hw/`` and ``golden/`` only.
+``synth/`` depends on ``hw/`` and ``golden/`` only; the whole set-up (these tools
+and the simulators of ``sim.toolchain``) is ``python -m graphunits.setup``.
 
 Environment overrides (all optional):
 
@@ -34,18 +33,7 @@ __all__ = ["ToolError", "project_root", "cache_dir", "LIBERTY_PACKAGE", "LIBERTY
            "tool_version", "warmup"]
 
 
-class ToolError(RuntimeError):
-    """A required external tool is missing or broken (the message says how to get it)."""
-
-
-def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def cache_dir() -> Path:
-    d = Path(os.environ.get("GRAPHUNITS_CACHE", project_root() / ".cache"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+from golden.env import ToolError, cache_dir, project_root  # noqa: E402  (shared with sim/)
 
 
 # ---------------------------------------------------------------------- liberty file

@@ -40,7 +40,7 @@ def _prefetch():
 
 def run_cli(*args, env=None):
     import os
-    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "graphunits", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
 
 
@@ -271,9 +271,12 @@ def test_a_failing_yosys_is_one_tool_error(monkeypatch):
         run_area("fetch", TINY, flow="generic")
 
 
-def test_toolchain_names_still_exported():
+def test_sim_and_synth_share_the_tool_error_and_folders():
+    """sim/ and synth/ both take the missing-tool error and the project folders
+    from golden.env (neither imports the other)."""
+    import golden.env as env
     import sim.toolchain as tc
     import synth.tools as st
-    for name in ("ToolError", "liberty_path", "fetch_liberty", "run_yosys", "warmup", "project_root", "cache_dir"):
-        assert getattr(tc, name) is getattr(st, name)
-    assert tc.liberty_path().name == "osu018_stdcells.lib"
+    for name in ("ToolError", "project_root", "cache_dir"):
+        assert getattr(tc, name) is getattr(env, name) is getattr(st, name)
+    assert st.liberty_path().name == "osu018_stdcells.lib"

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import _fmt, main
+from graphunits.cli import main
+from graphunits.cli.common import fmt as _fmt
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "sim.cli", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "graphunits", *args], capture_output=True, text=True)
 
 
 def test_verilog_writes_verilog_and_json(tmp_path):
@@ -140,19 +141,19 @@ def test_preset_and_config_are_exclusive(tmp_path, capsys):
 def test_simulation_failure_and_memory_error_are_one_line(capsys, monkeypatch):
     """A failed cocotb run (SimulationError is an AssertionError) and running out
     of memory end with one error line and a non-zero status, not a traceback."""
-    import sim.cli
+    import graphunits.cli.rtl
     from sim.runner import SimulationError
 
     def fail(args):
         raise SimulationError("verilator: 1 of 1 cocotb tests failed (log /x/sim.log)")
-    monkeypatch.setattr(sim.cli, "cmd_units", fail)
+    monkeypatch.setattr(graphunits.cli.rtl, "cmd_units", fail)
     rc, out, err = run_main(capsys, "units")
     assert rc == 1 and err == "graphunits units: error: simulation failed: verilator: 1 of 1 cocotb tests " \
         "failed (log /x/sim.log)\n"
 
     def oom(args):
         raise MemoryError()
-    monkeypatch.setattr(sim.cli, "cmd_units", oom)
+    monkeypatch.setattr(graphunits.cli.rtl, "cmd_units", oom)
     rc, out, err = run_main(capsys, "units")
     assert rc == 2 and "error: out of memory" in err and err.count("\n") == 1
 
@@ -168,7 +169,7 @@ def test_mff_modes_on_an_empty_graph(tmp_path, capsys):
 
 
 def test_every_command_has_help():
-    from sim.cli import build_parser
+    from graphunits.cli import build_parser
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert {"verilog", "demo", "units", "config", "doctor"} <= set(sub.choices)
@@ -403,7 +404,7 @@ def test_iteration_progress_rules(capsys, monkeypatch):
 def help_text(*args):
     import os
     env = dict(os.environ, COLUMNS="2000")      # no line wrapping
-    r = subprocess.run([sys.executable, "-m", "sim.cli", *args, "--help"], capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, "-m", "graphunits", *args, "--help"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -454,7 +455,7 @@ def test_help_follows_the_registries(capsys, monkeypatch):
     # A mode or cosim unit registered later shows up in the help: nothing is listed by hand.
     from golden.algorithms import MODES, BFS
     from sim import cosim
-    from sim.cli import build_parser
+    from graphunits.cli import build_parser
     monkeypatch.setitem(MODES, ("bfs", "brand-new-mode"), BFS)
     some = next(iter(cosim.cosim_units().values()))
     monkeypatch.setitem(cosim._COSIM, "brand-new-unit", some)
@@ -580,7 +581,7 @@ def test_mff_push_rows(tmp_path, capsys):
 
 def test_mff_rows_tolerate_missing_keys():
     from types import SimpleNamespace
-    from sim.cli import _unit_rows
+    from graphunits.cli.run import _unit_rows
     rows = _unit_rows(SimpleNamespace(extra={"mff": {"commands": 3}}, mode="mff"))
     assert rows == [["MFF commands / values", "3 / -"]]
     rows = dict(_unit_rows(SimpleNamespace(extra={"mff": {"scatter_commands": 2, "reads": 1}}, mode="mff-push")))
@@ -624,7 +625,7 @@ def test_iru_model_option(tmp_path, capsys):
 
 
 def modes_of(unit):
-    from sim.cli import unit_modes
+    from graphunits.cli import unit_modes
     return " or ".join(unit_modes(unit))
 
 
@@ -636,7 +637,7 @@ def presets_of(cls_name):
 
 
 def test_unit_modes_come_from_the_registry():
-    from sim.cli import unit_modes
+    from graphunits.cli import unit_modes
     assert {"scu", "scu-enhanced"} <= set(unit_modes("scu")) and unit_modes("iru") == ["iru"]
     assert {"graphpeg", "graphpeg-pull"} <= set(unit_modes("graphpeg"))
     assert "mff" in unit_modes("mff") and "pull" not in unit_modes("mff")

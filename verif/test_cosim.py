@@ -145,7 +145,7 @@ def test_mff_in_design_outputs_go_to_the_right_commands():
 
 
 def test_cosim_cli_prints_matches_reference():
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "grid:6x7", "--algo", "sssp"],
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--graph", "grid:6x7", "--algo", "sssp"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "matches reference" in r.stdout and "MISMATCH" not in r.stdout
@@ -155,20 +155,20 @@ def test_cosim_reads_a_graph_file_given_by_a_relative_path(tmp_path):
     """The testbench runs in its own folder: a relative graph file path still works."""
     lines = [f"{i} {(i * 7 + 3) % 40}" for i in range(40)] + [f"{i} {i + 1}" for i in range(39)]
     (tmp_path / "g.el").write_text("\n".join(lines) + "\n")
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "g.el", "--algo", "bfs"],
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--graph", "g.el", "--algo", "bfs"],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "matches reference" in r.stdout and "MISMATCH" not in r.stdout
 
 
 def test_cosim_cli_errors():
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "nounit", "--graph", "grid:4x4",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "nounit", "--graph", "grid:4x4",
                         "--algo", "bfs"], capture_output=True, text=True)
     assert r.returncode == 2 and "not 'nounit'" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "iru", "--graph", "grid:4x4",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "iru", "--graph", "grid:4x4",
                         "--algo", "cc"], capture_output=True, text=True)
     assert r.returncode == 2 and "cosim with the iru runs bfs, sssp, pr, not 'cc'" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--graph", "kron:scale=5", "--algo", "bfs",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--graph", "kron:scale=5", "--algo", "bfs",
                         "--preset", "huge"], capture_output=True, text=True)
     assert r.returncode == 2 and "SCUConfig has no preset 'huge'" in r.stderr
 
@@ -183,7 +183,7 @@ def test_scu_model_assumes_the_testbench_latency(tmp_path):
     from golden.scu import SCUConfig
     from golden.scu.algorithms import TLMBackend
     from sim.cosim import DEFAULT_TIMING, _tlm_backend, cosim_units, testbench_latency
-    from sim.report.collect import cosim_record
+    from graphunits.report.collect import cosim_record
     assert testbench_latency(DEFAULT_TIMING) == 10 and testbench_latency({"latency": [30, 51]}) == 40
     assert testbench_latency({"latency": 60}) == 60 and testbench_latency({}) == 1     # MemoryTiming's default
     units = cosim_units()
@@ -206,7 +206,7 @@ def test_scu_model_assumes_the_testbench_latency(tmp_path):
 def test_cosim_rejects_a_source_for_an_algorithm_without_one(unit, algo):
     with pytest.raises(ValueError, match=f"{algo} has no source vertex: it runs on every vertex"):
         run_cosim("grid:4x4", algo, unit=unit, source=3, log=lambda *a: None)
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", unit, "--graph", "grid:4x4", "--algo",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", unit, "--graph", "grid:4x4", "--algo",
                         algo, "--source", "3"], capture_output=True, text=True)
     assert r.returncode == 2 and f"{algo} has no source vertex" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
@@ -279,7 +279,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
                      r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
     assert m, r.problems[0]
     # the reproducer re-runs that operation alone and shows the same difference
-    out = subprocess.run([sys.executable, "-m", "sim.cli", "replay", m.group(3)], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"SCU operation 3 of the run ({m.group(1)}, " in out.stdout and f"reproduced: {m.group(2)}" in out.stdout
 
@@ -287,7 +287,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
     (tmp_path / "iru.json").write_text('{"unit": "iru"}')
     for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs the SCU's")):
-        r = subprocess.run([sys.executable, "-m", "sim.cli", "replay", str(path)], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
 

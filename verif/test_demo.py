@@ -1,17 +1,17 @@
 """graphunits demo --quick on Icarus: every step runs and checks its unit, and the
 report it writes lists the RTL-in-the-loop run of every unit registered in
-sim/cosim.py (the steps' own runs, recorded by sim.demo.CosimLog)."""
+sim/cosim.py (the steps' own runs, recorded by graphunits.demo.CosimLog)."""
 import json
 import re
 import subprocess
 import sys
 
-from sim.demo import DEMO_GRAPHS, DEMO_OUT, OWN_STEPS, STEPS, TINY_GRAPH, CosimLog
+from graphunits.demo import DEMO_GRAPHS, DEMO_OUT, OWN_STEPS, STEPS, TINY_GRAPH, CosimLog
 from sim.toolchain import project_root
 
 
 def test_demo_quick_on_icarus():
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "demo", "--quick", "--sim", "icarus"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "graphunits", "demo", "--quick", "--sim", "icarus"], capture_output=True,
                        text=True)
     out = r.stdout
     assert r.returncode == 0, out + r.stderr

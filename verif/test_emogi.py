@@ -573,7 +573,7 @@ def test_uvm_capacity_option():
 
 @pytest.mark.parametrize("algo", ALGOS)
 def test_cli_run_emogi_aligned(tmp_path, capsys, algo):
-    from sim.cli import main
+    from graphunits.cli import main
     out = tmp_path / "r.json"
     assert main(["run", "--graph", "kron:scale=7,edgefactor=4", "--algo", algo, "--mode", "emogi-aligned",
                  "--json", str(out)]) == 0

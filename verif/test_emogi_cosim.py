@@ -37,7 +37,7 @@ def test_coalescer_cosim_matches_reference(algo, mode, tmp_path):
 
 
 def test_coalescer_cosim_cli_on_icarus():
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "coalescer", "--graph", "grid:5x6",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "coalescer", "--graph", "grid:5x6",
                         "--algo", "sssp", "--mode", "emogi-naive", "--sim", "icarus"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -52,7 +52,7 @@ def test_coalescer_cosim_cli_on_icarus():
     (["--algo", "bfs", "--preset", "small"], "the coalescer has 8 lanes, the GPU model's warps 32"),
 ])
 def test_coalescer_cosim_cli_errors(args, message):
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "coalescer", "--graph", "grid:4x4"] + args,
+    r = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "coalescer", "--graph", "grid:4x4"] + args,
                        capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
 

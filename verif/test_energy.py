@@ -98,7 +98,7 @@ def test_presets_and_errors():
 
 
 def test_cli_run_energy_prints_both_modes_and_writes_json(tmp_path, capsys):
-    from sim.cli import main
+    from graphunits.cli import main
     js = tmp_path / "e.json"
     assert main(["run", "--graph", "kron:scale=8", "--algo", "bfs", "--mode", "scu", "--energy",
                  "--json", str(js)]) == 0
@@ -195,7 +195,7 @@ def test_unit_access_counts_from_the_run_statistics():
 def test_run_energy_has_the_units_own_energy():
     from golden.algorithms import run_algorithm
     from golden.graphs import load_graph
-    from sim.report.metrics import run_energy
+    from graphunits.report.metrics import run_energy
     g = load_graph("kron:scale=8", cache=False)
     c = GPUConfig.preset("gtx980")
     base = run_energy(run_algorithm(g, "bfs", gpu=c), c)

@@ -292,7 +292,7 @@ def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
 
 def test_prove_errors(capsys):
     _need_tools()
-    from sim.cli import main
+    from graphunits.cli import main
     with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, scu_filter, scu_group, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):

@@ -23,7 +23,7 @@ def _fusesoc(root, *args):
 
 @pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("coalescer", "default")])
 def test_fusesoc_accepts_the_core_and_lints_the_unit(unit, preset, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "verilog", "--unit", unit, "--preset", preset, "-o",
+    r = subprocess.run([sys.executable, "-m", "graphunits", "verilog", "--unit", unit, "--preset", preset, "-o",
                         str(tmp_path), "--fusesoc"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / f"{unit}.core").exists() and f"FuseSoC core {core_name(unit)}" in r.stdout

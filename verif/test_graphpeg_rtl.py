@@ -180,7 +180,7 @@ def test_graphpeg_cosim_in_design_follows_the_python_testbench(tmp_path):
 
 
 def test_graphpeg_cosim_cli():
-    p = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "graphpeg", "--graph", "grid:5x6",
+    p = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "graphpeg", "--graph", "grid:5x6",
                         "--algo", "bfs", "--sim", "icarus"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "matches reference" in p.stdout and "MISMATCH" not in p.stdout
@@ -199,7 +199,7 @@ def test_graphpeg_cosim_without_edges(edges, args, sim, tmp_path):
     else:
         graph = str(tmp_path / "g.el")
         (tmp_path / "g.el").write_text(edges)
-    p = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "graphpeg", "--graph", graph, *args,
+    p = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "graphpeg", "--graph", graph, *args,
                         "--sim", sim], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "matches reference" in p.stdout and "MISMATCH" not in p.stdout, p.stdout

@@ -228,7 +228,7 @@ def test_iru_cosim_in_design_timing_follows_the_python_memory(tmp_path):
 
 @pytest.mark.parametrize("algo", ["bfs", "sssp", "pr"])
 def test_iru_cosim_cli_prints_matches_reference(algo):
-    p = subprocess.run([sys.executable, "-m", "sim.cli", "cosim", "--unit", "iru", "--graph", "grid:5x6",
+    p = subprocess.run([sys.executable, "-m", "graphunits", "cosim", "--unit", "iru", "--graph", "grid:5x6",
                         "--algo", algo], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"{algo} with the IRU RTL in the loop matches reference" in p.stdout and "MISMATCH" not in p.stdout

@@ -482,7 +482,7 @@ def test_pr_binary32_merges_converge_within_their_error_bound(name):
     assert e["error_bound"] < (0.05 if name == "star" else 1e-3)
     # the command line says why it stopped, not "max-iter"
     from types import SimpleNamespace
-    from sim.cli import _warnings
+    from graphunits.cli.run import _warnings
     w = _warnings(SimpleNamespace(tol=1e-9), r)
     assert (not w) or "noise floor" in w[0]
 

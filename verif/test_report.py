@@ -11,12 +11,12 @@ import subprocess
 
 import pytest
 
-from sim.report.fidelity import VERDICT_ORDER
+from graphunits.report.fidelity import VERDICT_ORDER
 
-from sim.cli import main
-from sim.report import ReportSpec, build_report, collect
-from sim.report.figures import read_png_data
-from sim.report.render import cell, mm2
+from graphunits.cli import main
+from graphunits.report import ReportSpec, build_report, collect
+from graphunits.report.figures import read_png_data
+from graphunits.report.render import cell, mm2
 
 GRAPH = "kron:scale=6"
 GRAPH2 = "grid:6x6"
@@ -51,7 +51,7 @@ def report(tmp_path_factory):
     """A report of every unit on a tiny graph, with (stubbed) area and RTL-in-the-loop records."""
     out = tmp_path_factory.mktemp("report")
     with pytest.MonkeyPatch.context() as mp:
-        import sim.report.area as area
+        import graphunits.report.area as area
         mp.setattr(area, "cached_area", _fake_area)
         mp.setattr(area, "area_unavailable", lambda: None)
         res = build_report(ReportSpec(graphs=[GRAPH, GRAPH2], algos=["bfs", "sssp", "pr"], area=True,
@@ -299,7 +299,7 @@ def test_iru_and_graphpeg_paper_rows_are_computed_from_the_runs(report):
     assert not [p for p in res["paper"] if p["unit"] in ("iru", "graphpeg") and p["ours"] is None
                 and p["figure"] not in area_rows and p["how"] != "not measured by the model yet"]
     # every row has its verdict; a speedup row lists the runs behind it, with their bounds
-    from sim.report.fidelity import verdict
+    from graphunits.report.fidelity import verdict
     for p in res["paper"]:
         assert (p.get("ratio"), p["verdict"]) == verdict(p["kind"], p["paper_value"], p["ours"],
                                                          paper_hi=p.get("paper_hi"), direction=p.get("direction", 0))
@@ -335,13 +335,13 @@ def test_area_by_submodule_table_holds_the_json_numbers(report):
 
 def test_figure_series_styles_are_distinct():
     # the area chart has 15+ parts: every legend entry must look different
-    from sim.report.figures import series_style
+    from graphunits.report.figures import series_style
     styles = [series_style(j) for j in range(60)]
     assert len(set(styles)) == 60
 
 
 def test_short_graph_labels():
-    from sim.report.render import short_graph
+    from graphunits.report.render import short_graph
     assert short_graph("kron:scale=9,edgefactor=16,seed=1") == "kron9 ef16 seed1"
     assert short_graph("grid:64x64") == "grid64x64"
     assert short_graph("/data/graphs/road-usa.mtx") == "road-usa.mtx"
@@ -352,8 +352,8 @@ def test_cosim_plan_covers_every_registered_unit():
     of its modes that the report runs (the coalescer's modes belong to the EMOGI unit)."""
     from golden.algorithms import MODES
     from sim.cosim import cosim_units
-    from sim.report import unit_modes
-    from sim.report.collect import _cosim_plan, _validate
+    from graphunits.report import unit_modes
+    from graphunits.report.collect import _cosim_plan, _validate
     spec = ReportSpec(graphs=["grid:4x4"], algos=["bfs", "pr"], cosim=True, sim="icarus")
     units, found = _validate(spec)
     plan = _cosim_plan(spec, units, found)
@@ -372,7 +372,7 @@ def test_cosim_records_of_every_registered_unit(tmp_path):
     """Each registered unit's real RTL-in-the-loop result on a tiny graph becomes a record
     whose fields come from that unit's own statistics, and the report's table shows it."""
     from sim.cosim import cosim_units, run_cosim
-    from sim.report.collect import cosim_record
+    from graphunits.report.collect import cosim_record
     # Hand-written: where each unit keeps its operations, memory requests and cycles.
     fields = {
         "scu": lambda r: (sum(r.rtl["ops"].values()), r.rtl["memory"]["requests"], r.rtl["cycles"], r.tlm["cycles"]),
@@ -454,7 +454,7 @@ def test_report_html_opens_in_a_headless_browser(report, tmp_path):
 def test_cosim_preset_of_a_cosim_only_unit():
     # --preset coalescer=... with --cosim: accepted, and the coalescer's RTL-in-the-loop runs use it
     from hw.registry import unit as hw_unit
-    from sim.report.collect import _cosim_plan, _validate
+    from graphunits.report.collect import _cosim_plan, _validate
     other = next(p for p in sorted(hw_unit("coalescer").config_class.PRESETS) if p != "default")
     spec = ReportSpec(graphs=["grid:4x4"], algos=["bfs"], units=["emogi"], cosim=True,
                       presets={"coalescer": other})
@@ -466,10 +466,10 @@ def test_cosim_preset_of_a_cosim_only_unit():
 def test_area_preset_lists_the_units_without_it(monkeypatch, tmp_path):
     """--area-preset P synthesizes the units that have P and names the others, with the
     reason, in the report (not an Area section that silently misses them)."""
-    import sim.report.area as area
+    import graphunits.report.area as area
     from golden.scu import SCUConfig
     from golden.iru import IRUConfig
-    from sim.report.collect import _area_plan
+    from graphunits.report.collect import _area_plan
     assert "tx1" in SCUConfig.PRESETS and "tx1" not in IRUConfig.PRESETS
     spec = ReportSpec(graphs=[GRAPH], algos=["bfs"], units=["scu", "iru"], area=True, area_preset="tx1")
     plan, skipped = _area_plan(spec, ["scu", "iru"])
@@ -488,7 +488,7 @@ def test_a_new_unit_appears_without_edits(monkeypatch):
     """A mode registered by golden/<unit>/algorithms.py is a unit of the report."""
     from golden.algorithms import MODES, modes_for
     from golden.algorithms.bfs import BFS
-    from sim.report.units import available_units
+    from graphunits.report.units import available_units
     modes_for("bfs")
     fake = type("FakeBFS", (BFS,), {"__module__": "golden.fakeunit.algorithms", "mode": "fakeunit"})
     monkeypatch.setitem(MODES, ("bfs", "fakeunit"), fake)
@@ -540,7 +540,7 @@ def test_report_help_lists_the_registries(capsys):
     # the --algo, --units and --cosim help texts come from the registries, not a list kept by hand
     from golden.algorithms import ALGORITHMS
     from sim.cosim import cosim_units
-    from sim.report import available_units
+    from graphunits.report import available_units
     import pytest as _pytest
     with _pytest.raises(SystemExit):
         main(["report", "--help"])
@@ -556,7 +556,7 @@ def test_report_help_lists_the_registries(capsys):
 @pytest.mark.parametrize("sub", ["", "/sub"])
 def test_report_output_that_is_a_file_fails_before_any_run(sub, tmp_path, capsys, monkeypatch):
     import importlib
-    collect_mod = importlib.import_module("sim.report.collect")
+    collect_mod = importlib.import_module("graphunits.report.collect")
     f = tmp_path / "existfile"
     f.write_text("x")
     monkeypatch.setattr(collect_mod, "_run_golden", lambda *a, **k: pytest.fail("ran before checking -o"))

@@ -176,7 +176,7 @@ def test_runs_on_the_memory_system_add_up():
                                         "little (data)", "little (write)", "little (hash)"}
     assert s["ops"]["expand"] == 2 * s["ops"]["data"] and s["hash_requests"] > 0     # the fused passes (Algorithm 4)
     # the report's unit column names the unit's own bound of its unit-bound operations
-    from sim.report.metrics import record
+    from graphunits.report.metrics import record
     rec = record(r, graph="kron", graph_summary={}, unit="scu", gpu_config=GPUConfig.preset("gtx980"))
     top = max(s["unit_bound"], key=s["unit_bound"].get)
     assert f"unit's own bound: {top} " in rec["unit_mix"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.report.figures import read_png_data
-from sim.report.sweep import ResultTable, SweepError, load_sweep, point_key, run_sweep
+from graphunits.report.figures import read_png_data
+from graphunits.report.sweep import ResultTable, SweepError, load_sweep, point_key, run_sweep
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sweeps"
 
@@ -67,7 +67,7 @@ def test_examples_validate():
 def test_graphpeg_alwt_sweep_points_run():
     # The GraphPEG ALWT study: every point validates; the smallest and largest ALWT
     # run through run_point (as a Dask worker would) and match the reference.
-    from sim.report.sweep import run_point
+    from graphunits.report.sweep import run_point
     s = load_sweep(EXAMPLES / "graphpeg-alwt.toml")
     # the paper's Tables 4-5: N entries relative to an unlimited ALWT (65536, the largest allowed)
     assert s.unit == "graphpeg" and s.params == {"alwt_entries": [8, 12, 16, 20, 24, 65536]}
@@ -191,7 +191,7 @@ def test_model_digest_covers_the_golden_model(tmp_path):
     resumed sweep runs such rows again) and not otherwise."""
     import shutil
 
-    from sim.report.sweep import MODEL_SOURCES, model_digest
+    from graphunits.report.sweep import MODEL_SOURCES, model_digest
     root = Path(__file__).resolve().parents[1]
     for src in MODEL_SOURCES:
         p = root / src
@@ -205,7 +205,7 @@ def test_model_digest_covers_the_golden_model(tmp_path):
     f = tmp_path / "golden" / "scu" / "algorithms.py"
     f.write_text(f.read_text().replace("SCU_PIPELINE_CYCLES = 10", "SCU_PIPELINE_CYCLES = 11"))
     assert model_digest(tmp_path) != digest                                 # a model constant changed
-    f = tmp_path / "sim" / "report" / "metrics.py"
+    f = tmp_path / "graphunits" / "report" / "metrics.py"
     (tmp_path / "golden" / "scu" / "algorithms.py").write_text((root / "golden/scu/algorithms.py").read_text())
     assert model_digest(tmp_path) == digest
     f.write_text(f.read_text() + "\n# edited\n")
@@ -264,7 +264,7 @@ def test_sweep_on_dask_is_interrupted_and_resumes(tmp_path, monkeypatch):
     assert (s3.skipped, s3.ran) == (4, 0) and len(trace.read_text().split()) == 4
 
     # A row computed by other model sources (its digest differs) is run again, alone.
-    from sim.report.sweep import model_digest
+    from graphunits.report.sweep import model_digest
     text = out.read_text()
     assert text.count(model_digest()) == 4
     stale_key = keys[2]
@@ -308,7 +308,7 @@ def test_per_gpu_presets(tmp_path):
     """Without sweep.preset every GPU's points use that GPU's preset of the unit (SCU: tx1 / gtx980),
     and [params] change it."""
     from golden.scu import SCUConfig
-    from sim.report.sweep import run_point
+    from graphunits.report.sweep import run_point
     text = ("[sweep]\nunit = 'scu'\ngraphs = ['grid:5x5']\nalgos = ['bfs']\nmodes = ['scu-enhanced']\n"
             "gpu = ['tx1', 'gtx980']\n[params]\nwidth = [2]\n")
     s = load_sweep(_write(tmp_path, text))
@@ -323,7 +323,7 @@ def test_per_gpu_presets(tmp_path):
 
 def test_sweep_command_dry_run(tmp_path):
     path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
-    r = subprocess.run([sys.executable, "-m", "sim.cli", "sweep", str(path), "--dry-run"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "graphunits", "sweep", str(path), "--dry-run"], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr
     assert "4 points (0 done), swept: param.width" in r.stdout and r.stdout.count(" todo ") == 4
@@ -344,7 +344,7 @@ def test_scu_width_matters_only_when_little_law_does_not_bind():
     and each doubling of the width shortens the run."""
     from golden.gpu import GPUConfig
     from golden.scu import SCUConfig
-    from sim.report.sweep import run_point
+    from graphunits.report.sweep import run_point
     gpu = GPUConfig.preset("gtx980")
     cfg = SCUConfig.preset("gtx980-sim")
     usable = cfg.max_inflight - cfg.merge_window
@@ -375,7 +375,7 @@ def test_scu_width_matters_only_when_little_law_does_not_bind():
 
 def test_sweep_dry_run_into_a_closed_pipe():
     # `graphunits sweep FILE --dry-run | head`: the reader leaves early; no BrokenPipeError traceback
-    p = subprocess.Popen([sys.executable, "-m", "sim.cli", "sweep", str(EXAMPLES / "scu-width.toml"), "--dry-run"],
+    p = subprocess.Popen([sys.executable, "-m", "graphunits", "sweep", str(EXAMPLES / "scu-width.toml"), "--dry-run"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.close()                                               # gone before the first line is written
     with p.stderr:
@@ -386,7 +386,7 @@ def test_sweep_dry_run_into_a_closed_pipe():
 def test_linked_parameters_and_panels(tmp_path):
     """A linked group steps its fields together; panels_by draws one panel per value
     (not a mean over them), each holding the table's numbers."""
-    from sim.report.sweep import plot_sweep, run_point
+    from graphunits.report.sweep import plot_sweep, run_point
     text = ("[sweep]\nunit = 'scu'\npreset = 'gtx980'\ngraphs = ['kron:scale=6']\nalgos = ['bfs']\nmodes = ['scu']\n"
             "gpu = 'gtx980'\nplot_metrics = ['time_rel']\nrelative_to = { width = 4 }\npanels_by = ['inflight']\n"
             f"output = '{tmp_path / 'l.csv'}'\n"
@@ -415,7 +415,7 @@ def test_linked_parameters_and_panels(tmp_path):
 
 # ---------------------------------------------------------------------- audit: tables, flags, reference options
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "sim.cli", "sweep", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "graphunits", "sweep", *map(str, args)], capture_output=True,
                           text=True)
 
 
@@ -464,7 +464,7 @@ def test_unit_options_are_not_given_to_the_baseline(tmp_path):
     # GraphPEG's reference is mode lb (the baseline with Gunrock's load-balanced advance),
     # which has no `latency`: its points run without it (they are still one per value,
     # for the speedups), the unit's with it.
-    from sim.report.sweep import point_options, run_point
+    from graphunits.report.sweep import point_options, run_point
     path = _write(tmp_path, "[sweep]\nunit = 'graphpeg'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n"
                             "modes = ['graphpeg']\n[options]\nlatency = [100, 200]\n")
     points = load_sweep(path).points()

@@ -123,10 +123,10 @@ def test_a_toy_unit_reaches_every_layer_through_its_descriptor(toy, capsys, tmp_
     from golden.algorithms import check_options
     from golden.graphs import load_graph
     from golden.algorithms import run_algorithm
-    from sim.cli import main, unit_modes
+    from graphunits.cli import main, unit_modes
     from sim.cosim import cosim_units
-    from sim.report.collect import ReportSpec, collect
-    from sim.report.units import available_units, profile, unit_names
+    from graphunits.report.collect import ReportSpec, collect
+    from graphunits.report.units import available_units, profile, unit_names
 
     # golden: the option the descriptor declares is accepted, another is not
     check_options("bfs", "toy", {"toy": "wide"})
@@ -167,7 +167,7 @@ def test_a_toy_unit_reaches_every_layer_through_its_descriptor(toy, capsys, tmp_
 
 
 def test_a_removed_unit_leaves_the_registries(toy):
-    from sim.cli import unit_preset_options
+    from graphunits.cli import unit_preset_options
     assert "toy_preset" in unit_preset_options()
     unregister_unit("toy")
     assert "toy" not in units() and "toy_preset" not in unit_preset_options()

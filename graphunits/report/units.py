@@ -106,7 +106,7 @@ class PaperClaim:
         For a statement without a number: +1 (above 1 / positive), -1.
     select : dict or None
         The runs behind the figure (``RunSet.select`` keywords): their times and
-        bounds are the row's measured reason (sim/report/fidelity.py).
+        bounds are the row's measured reason (graphunits/report/fidelity.py).
     metric : str or None
         With ``select``: list this record column per run instead of the times.
     """
@@ -267,7 +267,7 @@ def _factor(metric: str, base_mode: str, mode: str, algo: str | None = None):
 def _mff_example(rs: RunSet):
     """The slides' worked example (vertices 0-3): cache blocks the MFF reads over
     the GPU's requests, 128 B lines (the GTX 480's)."""
-    from ..mff import worked_example_counts
+    from sim.mff import worked_example_counts
     n = worked_example_counts(128)
     return n["mff_blocks"] / n["gpu_requests"], (f"{n['gpu_requests']} GPU requests -> {n['mff_blocks']} MFF block "
                                                  f"reads (sim/mff.py, worked_example_counts, 128 B lines)")

@@ -1,6 +1,6 @@
 """Writing a report: ``report.md``, ``report.html`` (images linked relatively, in
 ``figures/``), ``results.json`` and one CSV per table, from the data of
-:func:`sim.report.collect.collect`.
+:func:`graphunits.report.collect.collect`.
 
 The Markdown and the HTML are rendered from one list of blocks, so they hold the
 same tables with the same numbers (formatted by :func:`golden.report.fmt`).

@@ -1,4 +1,4 @@
-"""``graphunits report`` and ``graphunits sweep`` (registered by ``sim/cli.py``).
+"""``graphunits report`` and ``graphunits sweep`` (registered by ``graphunits/cli/__init__.py``).
 
 Errors are :class:`ReportError` / :class:`SweepError` (``ValueError``): the
 ``graphunits`` entry point prints them as one line with exit status 2.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .collect import ReportError
+from graphunits.report.collect import ReportError
 
 __all__ = ["add_report_parsers", "cmd_report", "cmd_sweep"]
 
@@ -50,7 +50,7 @@ def _output_dir(text: str) -> Path:
 def cmd_report(args) -> int:
     from golden.report import format_table
 
-    from . import ReportSpec, build_report
+    from graphunits.report import ReportSpec, build_report
     presets = {}
     for item in args.preset or []:
         unit, sep, name = item.partition("=")
@@ -95,7 +95,7 @@ def cmd_sweep(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import ResultTable, SweepError, load_sweep, model_digest, plot_sweep, point_key, run_sweep
+    from graphunits.report.sweep import ResultTable, SweepError, load_sweep, model_digest, plot_sweep, point_key, run_sweep
     for flag, v, lo in (("--workers", args.workers, 1), ("--limit", args.limit, 0)):
         if v is not None and v < lo:
             raise SweepError(f"{flag} must be an integer >= {lo}, not {v}")
@@ -157,22 +157,22 @@ def _registries() -> tuple[str, str, str, str, str]:
     except Exception:                   # help must print even when a package is half installed
         algos = "bfs, sssp, pr, cc, bc, kcore"
     try:
-        from .units import unit_names
+        from graphunits.report.units import unit_names
         units = ", ".join(unit_names())
     except Exception:
         units = "scu, iru, graphpeg, mff, emogi"
     try:
-        from .units import profile
+        from graphunits.report.units import profile
         gpus = ", ".join(f"{u} {profile(u).gpu}" for u in units.split(", "))
     except Exception:
         gpus = "SCU gtx980, EMOGI v100, ..."
     try:
-        from ..cosim import cosim_units
+        from sim.cosim import cosim_units
         cos = ", ".join(cosim_units())
     except Exception:
         cos = "the units registered in sim/cosim.py"
     try:
-        from .units import profile
+        from graphunits.report.units import profile
         area = ", ".join(f"{u} {profile(u).area_preset or profile(u).presets.get(profile(u).gpu, 'default')}"
                          for u in units.split(", "))
     except Exception:

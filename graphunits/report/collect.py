@@ -117,7 +117,7 @@ def _validate_cosim_preset(spec: ReportSpec, units: list[str], u: str, p: str) -
     """``--preset NAME=PRESET`` for a name that is not a unit of the report: with
     ``--cosim`` it may name a unit with RTL in the loop (the EMOGI ``coalescer``),
     whose preset :func:`_cosim_plan` uses; it must then be one of its RTL's presets."""
-    from ..cosim import cosim_units
+    from sim.cosim import cosim_units
     reg = cosim_units()
     if not spec.cosim:
         hint = (f"; with --cosim, --preset also takes the units with RTL in the loop ({', '.join(reg)})"
@@ -149,7 +149,7 @@ def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress)
     from golden.graphs import load_graph
     from golden.gpu import GPUConfig
 
-    from ..reference import compare, reference
+    from sim.reference import compare, reference
 
     avail = [u for u in units if u in found]
     records, notes, hists = [], [], {}
@@ -227,7 +227,7 @@ def _cosim_plan(spec: ReportSpec, units: list[str], found: dict) -> list[tuple]:
     names one for a unit of the same name (``scu=tiny``)."""
     from golden.algorithms import MODES
 
-    from ..cosim import cosim_units
+    from sim.cosim import cosim_units
     from .units import unit_of_mode
     reg = cosim_units()
     plan = []
@@ -247,7 +247,7 @@ def _cosim_plan(spec: ReportSpec, units: list[str], found: dict) -> list[tuple]:
 
 
 def _run_cosim(plan, spec: ReportSpec, prog: Progress) -> list[dict]:
-    from ..cosim import run_cosim
+    from sim.cosim import run_cosim
     out = []
     for u, gspec, algo, mode, preset, gpu in plan:
         prog.start(f"RTL in the loop: {u} {algo} {mode} on {gspec} ({spec.sim})")

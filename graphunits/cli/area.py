@@ -1,6 +1,6 @@
 """``graphunits area``: area and timing estimates of a unit (issue 5).
 
-``sim/cli.py`` registers the command with :func:`add_area_parser`; errors are
+``graphunits/cli/__init__.py`` registers the command with :func:`add_area_parser`; errors are
 raised as :class:`synth.flow.AreaError` (a ``ValueError``),
 :class:`golden.config.ConfigError` or :class:`synth.tools.ToolError`, which the
 ``graphunits`` entry point prints as one line with exit status 2.
@@ -13,7 +13,7 @@ import os
 
 from golden.report import output_path
 
-from .flow import FLOWS, FMAX_FLOWS, AreaError, check_flow, run_area
+from synth.flow import FLOWS, FMAX_FLOWS, AreaError, check_flow, run_area
 
 __all__ = ["add_area_parser", "cmd_area", "config_from_args", "add_prove_parser", "cmd_prove"]
 
@@ -52,7 +52,7 @@ def config_from_args(spec, args):
 
 def cmd_area(args) -> int:
     from hw.registry import unit
-    from .report import format_area
+    from synth.report import format_area
     flow = args.flow or ("ecp5" if args.fmax else "liberty")
     check_flow(flow, args.fmax)
     json_path = output_path("--json", args.json)       # checked before the synthesis, not after
@@ -73,7 +73,7 @@ def cmd_area(args) -> int:
 
 def add_prove_parser(sub) -> argparse.ArgumentParser:
     """Add the ``prove`` command (formal checks, docs/verification.md)."""
-    from .prove import MODES, TARGETS
+    from synth.prove import MODES, TARGETS
     sp = sub.add_parser(
         "prove", help="formal checks of a unit's properties with SymbiYosys and Z3",
         description="Check a unit's formal harness (its protocol, conservation and fairness properties) by "
@@ -90,7 +90,7 @@ def add_prove_parser(sub) -> argparse.ArgumentParser:
 
 
 def cmd_prove(args) -> int:
-    from .prove import TARGETS, prove
+    from synth.prove import TARGETS, prove
     if args.unit not in TARGETS:
         raise ValueError(f"no formal harness {args.unit!r}; harnesses: {', '.join(TARGETS)}")
     if args.depth is not None and args.depth < 1:

@@ -2,8 +2,8 @@
 their ratio, a verdict and, for every gap, the measured reason (which bound,
 which parameter, which difference of setup); docs/fidelity.md.
 
-The headlines are the units' :class:`~sim.report.units.PaperClaim` s
-(``sim/report/units.py``); ``graphunits report`` shows them for the runs it
+The headlines are the units' :class:`~graphunits.report.units.PaperClaim` s
+(``graphunits/report/units.py``); ``graphunits report`` shows them for the runs it
 makes, ``benchmarks/fidelity.py`` runs the papers' setups (their GPUs, graphs
 resembling their datasets, their algorithms) and writes docs/fidelity.md, and
 the demo prints a short version.

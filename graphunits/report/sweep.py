@@ -76,8 +76,8 @@ POINT_VERSION = 1
 #: What computes a row (relative to the project root): a change in any of these makes
 #: every row of an existing table stale (run again). golden/ is the model; the rest
 #: turn a run into a row (checks, metrics, which unit a mode belongs to).
-MODEL_SOURCES = ("golden", "sim/reference.py", "sim/report/metrics.py", "sim/report/units.py",
-                 "sim/report/sweep.py")
+MODEL_SOURCES = ("golden", "sim/reference.py", "graphunits/report/metrics.py", "graphunits/report/units.py",
+                 "graphunits/report/sweep.py")
 
 
 def model_digest(root: Path | None = None) -> str:
@@ -495,7 +495,7 @@ def _graph(spec: str, weighted: bool):
 
 @functools.lru_cache(maxsize=8)
 def _reference(spec: str, algo: str, source):
-    from ..reference import reference
+    from sim.reference import reference
     return reference(_graph(spec, algo == "sssp"), algo, source=source)
 
 
@@ -534,7 +534,7 @@ def run_point(point: dict, check: bool = True) -> dict:
         r = run_algorithm(g, point["algo"], point["mode"], gpu=gcfg, **opts)
         status, chk = "ok", None
         if check:
-            from ..reference import compare
+            from sim.reference import compare
             why = compare(point["algo"], r.values, _reference(point["graph"], point["algo"], r.extra.get("source")))
             status, chk = ("ok", "ok") if why is None else ("mismatch", f"mismatch: {why}")
         rec = record(r, graph=point["graph"], graph_summary=g.summary(),

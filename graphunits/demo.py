@@ -29,8 +29,8 @@ import time
 from golden.fetch import FetchConfig
 from golden.report import format_table
 
-from .build import build_verilog
-from .runner import SIMULATORS, run_cocotb
+from sim.build import build_verilog
+from sim.runner import SIMULATORS, run_cocotb
 
 __all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "cosim_demo", "report_demo", "CosimLog", "DEMO_GRAPHS",
            "DEMO_OUT", "OWN_STEPS", "TINY_GRAPH"]
@@ -48,7 +48,7 @@ TINY_GRAPH = "kron:scale=5,edgefactor=4,seed=1"
 
 class CosimLog:
     """Records every RTL-in-the-loop run made while it is active, as the report's
-    records (:func:`sim.report.collect.cosim_record`).
+    records (:func:`graphunits.report.collect.cosim_record`).
 
     The units' demo steps (here, ``sim.iru.iru_demo``, ``sim.graphpeg.graphpeg_demo``,
     and those of units still to come) call ``sim.cosim.run_cosim`` and print their
@@ -65,7 +65,7 @@ class CosimLog:
         self.records.append(cosim_record(r, unit=unit, preset=preset, sim=sim, graph=graph))
 
     def __enter__(self) -> "CosimLog":
-        from . import cosim
+        from sim import cosim
         self._observing = cosim.observe(self._record)
         self._observing.__enter__()
         return self
@@ -105,8 +105,8 @@ class _Steps:
 def run_demo(sims=None, quick: bool = False) -> int:
     sims = list(sims or SIMULATORS)
     step = _Steps()
-    from .graphpeg import graphpeg_demo
-    from .iru import iru_demo
+    from sim.graphpeg import graphpeg_demo
+    from sim.iru import iru_demo
     with CosimLog() as log:
         failures = fetch_demo(sims, quick, step)
         failures += scu_demo(sims, quick, step)
@@ -168,7 +168,7 @@ def cosim_demo(sim: str, quick: bool, step) -> int:
     """BFS and SSSP with the SCU RTL in the loop, PageRank with the MFF RTL in the
     loop, then every other registered unit without a step of its own (:data:`OWN_STEPS`);
     returns the number of failures (an active :class:`CosimLog` records the runs)."""
-    from . import cosim
+    from sim import cosim
     graph = DEMO_GRAPHS[0 if quick else 1]
     step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1-sim) RTL on {sim}")
     rows, failures = [], 0
@@ -217,7 +217,7 @@ def report_demo(cosim: list[dict], quick: bool, step) -> int:
     from .report import ReportSpec, build_report
     from .report.area import area_unavailable
     from .report.render import mm2
-    from .toolchain import project_root
+    from sim.toolchain import project_root
     graph = DEMO_GRAPHS[0 if quick else 1]
     area_why = "skipped in --quick" if quick else area_unavailable()
     area_units = None

@@ -33,7 +33,7 @@ def area_unavailable() -> str | None:
 
 
 def _digest() -> str:
-    from ..toolchain import project_root
+    from sim.toolchain import project_root
     h = hashlib.sha256()
     root = project_root()
     for pkg in ("golden", "hw", "synth"):
@@ -48,7 +48,7 @@ def cached_area(unit: str, preset: str, *, flow: str = "liberty", cache: Path | 
     from hw.registry import unit as get_unit
     from synth.flow import run_area
 
-    from ..toolchain import project_root
+    from sim.toolchain import project_root
     spec = get_unit(unit)
     cfg = spec.config(preset)
     cache = project_root() / "build" / "area" if cache is None else Path(cache)

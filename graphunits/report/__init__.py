@@ -8,7 +8,7 @@
 * :mod:`.units`: which units exist (discovered from the registered modes) and what
   the papers say about them.
 
-Layering: ``sim.report`` imports ``golden``, ``sim`` and (for area) ``synth``;
+Layering: ``graphunits.report`` imports ``golden``, ``sim`` and (for area) ``synth``;
 matplotlib and Dask are imported only when a figure is drawn or a sweep runs.
 """
 from __future__ import annotations
