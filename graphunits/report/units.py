@@ -395,8 +395,9 @@ _SCU_TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/s
 _IRU_TIME = ("the IRU's time is its fast model, checked against the cycle-level TLM (docs/iru.md, \"Fast "
              "model\": 0.83-1.04 of its cycles on whole algorithms); prefetches at the L2's latency from the "
              "partition, Table 1's 8 requests in flight; its replier sends two lanes a cycle, its unidirectional "
-             "ring carries at most 2.67 elements a cycle for 4 partitions (the paper's \"neighbor partitions\" may "
-             "read as a bidirectional ring, not modelled); its prefetches go through the L2 slices (docs/iru.md); "
+             "ring (the paper's Fig. 5d: a partition receives from the neighbour partition; docs/iru.md, \"Ring\") "
+             "carries at most 2.67 elements a cycle for 4 partitions (a bidirectional ring, measured on the fast "
+             "model: 0.57 / 0.56 / 1.70x on kron:scale=15 BFS / PR / SSSP); its prefetches go through the L2 slices (docs/iru.md); "
              "the paper's graphs are replaced (docs/datasets.md)")
 _IRU_FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:scale=16 SSSP 90.4 %, PR 91.1 %; "
                "grid:256x256 SSSP 43.4 %, PR 37.5 %): the edge frontiers of a Kronecker graph repeat its hub "
