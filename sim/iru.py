@@ -171,6 +171,9 @@ class IRUHarness:
         self.replies = [StreamSink((f"reply{p}",), Codec(IRUReplyBeat(config)), ready=reply_ready,
                                    seed=seed + 20 + p, on_item=self._beat(p), keep=False) for p in range(P)]
         self.monitor = monitor
+        # the longest refusals of the harness's own ports, as a memory's (the watchdog)
+        self._port_wait = sum(MemoryTiming(req_ready=pat).request_cycles() for pat in (reply_ready, req_pause))
+        self._status_wait = MemoryTiming(req_ready=status_ready).request_cycles()
         self.seq = _Sequencer(self)
         self._clock = CycleCounter(self.seq, before=_sample(self))
         self.trace: list = []                # monitor: per cycle (most held, most tokens, flush)
@@ -200,6 +203,32 @@ class IRUHarness:
 
     def done(self) -> bool:
         return len(self.results) >= len(self.ops)
+
+    #: Watchdog: an operation may take at most WATCH_FIXED + the request policy's start
+    #: + its warps x (the policy's gap and think time + the jitter + the IRU's timeout)
+    #: + WATCH_PER_ELEMENT x (its elements + 16) x (a partition memory's request bound
+    #: + the longest refusals of the reply and request ports). Calibrated on the IRU's
+    #: tests (Icarus and Verilator, RTL in the loop with the Python memory included; 266
+    #: operations): every one passes with 1/8 of this bound, the closest at 0.094 of it
+    #: (463 cycles: a calibration run's 69 elements, its warps asking after 322 cycles);
+    #: WATCH_PER_ELEMENT 2 would leave 0.119.
+    WATCH_FIXED = 2000
+    WATCH_PER_ELEMENT = 4
+
+    def watchdog(self):
+        """The operation in flight (the harness runs one at a time), when its command
+        was accepted and the most cycles it may take (:class:`sim.loop.Progress`;
+        docs/verification.md)."""
+        k = len(self.results)
+        if k >= len(self.cmd_cycles) or k >= len(self.ops):
+            return None
+        op, pol = self.ops[k]
+        warps = -(-op.n // self.config.entry_size)
+        per = max(m.timing.request_cycles() for m in self.models) + self._port_wait
+        bound = (self.WATCH_FIXED + self._status_wait + pol.start
+                 + warps * (pol.gap + pol.think + self.jitter.gap + self.config.timeout)
+                 + self.WATCH_PER_ELEMENT * (op.n + 16) * per)
+        return f"IRU operation {k} ({op.op}, {op.n} elements)", self.cmd_cycles[k], bound
 
     def _start(self, k: int, cycle: int) -> None:
         op, policy = self.ops[k]
@@ -640,7 +669,7 @@ class IRURTLBackend:
         h = self.harness
         k = h.submit(op, policy)
         await self.loop.run(lambda: len(h.results) > k, stall_cycles=20_000 + 4 * self.config.timeout,
-                            what=f"IRU operation {op.op} of {op.n} elements")
+                            what=f"IRU operation {op.op} of {op.n} elements", watch=h.watchdog)
         if h.problems:
             raise AssertionError(f"IRU RTL: {h.problems[0]}")
         return h.results[k]
