@@ -31,7 +31,7 @@ from golden.graphpeg import (CMD_OPS, EF_OUTCOMES, EFDecision, GraphPEGConfig, G
                              GraphPEGModel, KernelResult)
 from golden.graphpeg.session import reserve_spill
 from golden.graphpeg.tlm import Batch
-from golden.memory import AddressSpace, place_array
+from golden.memory import AddressSpace, MemoryError_, place_array
 from hw.graphpeg.engine import PopBeat, PushItem
 from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
@@ -207,7 +207,8 @@ class GraphPEGHarness:
         self.pop_hold = int(pop_hold)
         self.ef_compare = bool(ef_compare)
         self.model = MemoryModel(space, config.block_bytes, timing)
-        self.cmd = StreamSource(("cmd",), Codec(GraphPEGCommand(config)), [], pause=cmd_pause, seed=seed)
+        self.cmd = StreamSource(("cmd",), Codec(GraphPEGCommand(config)), [], pause=cmd_pause, seed=seed,
+                                on_send=lambda it: self.cmd_cycles.append(self.cycle))
         self.status = StreamSink(("status",), Codec(GraphPEGStatus(config)), ready=status_ready, seed=seed + 1,
                                  on_item=self._status, keep=False)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
@@ -219,6 +220,16 @@ class GraphPEGHarness:
                      for k in range(config.sms)]
         self.cycle = 0
         self.next = 0
+        self.cmd_cycles: list[int] = []          # the cycle each command was accepted
+        self.status_cycles: list[int] = []       # and its status
+        self._cmd_work: list[tuple] = []         # per command: (description, work) for the watchdog
+        self._push_work: list[list] = []         # per batch of pushes: [description, sm, target, cycle, work]
+        self._push_head = 0                      # the oldest batch not all accepted
+        self._put = [0] * config.sms             # vertices put on each push port so far
+        # the longest refusals of the harness's own ports, as a memory's (the watchdog)
+        self._pop_wait = MemoryTiming(req_ready=pop_ready).request_cycles()
+        self._push_wait = MemoryTiming(req_ready=push_pause).request_cycles()
+        self._status_wait = MemoryTiming(req_ready=status_ready).request_cycles()
         self.waiting = None                      # the step whose status is awaited
         self.statuses: list[dict] = []           # one per setup/run step
         self.kernels: list[dict] = []            # per run: batches per SM, done beats
@@ -272,19 +283,47 @@ class GraphPEGHarness:
         if self.waiting is None and self.next < len(self.steps):
             self._feed()
 
+    def _put_pushes(self, sm: int, vertices, what: str) -> None:
+        for v in vertices:
+            self.pushes[sm].put({"vertex": int(v)})
+        self.pending_lists[sm] += [int(v) for v in vertices]
+        self._put[sm] += len(vertices)
+        self._push_work.append([f"{what} (push, SM {sm}, {len(vertices)} vertices)", sm, self._put[sm], self.cycle,
+                                sum(len(p.queue) + (p.current is not None) for p in self.pushes)])
+
+    def _kernel_edges(self, kernel: GraphPEGKernel, lists: list) -> int:
+        """The edges of the vertices in ``lists``, from the row pointers in memory (0 where
+        they cannot be read: the RTL refuses such a kernel)."""
+        vs = np.array([v for vl in lists for v in vl], np.int64)
+        if kernel.mode == "vertex" or not vs.size:
+            return 0
+        try:
+            rp = self.space.gather_elems(kernel.row_ptr + 4 * vs, 4).astype(np.int64)
+            rp1 = self.space.gather_elems(kernel.row_ptr + 4 * vs + 4, 4).astype(np.int64)
+        except MemoryError_:
+            return 0
+        return int(np.maximum(rp1 - rp, 0).sum())
+
     def _feed(self) -> None:
         while self.next < len(self.steps) and self.waiting is None:
             st = self.steps[self.next]
             if isinstance(st, Push):
-                for v in st.vertices:
-                    self.pushes[st.sm].put({"vertex": int(v)})
-                self.pending_lists[st.sm] += [int(v) for v in st.vertices]
+                self._put_pushes(st.sm, st.vertices, f"GraphPEG step {self.next}")
                 self.next += 1
                 continue
             if not all(p.idle() for p in self.pushes):
                 return                           # pushes first
             self.cmd.put(command_fields(st, self.config))
             self.waiting = st
+            k = len(self._cmd_work)
+            if isinstance(st, Run):
+                vertices = sum(len(vl) for vl in self.pending_lists)
+                edges = self._kernel_edges(st.kernel, self.pending_lists)
+                during = sum(len(vs) for vs in st.during.values())
+                self._cmd_work.append((f"GraphPEG command {k} ({st.kernel.mode} kernel, {vertices} vertices, "
+                                       f"{edges} edges)", vertices + edges + during))
+            else:
+                self._cmd_work.append((f"GraphPEG command {k} (setup)", 0))
             if isinstance(st, Run):
                 self.inputs.append(self.pending_lists)
                 self.pending_lists = [[] for _ in range(self.config.sms)]
@@ -303,10 +342,42 @@ class GraphPEGHarness:
     def _start_during(self) -> None:
         if self._during:
             for sm, vs in self._during.items():
-                for v in vs:
-                    self.pushes[int(sm)].put({"vertex": int(v)})
-                self.pending_lists[int(sm)] += [int(v) for v in vs]
+                self._put_pushes(int(sm), vs, f"GraphPEG command {len(self.statuses)}'s pushes")
         self._during = None
+
+    #: Watchdog: a command may take at most WATCH_FIXED + the warps' hold + WATCH_PER_ELEMENT x
+    #: (its work + 16) x (the memory's request bound + the pop ports' longest refusal); a
+    #: kernel's work is its vertices, their edges and the pushes made while it runs, a
+    #: setup's none; a batch of pushes (once no command runs) WATCH_FIXED + WATCH_PER_ELEMENT
+    #: x (the vertices queued on all push ports + 16) x (the request bound + the push
+    #: ports' longest pause). Calibrated on GraphPEG's tests (Icarus and Verilator, RTL in
+    #: the loop with the Python memory included; 160 commands and batches of pushes): every
+    #: one passes with 1/8 of this bound, the closest at 0.096 of it (1,523 cycles: a held EF
+    #: run's kernel of 257 edges, its warps held for 1,100); WATCH_PER_ELEMENT 1 would fail.
+    WATCH_FIXED = 2000
+    WATCH_PER_ELEMENT = 2
+
+    def watchdog(self):
+        """The command in flight (commands run one at a time) or, between commands, the
+        oldest batch of pushes not all taken; when its clock started and the most
+        cycles it may take (:class:`sim.loop.Progress`; docs/verification.md)."""
+        mem = self.model.timing.request_cycles()
+        if self.waiting is not None:
+            k = len(self.statuses)
+            if k >= len(self.cmd_cycles):
+                return None                      # not accepted yet
+            what, work = self._cmd_work[k]
+            hold = self.pop_hold if isinstance(self.waiting, Run) else 0
+            return what, self.cmd_cycles[k], (self.WATCH_FIXED + self._status_wait + hold
+                                              + self.WATCH_PER_ELEMENT * (work + 16) * (mem + self._pop_wait))
+        while self._push_head < len(self._push_work):
+            what, sm, target, cycle, work = self._push_work[self._push_head]
+            if self.pushes[sm].sent < target:
+                # the clock starts when the batch was put or the last command finished
+                start = max(cycle, self.status_cycles[-1] if self.status_cycles else 0)
+                return what, start, self.WATCH_FIXED + self.WATCH_PER_ELEMENT * (work + 16) * (mem + self._push_wait)
+            self._push_head += 1
+        return None
 
     def _beat(self, sm: int, it: dict) -> None:
         if not self.kernels or not isinstance(self.waiting, Run):
@@ -345,6 +416,7 @@ class GraphPEGHarness:
         if isinstance(st, Run):
             self.kernels[-1]["reads"][1] = len(self.model.stats.read_blocks)
         self.statuses.append(dict(it))
+        self.status_cycles.append(self.cycle)
         self.waiting = None
         self.next += 1
         self._feed()
@@ -822,7 +894,8 @@ class GraphPEGRTLBackend(InDesignStats):
         h = self.harness
         k = len(h.statuses)
         h.submit(step)
-        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what="GraphPEG setup")
+        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what="GraphPEG setup",
+                            watch=h.watchdog)
         return h.statuses[k]
 
     def push(self, pushes: dict) -> None:
@@ -832,7 +905,7 @@ class GraphPEGRTLBackend(InDesignStats):
         h = self.harness
         for sm, vs in pushes.items():
             h.submit(Push(int(sm), tuple(int(v) for v in np.asarray(vs).reshape(-1))))
-        await self.loop.run(h.done, stall_cycles=20_000, what="GraphPEG pushes")
+        await self.loop.run(h.done, stall_cycles=20_000, what="GraphPEG pushes", watch=h.watchdog)
 
     def run(self, kernel: GraphPEGKernel, *, latency: int = 1, consume: float = 0.0, warps: int = 64) -> KernelResult:
         kernel.check(self.config)
@@ -842,7 +915,8 @@ class GraphPEGRTLBackend(InDesignStats):
         h = self.harness
         k = len(h.statuses)
         h.submit(Run(kernel))
-        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what=f"GraphPEG {kernel.mode} kernel")
+        await self.loop.run(lambda: len(h.statuses) > k, stall_cycles=20_000, what=f"GraphPEG {kernel.mode} kernel",
+                            watch=h.watchdog)
         if h.statuses[k]["cmd_error"]:
             raise GraphPEGError("the RTL refused the run command")
         if h.problems:
