@@ -153,6 +153,7 @@ class RTLBackend(InDesignStats):
         self.name = f"rtl-{sim}"
         self.dut = dut
         self.harness = SCUHarness(config, self.space, [], timing=timing, expect=False)
+        self.harness.expected = []             # the lock-step TLM's statuses: sizes for the command watchdog
         self.simmem = None
         self.sim_s = self.io_s = 0.0          # in-design memory: seconds simulating, loading and reading back
         # Lock step: the TLM runs every operation on a copy of the memory as it was before
@@ -185,9 +186,10 @@ class RTLBackend(InDesignStats):
     async def _execute(self, op: SCUOp) -> SCUStatus:
         ref, want, cycle = self._tlm_before(op)
         k = len(self.harness.statuses)
+        self.harness.expected.append(want)
         self.harness.submit(op)
         await self.loop.run(lambda: len(self.harness.statuses) > k, stall_cycles=20_000,
-                            what=f"SCU {op.op} of {op.n} elements")
+                            what=f"SCU {op.op} of {op.n} elements", watch=self.harness.watchdog)
         st = self.harness.statuses[k]
         self._compare(op, st, ref, want, cycle)
         return st
