@@ -177,6 +177,8 @@ class MemoryModel:
         self._gap_pat = Pattern(timing.resp_gap, seed=timing.seed + 2)
         self._pending: list = []          # heap of (ready_time, seq, (tag, rdata, error))
         self._tags: Counter = Counter()   # tags of the requests in flight
+        self._failing_writes: set = set()  # sequence numbers of writes in flight answered with an error
+        self.write_error_cycles: list = []  # the cycles an error response to a write was taken
         self._seq = 0
         self._last_ready = 0
         self._outstanding = 0
@@ -240,13 +242,18 @@ class MemoryModel:
             ready = max(ready, self._last_ready)
             self._last_ready = ready
         heapq.heappush(self._pending, (ready, self._seq, (tag, rdata, int(error))))
+        if write and error:
+            self._failing_writes.add(self._seq)
         self._seq += 1
         self._outstanding += 1
         st.max_outstanding = max(st.max_outstanding, self._outstanding)
 
     def response_taken(self) -> None:
         """The presented response transferred at the end of the current cycle."""
-        _, _, (tag, _, _) = heapq.heappop(self._pending)
+        _, seq, (tag, _, _) = heapq.heappop(self._pending)
+        if seq in self._failing_writes:
+            self._failing_writes.discard(seq)
+            self.write_error_cycles.append(self.cycle)
         self._tags[tag] -= 1
         self._outstanding -= 1
 

@@ -271,6 +271,25 @@ def test_progress_watch_stops_a_command_that_keeps_transferring():
         p2.check(cycle)
 
 
+def test_failed_writes_are_recorded_when_their_response_is_taken():
+    """``write_error_cycles``: the cycle each error response to a write was taken
+    (the MFF's harness needs them); failing reads and clean writes are not in it."""
+    sp = AddressSpace()
+    base = sp.alloc("a", np.zeros(64, np.uint32), align=32)
+    m = MemoryModel(sp, 32, MemoryTiming(latency=(2, 9), seed=3, error_ranges=((base + 64, base + 96),)))
+    m.accept(base + 64, 1, 1, 0xf, tag=0)             # fails
+    m.accept(base + 64, 0, 0, 0, tag=1)               # fails, a read
+    m.accept(base, 1, 1, 0xf, tag=2)
+    m.tick()
+    m.accept(base + 64, 1, 2, 0xf, tag=3)             # fails
+    m.tick()
+    got = _drain(m)
+    assert sorted(r[0] for _, r in got) == [0, 1, 2, 3]
+    assert m.write_error_cycles == [c for c, r in got if r[0] in (0, 3)]
+    assert [r[2] for _, r in got if r[0] in (0, 1, 3)] == [1, 1, 1]
+    assert sp.read(base + 64, 4).tolist() == [0, 0, 0, 0] and sp.read(base, 1).tolist() == [1]
+
+
 def test_a_tag_in_flight_cannot_be_reused():
     """The memory port's rule: tags unique among the requests in flight (a second
     request with the tag of one not yet answered is a protocol error); once its
