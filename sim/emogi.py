@@ -28,12 +28,13 @@ import random
 
 import numpy as np
 
-from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model
+from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model, warp_requests
 from hw.emogi import ReadRequest, WarpAccess
 
 from .agents import CycleCounter, StreamSink, StreamSource
 from .codec import Codec
 from .cosim import CosimUnit
+from .memory import MemoryTiming
 
 __all__ = ["HAND_CASES", "hand_warps", "make_warps", "graph_instructions", "CoalescerHarness", "request_tuples",
            "golden_histogram", "CoalescerRTLBackend", "COSIM_MODES", "cosim_check"]
@@ -152,6 +153,16 @@ class CoalescerHarness:
         self.cycle = 0
         self.first_in = None
         self.last_out = None
+        # watchdog: the warps that send requests (a warp with no active lane sends
+        # none), the cycles they were accepted and the one the last warp completed
+        self._requests = [len(warp_requests(config, a, m)) for a, m in self.warps]
+        self._lanes = [config.lanes if m is None else bin(m).count("1") if isinstance(m, int) else sum(map(bool, m))
+                       for _, m in self.warps]
+        self._sent_warps = 0
+        self._accepted: list[tuple[int, int]] = []     # (warp, cycle) of every warp that sends requests
+        self._completed = 0
+        self._last_done = 0
+        self._out_wait = MemoryTiming(req_ready=out_ready).request_cycles()   # the output's longest refusal
 
     @property
     def agents(self):
@@ -160,10 +171,37 @@ class CoalescerHarness:
     def _sent(self, item) -> None:
         if self.first_in is None:
             self.first_in = self.cycle
+        k = self._sent_warps
+        self._sent_warps += 1
+        if k < len(self._requests) and self._requests[k]:
+            self._accepted.append((k, self.cycle))
 
     def _request(self, item: dict) -> None:
         self.got.append(PCIeRequest(item["addr"], item["size"], bool(item["last"])))
         self.last_out = self.cycle
+        if item["last"]:
+            self._completed += 1
+            self._last_done = self.cycle
+
+    #: Watchdog: a warp may take at most WATCH_FIXED + WATCH_PER_REQUEST x (its requests
+    #: + 2) x the output's longest refusal (as a memory's request bound). Calibrated on
+    #: the coalescer's tests (cocotb on Icarus and Verilator, Amaranth's simulator): a
+    #: warp takes at most 0.49 x (requests + 2) x that (32 one-sector requests), so each
+    #: passes within 0.053 of this bound (1/19).
+    WATCH_FIXED = 100
+    WATCH_PER_REQUEST = 8
+
+    def watchdog(self):
+        """The oldest warp accepted whose last request has not come out, when its
+        clock started and the most cycles it may take (:class:`sim.loop.Progress`)."""
+        if self._completed >= len(self._accepted):
+            return None
+        k, accepted = self._accepted[self._completed]
+        n = self._requests[k]
+        # warps are answered in order: the clock starts when the warp was accepted or the
+        # one before it finished, whichever is later
+        return (f"EMOGI warp {k} (read, {self._lanes[k]} active lanes, {n} requests)",
+                max(accepted, self._last_done), self.WATCH_FIXED + self.WATCH_PER_REQUEST * (n + 2) * self._out_wait)
 
     def done(self) -> bool:
         return self.src.idle() and len(self.got) >= len(self.expected)

@@ -229,5 +229,46 @@ def test_coalescer_amaranth(name):
                      ({"kind": "aligned", "count": 40}, {})]:
         h = CoalescerHarness(cfg, make_warps(cfg, spec), seed=3, **bp)
         run_amaranth(WarpCoalescer(cfg), h.agents, h.done, max_cycles=50_000, stall_cycles=300,
-                     what=f"{name} {spec['kind']}")
+                     what=f"{name} {spec['kind']}", watch=h.watchdog)
         assert h.mismatches() == [] and len(h.got) == len(h.expected) > 0, (name, spec["kind"], h.mismatches())
+
+
+# ---------------------------------------------------------------------- watchdog
+def test_watchdog_bounds_the_oldest_warp_by_its_requests():
+    cfg = CoalescerConfig()
+    L = cfg.lanes
+
+    def bound(lines, **kw):       # one warp over `lines` lines, a sector each: `lines` requests
+        addrs = [BASE + cfg.line_bytes * (i % lines) for i in range(L)]
+        h = CoalescerHarness(cfg, [(addrs, (1 << L) - 1)], **kw)
+        assert h.watchdog() is None          # nothing accepted yet
+        h.src.drive()
+        h.cycle = 5
+        h.src.clock(lambda path: 1)          # the warp accepted at cycle 5
+        what, start, b = h.watchdog()
+        assert start == 5 and what == f"EMOGI warp 0 (read, {L} active lanes, {lines} requests)"
+        return b
+
+    sizes = [bound(n) for n in (1, 4, 32)]
+    assert sizes[0] < sizes[1] < sizes[2]
+    assert bound(4, out_ready=[1, 0, 0, 0]) > sizes[1]      # a slower output
+    # a warp with no active lane sends nothing: nothing in flight
+    h = CoalescerHarness(cfg, [([BASE] * L, 0)])
+    h.src.drive()
+    h.src.clock(lambda path: 1)
+    assert h.watchdog() is None
+
+
+def test_coalescer_watchdog_stops_a_warp_past_its_bound(monkeypatch):
+    """Amaranth's simulator with the bound cut to 10 cycles: a warp of 32 one-sector
+    requests passes it and the run stops with a HangError naming the warp."""
+    from sim.loop import HangError
+    cfg = CoalescerConfig()
+    monkeypatch.setattr(CoalescerHarness, "WATCH_FIXED", 10)
+    monkeypatch.setattr(CoalescerHarness, "WATCH_PER_REQUEST", 0)
+    warps = [(a, m) for name, a, m in hand_warps(cfg) if name == "scattered"]
+    h = CoalescerHarness(cfg, warps)
+    assert len(h.expected) == cfg.lanes
+    with pytest.raises(HangError, match=rf"EMOGI warp 0 \(read, {cfg.lanes} active lanes, {cfg.lanes} requests\) "
+                                        r"not complete 11 cycles after it was accepted at cycle \d+ \(bound 10"):
+        run_amaranth(WarpCoalescer(cfg), h.agents, h.done, max_cycles=1000, watch=h.watchdog)
