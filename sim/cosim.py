@@ -406,7 +406,8 @@ class MFFRTLBackend:
         first = len(h.items)
         for c in cmds:
             h.submit(c)
-        cycles = await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands")
+        cycles = await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands",
+                                     watch=h.watchdog)
         self.cycles += cycles
         out = []
         for k in range(first, first + len(cmds)):

@@ -68,7 +68,8 @@ class MFFHarness:
             self.expected = self.tlm.run(self.items)
             self.fun_space = space.copy()
             self.functional = MFFFunctional(config, self.fun_space, is_error=self.model.is_error).run(self.items)
-        self.cmd = StreamSource(("cmd",), Codec(MFFCommandLayout(config)), [], pause=cmd_pause, seed=seed)
+        self.cmd = StreamSource(("cmd",), Codec(MFFCommandLayout(config)), [], pause=cmd_pause, seed=seed,
+                                on_send=self._sent)
         self.spad = StreamSink(("spad",), Codec(MFFSpadWrite(config)), ready=spad_ready, seed=seed + 1,
                                on_item=self._spad, keep=False)
         self.done = StreamSink(("done",), Codec(MFFDone(config)), ready=done_ready, seed=seed + 2,
@@ -81,6 +82,18 @@ class MFFHarness:
         self.problems: list[str] = []
         self.events = 0
         self.cycle = 0                      # cycles run (the TLM's clock)
+        # watchdog bookkeeping: per item, the cycle it was queued and its first entry
+        # accepted, the oldest command in flight then; the running sum of the items' work
+        self.queued: dict[int, int] = {}
+        self.started: dict[int, int] = {}
+        self._oldest_at_start: dict[int, int] = {}
+        self._work = [0]
+        self._what: dict[int, str] = {}
+        self._entries: list = []            # [item, entries left to send] per queued command
+        self._last_done = 0
+        ready_wait = lambda p: MemoryTiming(req_ready=p).request_cycles() - 2   # noqa: E731 (its longest refusal)
+        self._per_element = (self.model.timing.request_cycles() + ready_wait(spad_ready) + ready_wait(done_ready)
+                             + ready_wait(cmd_pause))
         self._feed()
 
     @property
@@ -97,6 +110,7 @@ class MFFHarness:
             if isinstance(it, Poke):
                 self.space.write(it.addr, np.frombuffer(it.data, np.uint8))
                 self.results[self.next] = {"values": {}, "error": False}
+                self._work.append(self._work[-1])
                 self.next += 1
                 continue
             if it.warp in self.inflight:
@@ -104,8 +118,14 @@ class MFFHarness:
             self.inflight[it.warp] = self.next
             self.results[self.next] = {"values": {}, "error": None, "expect": gather_values(self.space, it)
                                        if it.op == "gather" else {}}
-            for entry in encode_command(it):
+            entries = encode_command(it)
+            for entry in entries:
                 self.cmd.put(entry)
+            self.queued[self.next] = self.cycle
+            self._what[self.next] = (f"MFF command {self.next} ({it.op}, warp {it.warp}, {len(entries)} entries"
+                                     + (f", {it.elements} elements)" if it.op != "invalidate" else ")"))
+            self._entries.append([self.next, len(entries)])
+            self._work.append(self._work[-1] + self.command_work(it))
             self.next += 1
             if barrier:
                 return
@@ -115,6 +135,47 @@ class MFFHarness:
         self.items.append(item)
         self._feed()
         return len(self.items) - 1
+
+    def _sent(self, entry: dict) -> None:
+        head = self._entries[0]
+        if head[0] not in self.started:
+            self.started[head[0]] = self.cycle
+            self._oldest_at_start[head[0]] = min(self.inflight.values())
+        head[1] -= 1
+        if head[1] == 0:
+            self._entries.pop(0)
+
+    @staticmethod
+    def command_work(cmd: MFFCommand) -> int:
+        """A command's size for the watchdog: its thread entries, plus two steps per
+        element (the read of C and then of V; a scatter's read and write-back)."""
+        return len(encode_command(cmd)) + 2 * cmd.elements + 2
+
+    #: Watchdog: the oldest command in flight may take at most WATCH_FIXED +
+    #: WATCH_PER_ELEMENT x (the work of the commands in flight beside it) x (the memory's
+    #: request bound + the longest refusals of the scratchpad, completion and command
+    #: streams). Commands in flight compete for the unit, so the work counted is that
+    #: of every item from the oldest in flight when its first entry was accepted to the
+    #: last one queued (:meth:`command_work`; the sequencer queues no command behind one
+    #: of the same warp, so that stays finite).
+    #: Calibrated on the MFF's RTL tests (Icarus and Verilator, the same cycles): every
+    #: command takes at most 1.30 x work x (request bound + refusals) cycles (a gather of
+    #: 323 elements, `tiny`, latency 1), so each passes within 0.075 of this bound (1/13).
+    WATCH_FIXED = 2000
+    WATCH_PER_ELEMENT = 16
+
+    def watchdog(self):
+        """The oldest command in flight, when its clock started and the most cycles it
+        may take (:class:`sim.loop.Progress`)."""
+        if not self.inflight:
+            return None
+        k = min(self.inflight.values())
+        if k in self.started:
+            start, first = self.started[k], self._oldest_at_start[k]
+        else:       # its first entry waits: every command before it is complete
+            start, first = max(self.queued[k], self._last_done), k
+        work = self._work[self.next] - self._work[first]
+        return self._what[k], start, self.WATCH_FIXED + self.WATCH_PER_ELEMENT * work * self._per_element
 
     def _spad(self, it: dict) -> None:
         k = self.inflight.get(it["warp"])
@@ -136,7 +197,7 @@ class MFFHarness:
         r = self.results[k]
         r["error"] = bool(it["error"])
         r["order"] = self.events
-        r["done"] = self.cycle
+        r["done"] = self._last_done = self.cycle
         self.events += 1
         # Completion only after every value of the command.
         missing = set(r["expect"]) - set(r["values"])

@@ -8,11 +8,14 @@ scatters over several warps with sizes 0, small and large (far more elements
 than work registers: the pool runs dry), host writes with invalidation, random
 memory latency and back-pressure on every stream, and memory errors
 (sim/mff.py)."""
+import numpy as np
 import pytest
 
-from golden.mff import MFFConfig
-from sim.mff import make_workload
+from golden.memory import AddressSpace
+from golden.mff import MFFCommand, MFFConfig, ThreadRequest
 from sim.build import build_verilog
+from sim.memory import MemoryTiming
+from sim.mff import MFFHarness, make_workload
 from sim.runner import run_cocotb
 
 from conftest import SCALE
@@ -103,3 +106,45 @@ def test_mff_cocotb_128B_lines(sim):
         assert by[name]["values"] == 7
         assert by[name]["memory"]["reads"] == slides_example_counts(128)["mff_reads"] == 2
     assert by["random 2/0"]["values"] > 300
+
+
+# ---------------------------------------------------------------------- watchdog
+def test_watchdog_bounds_the_oldest_command_by_the_work_in_flight():
+    cfg = MFFConfig.preset("default")
+    space = AddressSpace(addr_bits=cfg.addr_width)
+    cb = space.alloc("C", np.arange(1024, dtype=np.uint32) % 64, align=256)
+    vb = space.alloc("V", np.arange(64, dtype=np.uint32), align=256)
+
+    def gather(warp, size):
+        return MFFCommand("gather", warp, (ThreadRequest(lane=0, cidx=0, size=size),), cbase=cb, vbase=vb)
+
+    def bound(items, **kw):
+        h = MFFHarness(cfg, space, items, expect=False, **kw)
+        assert h.watchdog()[1] == 0           # (its first entry not yet accepted: from the queueing)
+        h.cmd.drive()
+        h.cycle = 3
+        h.cmd.clock(lambda path: 1)           # the first entry accepted at cycle 3
+        what, start, b = h.watchdog()
+        assert start == 3 and what.startswith("MFF command 0 (gather, warp 0, 1 entries")
+        return b
+
+    assert MFFHarness(cfg, space, [], expect=False).watchdog() is None
+    sizes = [bound([gather(0, n)]) for n in (1, 10, 100)]
+    assert sizes[0] < sizes[1] < sizes[2]
+    # commands of other warps in flight beside it, a slower memory, back-pressure: more time
+    assert bound([gather(0, 10), gather(1, 100)]) > sizes[1]
+    assert bound([gather(0, 10)], timing=MemoryTiming(latency=50)) > sizes[1]
+    assert bound([gather(0, 10)], spad_ready=[1, 0, 0]) > sizes[1]
+
+
+def test_mff_watchdog_stops_a_command_past_its_bound():
+    """A short Icarus run with the watchdog's bound cut to 40 cycles: the worked
+    example's gather (7 elements, 100-cycle memory) passes it and the run stops
+    with a HangError naming the command."""
+    cfg = MFFConfig.preset("default")
+    runs = [{"name": "example", "workload": {"kind": "example"}, "timing": {"latency": 100}, "watch": [40, 0]}]
+    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    r = res["runs"][0]
+    assert r["mismatches"][0].startswith("HangError: MFF command 0 (gather, warp 0, 4 entries, 7 elements) not "
+                                         "complete 41 cycles after it was accepted"), r["mismatches"]
+    assert r["cycles"] < r["tlm_cycles"]

@@ -4,7 +4,8 @@ and the final memory against the structural TLM (:class:`golden.mff.MFFModel`,
 cycle-exact), the functional model and memory itself (sim/mff.py).
 
 Case: ``{"config": MFFConfig params, "runs": [{"name", "workload", "timing",
-"cmd_pause", "spad_ready", "done_ready", "seed"}]}``.
+"cmd_pause", "spad_ready", "done_ready", "seed", "watch"}]}``; ``watch``
+``[fixed, per_element]`` replaces the harness's watchdog constants (to test it).
 """
 import cocotb
 
@@ -25,6 +26,8 @@ async def mff_cases(dut):
         h = MFFHarness(cfg, space, items, timing=timing_from_dict(run.get("timing", {})),
                        cmd_pause=pattern(run.get("cmd_pause")), spad_ready=pattern(run.get("spad_ready")),
                        done_ready=pattern(run.get("done_ready")), seed=run.get("seed", 0))
+        if "watch" in run:
+            h.WATCH_FIXED, h.WATCH_PER_ELEMENT = run["watch"]
         cycles, problems = await run_harness(dut, h, run, done=h.done_all)
         values = sum(len(r["values"]) for r in h.results.values())
         results.append({"name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "values": values,
