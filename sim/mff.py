@@ -9,7 +9,9 @@ a second :class:`sim.memory.MemoryModel` with the same timing, and the same
 back-pressure patterns; it is cycle-exact with the RTL, so what must hold
 (docs/mff.md, "Models") is: every scratchpad value equals the TLM's and the
 functional model's; a command completes only after all of its values, in the
-same cycle as in the TLM, with the TLM's error flag; the sequence of block
+same cycle as in the TLM, with the TLM's error flag, which is the functional
+model's unless a write-back's error came back while the command, a scatter,
+was in flight (:meth:`MFFHarness.failed_write_backs`); the sequence of block
 reads and write-backs, the cycle count and the final memory equal the TLM's.
 """
 from __future__ import annotations
@@ -205,6 +207,17 @@ class MFFHarness:
             self.problems.append(f"item {k}: completed before {len(missing)} of its values arrived")
         self._feed()
 
+    def failed_write_backs(self, k: int) -> list[int]:
+        """The cycles a write-back's error response was taken while scatter command
+        ``k`` was in flight (after the cycle its first entry was accepted, before the
+        one its completion was): the unit sets the error of every scatter command in
+        flight then (docs/mff.md, "Errors"), which the functional model, one command
+        at a time, does not see."""
+        it, r = self.items[k], self.results.get(k, {})
+        if isinstance(it, Poke) or it.op != "scatter" or k not in self.started or r.get("done") is None:
+            return []
+        return [c for c in self.model.write_error_cycles if self.started[k] < c < r["done"]]
+
     def done_all(self) -> bool:
         return self.next >= len(self.items) and not self.inflight
 
@@ -231,8 +244,10 @@ class MFFHarness:
             if exp is not None and r["error"] is not None:
                 if r["error"] != exp.error:
                     out.append(f"item {k} ({it.op}): error flag {r['error']}, the TLM's {exp.error}")
-                if exp.error != self.functional[k].error:
-                    out.append(f"item {k} ({it.op}): the TLM's error flag differs from the functional model's")
+                failed = self.failed_write_backs(k)
+                if exp.error != (self.functional[k].error or bool(failed)):
+                    out.append(f"item {k} ({it.op}): the TLM's error flag differs from the functional model's"
+                               + (f" with the failed write-backs answered at cycles {failed[:4]}" if failed else ""))
                 if r.get("done") != exp.done:
                     out.append(f"item {k} ({it.op}): completed at cycle {r.get('done')}, the TLM at {exp.done}")
         if self.expected is not None:
@@ -418,7 +433,8 @@ def worked_example_counts(block_bytes: int, rank_base: int = 0x10000, nout_base:
 def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     """Random commands over a random CSR-like C and a V array: ``{"seed", "commands",
     "max_size", "warps", "vsize8": probability, "scatter": probability, "pokes": bool,
-    "bits": bitmap size of the scatters}``."""
+    "bits": bitmap size of the scatters}``; ``{"kind": "failed write-back"}``:
+    :func:`failed_write_back_workload`."""
     if spec.get("kind") == "example":
         space, cmd, _ = worked_example()
         return space, [cmd]
@@ -426,6 +442,8 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
         return bench_workload(config, spec)
     if spec.get("kind") == "stale":
         return stale_workload(config, spec)
+    if spec.get("kind") == "failed write-back":
+        return failed_write_back_workload(config, spec)
     rng = np.random.default_rng(spec.get("seed", 0))
     r = random.Random(spec.get("seed", 0))
     space = AddressSpace(addr_bits=config.addr_width)
@@ -479,6 +497,25 @@ def stale_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     bits = tuple(ThreadRequest(lane=l, cidx=r.randrange(32 * words)) for l in range(32))
     scatter = MFFCommand("scatter", 1, bits, vbase=bm)
     return space, [gather, scatter, gather, scatter, gather]
+
+
+def failed_write_back_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
+    """Scatters into region ``bad`` (give it as an error range: their reads and
+    write-backs fail) beside scatters into ``bitmap`` and gathers of ``V`` by other
+    warps: a failed write-back sets the error of every scatter command in flight,
+    not of the gathers. Twice: the failing scatter first, then the clean one."""
+    space = AddressSpace(addr_bits=config.addr_width)
+    bm = space.alloc("bitmap", np.zeros(256, np.uint32), align=256)
+    bad = space.alloc("bad", np.zeros(64, np.uint32), align=256)
+    r = random.Random(spec.get("seed", 0))
+    cb = space.alloc("C", np.array([r.randrange(64) for _ in range(64)], np.uint32), align=256)
+    vb = space.alloc("V", np.array([r.randrange(2**32) for _ in range(64)], np.uint32), align=256)
+    clean = MFFCommand("scatter", 1, tuple(ThreadRequest(lane=l, cidx=l * 200 + r.randrange(8)) for l in range(32)),
+                       vbase=bm)
+    gather = MFFCommand("gather", 2, tuple(ThreadRequest(lane=l, cidx=8 * l, size=4, target=16 * l)
+                                           for l in range(8)), cbase=cb, vbase=vb)
+    failing = MFFCommand("scatter", 0, (ThreadRequest(lane=0, cidx=r.randrange(2048)),), vbase=bad)
+    return space, [failing, clean, gather, MFFCommand("invalidate", 3), clean, failing, gather]
 
 
 def bench_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:

@@ -37,5 +37,9 @@ async def mff_cases(dut):
                         "tlm_reads": h.tlm.reads, "tlm_writes": h.tlm.writes, "tlm_cycles": h.tlm.cycle,
                         "tlm_stats": h.tlm.stats,
                         "functional_reads": sum(e.reads for e in h.functional if e is not None),
-                        "distinct_blocks": len(set().union(*[e.blocks for e in h.expected if e is not None]))})
+                        "distinct_blocks": len(set().union(*[e.blocks for e in h.expected if e is not None])),
+                        "failed_write_backs": len(h.model.write_error_cycles),
+                        # commands whose error only a failed write-back beside them explains
+                        "write_back_flagged": [k for k, e in enumerate(h.functional) if e is not None and not e.error
+                                               and h.results.get(k, {}).get("error")]})
     save_result({"runs": results})
