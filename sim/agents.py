@@ -101,15 +101,19 @@ class StreamSink(Agent):
     """Accepts a stream with ``ready`` from a back-pressure pattern; decodes payloads.
 
     Checks the stream rule that an offered payload holds (valid stays high and the
-    payload does not change) until it is accepted.
+    payload does not change) until it is accepted. ``on_offer(item)`` is called in
+    the cycle a payload is first offered, ``on_item(item)`` in the cycle it is taken
+    (the same cycle when ``ready`` is high).
     """
 
     def __init__(self, path: Path, codec: Codec, *, ready=None, seed: int = 0,
-                 on_item: Callable[[dict], None] | None = None, keep: bool = True):
+                 on_item: Callable[[dict], None] | None = None, keep: bool = True,
+                 on_offer: Callable[[dict], None] | None = None):
         self.path = tuple(path)
         self.codec = codec
         self.ready = Pattern(ready, seed=seed)
         self.on_item = on_item
+        self.on_offer = on_offer
         self.keep = keep
         self.items: list[dict] = []
         self.count = 0
@@ -131,6 +135,8 @@ class StreamSink(Agent):
         if not valid:
             self._held = None
             return
+        if self.on_offer is not None and self._held is None:
+            self.on_offer(self.codec.decode(get(self._payload)))
         if self._ready_now:
             item = self.codec.decode(get(self._payload))
             self._held = None

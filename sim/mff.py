@@ -75,7 +75,7 @@ class MFFHarness:
         self.spad = StreamSink(("spad",), Codec(MFFSpadWrite(config)), ready=spad_ready, seed=seed + 1,
                                on_item=self._spad, keep=False)
         self.done = StreamSink(("done",), Codec(MFFDone(config)), ready=done_ready, seed=seed + 2,
-                               on_item=self._done, keep=False)
+                               on_item=self._done, keep=False, on_offer=self._offered)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
                                self.model)
         self.next = 0                       # next item to start
@@ -207,16 +207,23 @@ class MFFHarness:
             self.problems.append(f"item {k}: completed before {len(missing)} of its values arrived")
         self._feed()
 
+    def _offered(self, it: dict) -> None:
+        k = self.inflight.get(it["warp"])
+        if k is not None:
+            self.results[k].setdefault("offered", self.cycle)
+
     def failed_write_backs(self, k: int) -> list[int]:
         """The cycles a write-back's error response was taken while scatter command
         ``k`` was in flight (after the cycle its first entry was accepted, before the
-        one its completion was): the unit sets the error of every scatter command in
-        flight then (docs/mff.md, "Errors"), which the functional model, one command
-        at a time, does not see."""
+        one its completion was first offered): the unit sets the error of every
+        scatter command in flight then whose completion is not offered yet
+        (docs/mff.md, "Errors"), which the functional model, one command at a time,
+        does not see."""
         it, r = self.items[k], self.results.get(k, {})
         if isinstance(it, Poke) or it.op != "scatter" or k not in self.started or r.get("done") is None:
             return []
-        return [c for c in self.model.write_error_cycles if self.started[k] < c < r["done"]]
+        end = r.get("offered", r["done"])
+        return [c for c in self.model.write_error_cycles if self.started[k] < c < end]
 
     def done_all(self) -> bool:
         return self.next >= len(self.items) and not self.inflight

@@ -681,7 +681,9 @@ class MFFModel:
         if advance and data_err:
             err_set.add(job)
         if resp_write and resp[2]:
-            err_set.update(k for k in range(J) if self.j_scatter[k])
+            # every scatter in flight but one whose completion is offered (docs/mff.md, "Errors")
+            offered = dsel if done_valid and not self.inval_done else -1
+            err_set.update(k for k in range(J) if self.j_scatter[k] and k != offered)
         for k in err_set:
             self.j_err[k] = True
         self.in_use += int(issue) - int(free_en)

@@ -553,8 +553,13 @@ class MFF(wiring.Component):
                 for k in range(J):
                     with m.If(dsel == k):
                         m.d.sync += j_valid[k].eq(0)
+        offered = Signal(J)                # the job whose completion is offered this cycle
+        with m.If(done.valid & ~inval_done):
+            m.d.comb += offered.eq(1 << dsel)
         with m.If(resp_write & resp.p.error):
-            # A failed write-back: every scatter command in flight reports it.
-            m.d.comb += j_err_set.eq(Mux(advance & data_err, 1 << job, 0) | j_scatter)
+            # A failed write-back: every scatter command in flight reports it, but for
+            # one whose completion is offered: its own write-backs are all done (it was
+            # ready only when flushed) and an offered payload must hold (stream rule).
+            m.d.comb += j_err_set.eq(Mux(advance & data_err, 1 << job, 0) | (j_scatter & ~offered))
         m.d.comb += self.busy.eq(~idle | inval_done)
         return m
