@@ -122,7 +122,7 @@ def part_c(args, t0):
                 "kernels": [{"lists": "all", "ef": False, "weights": weights}]},
                 "timing": {"latency": lat, "max_outstanding": 1024}, "weights": weights, "latency": lat})
     log(t0, f"(c) RTL, preset default, {args.sim}")
-    res = run_cocotb(build_verilog("graphpeg", cfg), "sim.tb.graphpeg",
+    res = run_cocotb(build_verilog("graphpeg", cfg), "sim.graphpeg.tb",
                      {"config": cfg.to_dict(), "runs": [{k: v for k, v in r.items() if k not in ("weights", "latency")}
                                                        for r in runs]}, sim=args.sim)
     for spec, r in zip(runs, res["runs"]):

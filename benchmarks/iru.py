@@ -61,7 +61,7 @@ def part_a(args, t0):
                 log(t0, f"RTL {preset} (P={cfg.partitions}), {lat}-cycle memory")
                 runs = [{"name": "edge frontier", "workload": wl, "policy": policy, "monitor": True,
                          "timing": {"latency": lat, "max_outstanding": 1024}}]
-                res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs},
+                res = run_cocotb(build_verilog("iru", cfg), "sim.iru.tb", {"config": cfg.to_dict(), "runs": runs},
                                  sim=args.sim)
                 r = res["runs"][0]
                 assert not r["mismatches"], r["mismatches"]

@@ -67,7 +67,7 @@ def part_a(args, t0):
         runs = [{"name": f"lat{lat}", "workload": {"kind": "bench", "graph": args.graph, "warps": args.warps},
                  "timing": {"latency": lat, "max_outstanding": 1024}} for lat in (1, 100)]
         log(t0, f"RTL {preset}")
-        res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": runs},
+        res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": runs},
                          sim=args.sim)
         space, items = make_workload(cfg, runs[0]["workload"])
         fres = MFFFunctional(cfg, space.copy()).run(items)

@@ -77,7 +77,7 @@ def part_a(args, t0):
                 runs.append({"name": op, "extra": extra, "workload": {"kind": "bench", "op": op, "n": n, **extra},
                              "timing": {"latency": lat, "max_outstanding": 1024}})
             log(t0, f"RTL {label_p} (width {cfg.width}), {lat}-cycle memory")
-            res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu",
+            res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb",
                              {"config": cfg.to_dict(), "runs": runs}, sim=args.sim)
             for run, r in zip(runs, res["runs"]):
                 assert not r["mismatches"], r["mismatches"]

@@ -151,7 +151,7 @@ def scu_demo(sims, quick: bool, step) -> int:
              "timing": {"latency": [1, 20], "seed": 4, "error_ranges": [[0x1000, 0x5000]]}}]
     rows = []
     for sim in sims:
-        res = run_cocotb(build, "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+        res = run_cocotb(build, "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
         for r in res["runs"]:
             ok = not r["mismatches"]
             failures += not ok

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 #: The RTL test files (their Icarus runs add no coverage and are left out).
-RTL_TESTS = ["verif/test_fetch_rtl.py", "verif/test_scu_rtl.py", "verif/test_iru_rtl.py", "verif/test_mff_rtl.py",
-             "verif/test_graphpeg_rtl.py", "verif/test_emogi_rtl.py"]
+RTL_TESTS = ["verif/test_fetch_rtl.py", "verif/scu/test_scu_rtl.py", "verif/iru/test_iru_rtl.py", "verif/mff/test_mff_rtl.py",
+             "verif/graphpeg/test_graphpeg_rtl.py", "verif/emogi/test_emogi_rtl.py"]
 
 _FIELD = re.compile("\x01([^\x02]+)\x02([^\x01]*)")
 

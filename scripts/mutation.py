@@ -57,13 +57,13 @@ INTERFACE_K = {"fetch": "fetch", "mem": "memory_port or scu", "scu": "scu", "iru
 #: unit -> (its RTL sources, its tests)
 UNITS = {
     "fetch": (["hw/fetch/engine.py"], ["verif/test_fetch_rtl.py", _IF]),
-    "mem": (["hw/mem/arbiter.py", "hw/mem/writer.py", "hw/mem/port.py"], ["verif/test_scu_rtl.py", _IF]),
-    "scu": (["hw/scu/unit.py", "hw/scu/hashes.py"], ["verif/test_scu_rtl.py", _IF]),
-    "iru": (["hw/iru/unit.py", "hw/iru/partition.py", "hw/iru/fadd.py"], ["verif/test_iru_rtl.py", _IF]),
+    "mem": (["hw/mem/arbiter.py", "hw/mem/writer.py", "hw/mem/port.py"], ["verif/scu/test_scu_rtl.py", _IF]),
+    "scu": (["hw/scu/unit.py", "hw/scu/hashes.py"], ["verif/scu/test_scu_rtl.py", _IF]),
+    "iru": (["hw/iru/unit.py", "hw/iru/partition.py", "hw/iru/fadd.py"], ["verif/iru/test_iru_rtl.py", _IF]),
     "graphpeg": (["hw/graphpeg/top.py", "hw/graphpeg/engine.py", "hw/graphpeg/alwt.py"],
-                 ["verif/test_graphpeg_rtl.py", _IF]),
-    "mff": (["hw/mff/unit.py"], ["verif/test_mff_rtl.py", _IF]),
-    "emogi": (["hw/emogi/coalescer.py"], ["verif/test_emogi_rtl.py", _IF]),
+                 ["verif/graphpeg/test_graphpeg_rtl.py", _IF]),
+    "mff": (["hw/mff/unit.py"], ["verif/mff/test_mff_rtl.py", _IF]),
+    "emogi": (["hw/emogi/coalescer.py"], ["verif/emogi/test_emogi_rtl.py", _IF]),
 }
 
 _BINOPS = {ast.Add: ("+", "-"), ast.Sub: ("-", "+"), ast.BitAnd: ("&", "|"), ast.BitOr: ("|", "&"),

@@ -37,7 +37,7 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
     from golden.scu.tlm import SCUStatus
 
     from .build import build_verilog
-    from .cosim import scu_difference
+    from .scu.cosim import scu_difference
     from .runner import run_cocotb
     path = Path(path)
     try:
@@ -58,7 +58,7 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
     case = {"config": cfg.to_dict(), "op": doc["op"], "timing": doc["timing"], "image": str(path.parent /
             doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"],
             "blocks": [int(a) for a in want.write_blocks]}
-    res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu_replay", case, sim=sim, waves=waves)
+    res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb_replay", case, sim=sim, waves=waves)
     got = space.copy()
     for a, hexdata in res["blocks"].items():
         got.write(int(a), np.frombuffer(bytes.fromhex(hexdata), np.uint8))

@@ -82,7 +82,7 @@ def test_cosim_memory_defaults():
 def test_mff_cosim_matches_reference(algo, mode, sim, preset, memory, tmp_path):
     """The Python memory model with the structural TLM in lock step (values, block
     reads, write-backs and cycles equal), and the memory, command sequencer and
-    output recorders inside the design (sim/mff.py, MFFDesignEnv) with the
+    output recorders inside the design (sim/mff/, MFFDesignEnv) with the
     functional model in lock step."""
     r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="mff", mode=mode, preset=preset, sim=sim,
                   out_dir=tmp_path, log=lambda *a: None, options={"tol": 1e-10} if algo == "pr" else None,

@@ -38,7 +38,7 @@ def test_demo_quick_on_icarus():
         by.setdefault(c["unit"], []).append(c)
     assert [(c["algo"], c["graph"]) for c in by["scu"]] == [("bfs", DEMO_GRAPHS[0]), ("sssp", DEMO_GRAPHS[0])]
     assert [(c["algo"], c["preset"]) for c in by["mff"]] == [("pr", "default")]
-    # the IRU and GraphPEG steps' own BFS runs (sim/iru.py, sim/graphpeg.py), not a rerun
+    # the IRU and GraphPEG steps' own BFS runs (sim/iru/, sim/graphpeg/), not a rerun
     assert [(c["algo"], c["preset"], c["graph"]) for c in by["iru"]] == \
         [("bfs", "small", "kron:scale=7,edgefactor=8,seed=1")]
     assert [(c["algo"], c["preset"], c["graph"]) for c in by["graphpeg"]] == \

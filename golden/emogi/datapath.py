@@ -16,7 +16,7 @@ instruction, as in the statistics; it takes its element from the payload that
 brought the sector to that warp earlier.
 
 Backends: :class:`CoalescerTLM` here (the TLM, :func:`.coalescer.warp_requests`);
-the RTL under cocotb in sim/emogi.py. A backend has a ``config``
+the RTL under cocotb in sim/emogi/. A backend has a ``config``
 (:class:`CoalescerConfig`), a ``name`` and ``coalesce(warps)``: the request stream
 (``last`` closes each warp's requests) of a list of ``(addrs, mask)`` warps whose
 masks are not zero.

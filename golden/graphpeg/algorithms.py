@@ -6,7 +6,7 @@ The kernels are the paper's: persistent warps loop on ``__pop_edge_*`` (edge
 gathering mode) or ``__pop_vert`` (vertex-list mode) until -1 and call
 ``__push_vert`` for the vertices of the next round. Every kernel runs on a
 *backend* (:class:`GraphPEGTLMBackend`, or the RTL under cocotb,
-``sim/graphpeg.py``); the algorithm continues with the items the backend
+``sim/graphpeg/``); the algorithm continues with the items the backend
 delivered, in their pop order, so a wrong engine changes the result. A warp's
 atomic operations take effect in pop order (the order of the engines' pops in
 time, SMs in order within a cycle): the first lane to improve a vertex pushes

@@ -1,6 +1,6 @@
 """The GraphPEG side of an algorithm run: the graph's arrays in the engines' memory,
 the vertex lists fed through ``__push_vert``, kernels run by a *backend* (the TLM,
-or the RTL under cocotb: ``sim/graphpeg.py``), their description for the GPU model,
+or the RTL under cocotb: ``sim/graphpeg/``), their description for the GPU model,
 and the statistics (docs/graphpeg.md, "Algorithms").
 
 A backend has ``config``, ``sms``, ``space``, ``name`` and the methods

@@ -38,7 +38,7 @@ and follows the rules that the RTL implements:
 * The kernel ends when every SM is idle and no exchange is in progress; the SMs
   then answer every further pop with -1 (the RTL's ``done`` beat).
 
-What the RTL and the TLM agree on (checked by ``verif/test_graphpeg_rtl.py``): the
+What the RTL and the TLM agree on (checked by ``verif/graphpeg/test_graphpeg_rtl.py``): the
 multiset of delivered items of a kernel (all SMs together; per SM when EF
 balancing is off), every batch's size (at most a warp; only an SM's last batch
 of a kernel may be partial unless it received a moved entry), the contents of

@@ -39,7 +39,7 @@ by a partition other than the warp's own), and the stack order of lanes within a
 reply, and the back-pressure of entries that stay full while no request comes.
 Its results follow every rule of :mod:`golden.iru.checks`; its cycles are within
 the bound measured against the cycle model in docs/iru.md (test:
-``verif/test_iru_fast.py``). Command errors, empty operations, traced runs and
+``verif/iru/test_iru_fast.py``). Command errors, empty operations, traced runs and
 request policies with fewer than ``SCARCE`` resident warps per partition go to
 the cycle model.
 

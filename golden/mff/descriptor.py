@@ -12,5 +12,5 @@ UNIT = UnitDescriptor(
     unit_attr="use_mff",                 # the pull modes run without the unit
     rtl=(RTLBlock("mff", "golden.mff:MFFConfig", "hw.mff:MFF",
                   "memory fast forward: pointer chasing with coalescing work registers (MFF, DATE 2015)"),),
-    cosim="sim.cosim:MFF_COSIM",
+    cosim="sim.mff.cosim:COSIM",
 )

@@ -35,14 +35,14 @@ block reads and cycle counts can be compared with the RTL's:
   back (the dirty bytes only) before it completes; completion (``PC_wait``)
   comes when a job's counter is zero and everything is issued (and flushed).
 
-The environment is the RTL testbench's (sim/mff.py): a memory object with the
+The environment is the RTL testbench's (sim/mff/): a memory object with the
 interface of ``sim.memory.MemoryModel`` (``req_ready``, ``response``, ``accept``,
 ``response_taken``, ``tick``; :class:`PortMemory` by default), optional 0/1
 iterators for the readiness of the scratchpad and completion ports and the
 pauses of the command source, and the same sequencing of commands (a warp has
 one command in flight; a :class:`Poke` or an ``invalidate`` waits until nothing
 is in flight). Given the same memory timing and patterns, the model is meant to
-be cycle-exact with the RTL: the tests (verif/test_mff_rtl.py) require equal
+be cycle-exact with the RTL: the tests (verif/mff/test_mff_rtl.py) require equal
 values, completion cycles, block-read sequences and cycle counts.
 
 ``coalesce=False`` gives the same unit without linking (a request for an
@@ -341,7 +341,7 @@ class MFFModel:
         return self.cycle - start
 
     def _feed(self) -> None:
-        # The testbench's sequencer (sim/mff.py, MFFHarness): items in order; a warp
+        # The testbench's sequencer (sim/mff/, MFFHarness): items in order; a warp
         # has one command in flight; a poke or an invalidate waits for an empty unit.
         while self._next < len(self.items):
             k = self._next

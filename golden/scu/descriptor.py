@@ -8,5 +8,5 @@ UNIT = UnitDescriptor(
     preset_option="scu", default_preset="tx1 on --gpu tx1, else gtx980",
     rtl=(RTLBlock("scu", "golden.scu:SCUConfig", "hw.scu:SCU",
                   "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),),
-    cosim="sim.cosim:SCU_COSIM",
+    cosim="sim.scu.cosim:COSIM",
 )

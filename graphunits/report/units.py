@@ -270,7 +270,7 @@ def _mff_example(rs: RunSet):
     from sim.mff import worked_example_counts
     n = worked_example_counts(128)
     return n["mff_blocks"] / n["gpu_requests"], (f"{n['gpu_requests']} GPU requests -> {n['mff_blocks']} MFF block "
-                                                 f"reads (sim/mff.py, worked_example_counts, 128 B lines)")
+                                                 f"reads (sim/mff/, worked_example_counts, 128 B lines)")
 
 
 def _best_speedup(unit: str, algo: str | None = None):

@@ -1,1 +1,1 @@
-"""cocotb test modules run by :func:`sim.runner.run_cocotb` (tests, demo, benchmarks)."""
+"""cocotb test modules of the shared blocks (fetch engine, testbench memory, toggle counter), run by :func:`sim.runner.run_cocotb`; each unit's are in its own package (``sim/<unit>/tb.py``, ``tb_cosim.py``)."""

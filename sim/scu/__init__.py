@@ -20,9 +20,9 @@ from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus, STREAMS, pack_bits
 from hw.mem.port import MemRequest, MemResponse
 from hw.scu.unit import SCUCommand, SCUStatusLayout
 
-from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
-from .codec import Codec
-from .memory import MemoryModel, MemoryTiming
+from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
+from ..codec import Codec
+from ..memory import MemoryModel, MemoryTiming
 
 __all__ = ["RawCommand", "SCUHarness", "make_workload", "directed_workload", "resolve_error_regions",
            "status_from_item"]

@@ -1,7 +1,7 @@
 """The IRU's RTL with cocotb on Verilator and Icarus, P = 1, 2 and 4 partitions.
 
 The order of the replies depends on timing, so the RTL is not compared reply by
-reply with the TLM; every run checks (sim/iru.py, golden/iru/checks.py):
+reply with the TLM; every run checks (sim/iru/, golden/iru/checks.py):
 every warp answered once with as many lanes as threads; conservation (every
 position once without a filter; filtered/merged lanes accounted as disabled);
 positions point back to the input; minima per index equal the input's and the
@@ -169,7 +169,7 @@ def _runs(name: str, cfg: IRUConfig, sim: str) -> list[dict]:
 @pytest.mark.parametrize("name, cfg", CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_iru_verilator(name, cfg):
     runs = _runs(name, cfg, "verilator")
-    res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs},
+    res = run_cocotb(build_verilog("iru", cfg), "sim.iru.tb", {"config": cfg.to_dict(), "runs": runs},
                      sim="verilator")
     check(res, runs, cfg)
 
@@ -177,7 +177,7 @@ def test_iru_verilator(name, cfg):
 @pytest.mark.parametrize("name, cfg", [c for c in CONFIGS if c[0] != "P2"], ids=[c[0] for c in CONFIGS if c[0] != "P2"])
 def test_iru_icarus(name, cfg):
     runs = _runs(name, cfg, "icarus")
-    res = run_cocotb(build_verilog("iru", cfg), "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    res = run_cocotb(build_verilog("iru", cfg), "sim.iru.tb", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
     check(res, runs, cfg)
 
 
@@ -187,7 +187,7 @@ def test_iru_icarus(name, cfg):
 def test_iru_cosim_matches_reference(algo, memory, tmp_path):
     """Both testbenches: the Python memory models and harness (cocotb every cycle),
     and a memory per partition, the warps and the reply recorders inside the design
-    (sim/iru.py, IRUDesignEnv: cocotb once per operation)."""
+    (sim/iru/, IRUDesignEnv: cocotb once per operation)."""
     r = run_cosim("kron:scale=6,edgefactor=4,seed=3", algo, unit="iru", sim="verilator", out_dir=tmp_path,
                   log=lambda *a: None, memory=memory)
     assert r.ok, r.problems
@@ -278,7 +278,7 @@ def test_fadd32_rtl_is_bit_exact(sim, tmp_path):
         pytest.skip(str(e))
     (tmp_path / "fadd.v").write_text(verilog.convert(FAdd32(), name="fadd", emit_src=False))
     pairs = _fadd_pairs(seed=11, n=1500 * SCALE)
-    got = run_cocotb(Build("fadd", "fadd", FetchConfig(), tmp_path), "sim.tb.fadd", {"pairs": pairs}, sim=sim)["sums"]
+    got = run_cocotb(Build("fadd", "fadd", FetchConfig(), tmp_path), "sim.iru.tb_fadd", {"pairs": pairs}, sim=sim)["sums"]
     want = [fadd32(a, b) for a, b in pairs]
     bad = [(hex(a), hex(b), hex(g), hex(w)) for (a, b), g, w in zip(pairs, got, want) if g != w]
     assert not bad, f"{len(bad)} of {len(pairs)} sums differ, first (a, b, rtl, model): {bad[:5]}"

@@ -36,11 +36,11 @@ from hw.graphpeg.engine import PopBeat, PushItem
 from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
-from .codec import Codec
-from .cosim import CosimUnit, InDesignStats
-from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, fast_array, read_logs, transfer_file
+from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
+from ..codec import Codec
+from ..cosim import CosimUnit, InDesignStats
+from ..memory import MemoryModel, MemoryTiming
+from ..simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, fast_array, read_logs, transfer_file
 
 __all__ = ["Setup", "Push", "Run", "GraphPEGHarness", "make_workload", "expected_items", "GraphPEGRTLBackend",
            "classify_reads", "graphpeg_demo", "GraphPEGDesignEnv", "GraphPEGInDesign"]
@@ -665,7 +665,7 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
 
 # ---------------------------------------------------------------------- RTL in the loop
 # ---------------------------------------------------------------------- the testbench inside the design
-STREAMPLAY_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_streamplay.v"
+STREAMPLAY_VERILOG = Path(__file__).resolve().parents[1] / "rtl" / "graphunits_streamplay.v"
 
 
 class GraphPEGDesignEnv(DesignEnv):
@@ -748,18 +748,18 @@ class GraphPEGInDesign:
 
     async def command(self, fields: dict) -> dict:
         """Hand over one command; its status."""
-        from .cosim import _edge_until
+        from ..cosim import edge_until
         dut = self.dut
         dut.cmd__payload.value = self._cmd.encode(fields)
         dut.cmd__valid.value = 1
         what = "GraphPEG command"
-        await _edge_until(dut.clk, lambda: int(dut.cmd__ready.value), self.simmem, what)
+        await edge_until(dut.clk, lambda: int(dut.cmd__ready.value), self.simmem, what)
         dut.cmd__valid.value = 0
-        await _edge_until(dut.clk, lambda: int(dut.status__valid.value), self.simmem, what, wake=dut.status__valid)
+        await edge_until(dut.clk, lambda: int(dut.status__valid.value), self.simmem, what, wake=dut.status__valid)
         return self._status.decode(int(dut.status__payload.value))
 
     async def push(self, pushes: dict) -> None:
-        from .cosim import _edge_until
+        from ..cosim import edge_until
         dut = self.dut
         t0 = time.perf_counter()
         for sm, vs in pushes.items():
@@ -774,7 +774,7 @@ class GraphPEGInDesign:
             play.head.value = 0
             self.pending_lists[int(sm)] += vs
         self.io_s += time.perf_counter() - t0
-        await _edge_until(dut.clk, lambda: int(dut.gp_push_idle.value), self.simmem, "GraphPEG pushes",
+        await edge_until(dut.clk, lambda: int(dut.gp_push_idle.value), self.simmem, "GraphPEG pushes",
                           wake=dut.gp_push_idle)
 
     async def run(self, kernel: GraphPEGKernel) -> tuple[dict, KernelResult, list]:
@@ -851,7 +851,7 @@ class GraphPEGRTLBackend(InDesignStats):
                  timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", pop_ready=None, memory=None):
         from cocotb.task import resume
 
-        from .cocotb_loop import CocotbLoop
+        from ..cocotb_loop import CocotbLoop
         self.config = config
         self.sms = config.sms
         self.space = space or AddressSpace(addr_bits=config.addr_width)
@@ -866,7 +866,7 @@ class GraphPEGRTLBackend(InDesignStats):
             self._run = resume(self._run_async)
             self._setup = resume(self._setup_async)
         else:
-            from .simmem import SimMemory
+            from ..simmem import SimMemory
             if pop_ready is not None:
                 raise ValueError("the in-design pop recorders are always ready (pop_ready: use the Python memory)")
             self.harness = None
@@ -1019,7 +1019,7 @@ def _cosim_env(cfg):
 
 #: RTL in the loop (its descriptor's ``cosim``, golden/graphpeg/descriptor.py).
 COSIM = CosimUnit("graphpeg", ("bfs", "sssp"), ("graphpeg",), "sim", _cosim_backend,
-                  "sim.tb.cosim_graphpeg", "graphpeg", _cosim_check, _cosim_rows,
+                  "sim.graphpeg.tb_cosim", "graphpeg", _cosim_check, _cosim_rows,
                   options=lambda cfg: {"graphpeg": cfg, "compare_baseline": False},
                   in_design_memory=True, design_env=_cosim_env)
 
@@ -1043,16 +1043,16 @@ def graphpeg_demo(sims, quick: bool = False, step=print) -> int:
     ``graphunits demo``: ``failures += graphpeg_demo(sims, quick, step)``)."""
     from golden.report import format_table
 
-    from .build import build_verilog
-    from .cosim import run_cosim
-    from .runner import run_cocotb
+    from ..build import build_verilog
+    from ..cosim import run_cosim
+    from ..runner import run_cocotb
     cfg = GraphPEGConfig.preset("sim")
     step(f"GraphPEG, preset 'sim' ({cfg.sms} SMs, {cfg.alwt_entries} ALWT entries, {cfg.edge_buffer_edges}-edge "
          f"buffer): random kernels on {', '.join(sims)} against its TLM")
     build = build_verilog("graphpeg", cfg)
     rows, failures = [], 0
     for sim in sims:
-        res = run_cocotb(build, "sim.tb.graphpeg", {"config": cfg.to_dict(), "runs": demo_runs()}, sim=sim)
+        res = run_cocotb(build, "sim.graphpeg.tb", {"config": cfg.to_dict(), "runs": demo_runs()}, sim=sim)
         for r in res["runs"]:
             ok = not r["mismatches"]
             failures += not ok

@@ -1,7 +1,7 @@
 """cocotb module: runs MFF command lists against the memory model and checks every
 scratchpad value, completion cycle, block read and write-back, the cycle count
 and the final memory against the structural TLM (:class:`golden.mff.MFFModel`,
-cycle-exact), the functional model and memory itself (sim/mff.py).
+cycle-exact), the functional model and memory itself (sim/mff/).
 
 Case: ``{"config": MFFConfig params, "runs": [{"name", "workload", "timing",
 "cmd_pause", "spad_ready", "done_ready", "seed", "watch"}]}``; ``watch``

@@ -27,10 +27,10 @@ from golden.mff import (MFF_OPS, MFFCommand, MFFConfig, MFFFunctional, MFFModel,
 from hw.mem.port import MemRequest, MemResponse
 from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 
-from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
-from .codec import Codec
-from .memory import MemoryModel, MemoryTiming, Pattern
-from .simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
+from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
+from ..codec import Codec
+from ..memory import MemoryModel, MemoryTiming, Pattern
+from ..simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
 
 __all__ = ["Poke", "MFFHarness", "make_workload", "encode_command", "worked_example", "worked_example_counts",
            "tlm_for", "MFFDesignEnv", "MFFInDesign"]
@@ -279,7 +279,7 @@ class MFFHarness:
 
 
 # ---------------------------------------------------------------------- the testbench inside the design
-MFFSEQ_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_mffseq.v"
+MFFSEQ_VERILOG = Path(__file__).resolve().parents[1] / "rtl" / "graphunits_mffseq.v"
 
 
 class MFFDesignEnv(DesignEnv):
@@ -336,7 +336,7 @@ class MFFInDesign:
 
     async def run(self, cmds: list) -> tuple[list, int]:
         """``([(values, error) per command], cycles)``."""
-        from .cosim import _edge_until
+        from ..cosim import edge_until
         dut, seq = self.dut, self.dut.seq
         import time
         t0 = time.perf_counter()
@@ -351,7 +351,7 @@ class MFFInDesign:
         seq.head.value = 0
         what = f"{len(cmds)} MFF commands"
         t1 = time.perf_counter()
-        await _edge_until(dut.clk, lambda: int(dut.mffseq_idle.value), self.simmem, what, wake=dut.mffseq_idle)
+        await edge_until(dut.clk, lambda: int(dut.mffseq_idle.value), self.simmem, what, wake=dut.mffseq_idle)
         t2 = time.perf_counter()
         spad_log, done_log = await read_logs(dut.clk, [dut.spadlog, dut.donelog], [self.simmem])
         # (read at a rising edge, the cycle counter still shows the value before it: the

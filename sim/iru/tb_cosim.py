@@ -1,5 +1,5 @@
 """cocotb module: a golden algorithm in ``iru`` mode with every IRU operation run by
-the IRU RTL (sim/cosim.py, sim/iru.py). Case as for sim.tb.cosim_scu; writes the
+the IRU RTL (sim/cosim.py, sim/iru/). Case as for sim.scu.tb_cosim; writes the
 per-vertex result to ``values`` (.npy) and returns the IRU counters measured on
 the RTL."""
 import cocotb

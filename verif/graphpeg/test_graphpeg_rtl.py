@@ -1,6 +1,6 @@
 """GraphPEG's RTL (two SMs, preset ``sim``: 4 ALWT entries, a 16-edge buffer,
 16-vertex lists, 8-lane warps) with cocotb on Icarus and Verilator, against its TLM
-and against the graph (sim/graphpeg.py): every edge of every pushed vertex handed
+and against the graph (sim/graphpeg/): every edge of every pushed vertex handed
 out exactly once with its src, weight and index (per SM while EF balancing is
 off), degree-0 vertices, vertices of degree far above the buffer, a full ALWT, a
 full edge buffer (slow warps), spill and refill of the vertex lists (also while a
@@ -96,7 +96,7 @@ def rtl_runs() -> list[dict]:
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 def test_graphpeg_cocotb(sim):
     runs = rtl_runs()
-    res = run_cocotb(build_verilog("graphpeg", CFG), "sim.tb.graphpeg", {"config": CFG.to_dict(), "runs": runs},
+    res = run_cocotb(build_verilog("graphpeg", CFG), "sim.graphpeg.tb", {"config": CFG.to_dict(), "runs": runs},
                      sim=sim)
     by = {r["name"].split("/")[0]: r for r in res["runs"]}
     no_items = {"degree-0 vertices only"}
@@ -105,7 +105,7 @@ def test_graphpeg_cocotb(sim):
         assert (r["items"] > 0) != (r["name"] in no_items), r["name"]
         for k in r["kernels"]:
             if not k["ef"]:
-                # only each SM's last batch may be partial (sim/graphpeg.py checks it too)
+                # only each SM's last batch may be partial (sim/graphpeg/ checks it too)
                 assert k["partial_not_last"] == 0 and k["batches"] - k["full_batches"] <= CFG.sms, (r["name"], k)
     # at least one kernel gets past the 8-item warp in full batches
     assert sum(k["full_batches"] for r in res["runs"] for k in r["kernels"]) > 50
@@ -144,7 +144,7 @@ def test_graphpeg_cocotb(sim):
 def test_graphpeg_cosim_matches_reference(algo, sim, memory, tmp_path):
     """Both testbenches: the Python memory model and harness (cocotb every cycle),
     and the memory, push players and pop/balancer/request recorders inside the
-    design (sim/graphpeg.py, GraphPEGDesignEnv: cocotb once per step)."""
+    design (sim/graphpeg/, GraphPEGDesignEnv: cocotb once per step)."""
     r = run_cosim("kron:scale=6,edgefactor=4,seed=2", algo, unit="graphpeg", sim=sim, out_dir=tmp_path,
                   log=lambda *a: None, memory=memory)
     assert r.ok, r.problems

@@ -8,7 +8,7 @@ import cocotb
 
 from golden.scu import SCUConfig
 from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
-from sim.cosim import RTLBackend
+from sim.scu.cosim import RTLBackend
 from sim.memory import timing_from_dict
 
 

@@ -7,7 +7,7 @@ followed by gathers of the same words (no stale line), random gathers and
 scatters over several warps with sizes 0, small and large (far more elements
 than work registers: the pool runs dry), host writes with invalidation, random
 memory latency and back-pressure on every stream, memory errors and failed
-write-backs (sim/mff.py); the harness's command watchdog."""
+write-backs (sim/mff/); the harness's command watchdog."""
 import random
 
 import numpy as np
@@ -21,7 +21,7 @@ from sim.mff import MFFHarness, make_workload
 from sim.runner import run_cocotb
 
 from conftest import SCALE
-from test_mff_tlm import slides_example_counts
+from .test_mff_tlm import slides_example_counts
 
 
 def mff_runs():
@@ -70,7 +70,7 @@ def check_runs(res):
 @pytest.mark.parametrize("sim", ["icarus", "verilator"])
 def test_mff_cocotb(sim, preset):
     cfg = MFFConfig.preset(preset)
-    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": mff_runs()}, sim=sim)
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": mff_runs()}, sim=sim)
     by = check_runs(res)
     for name in ("worked example", "worked example, latency 100"):
         ex = by[name]
@@ -102,7 +102,7 @@ def test_mff_cocotb_128B_lines(sim):
     cfg = MFFConfig.preset("gtx480")
     runs = [r for r in mff_runs() if r["name"] in ("worked example", "worked example, latency 100",
                                                      "scatter then gather", "random 2/0")]
-    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
     by = check_runs(res)
     for name in ("worked example", "worked example, latency 100"):
         assert by[name]["values"] == 7
@@ -139,7 +139,7 @@ def test_mff_cocotb_failed_write_backs(sim, preset):
     write-backs, memory), and each flag is the functional model's unless a
     write-back's error response came while the scatter was in flight."""
     cfg = MFFConfig.preset(preset)
-    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": write_back_runs(cfg)},
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": write_back_runs(cfg)},
                      sim=sim)
     by = check_runs(res)
     # the directed run: the clean 32-lane scatter (command 1) was in flight when the
@@ -161,7 +161,7 @@ def test_mff_held_completion_keeps_its_error_flag(sim):
     test), and the RTL still equals the TLM."""
     cfg = MFFConfig.preset("tiny")
     run = dict(write_back_runs(cfg)[0], done_ready=[0] * 60 + [1])
-    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": [run]}, sim=sim)
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": [run]}, sim=sim)
     assert res["runs"][0]["mismatches"] == []
     assert res["runs"][0].get("failed_write_backs", 0) >= 1
 
@@ -201,7 +201,7 @@ def test_mff_watchdog_stops_a_command_past_its_bound():
     with a HangError naming the command."""
     cfg = MFFConfig.preset("default")
     runs = [{"name": "example", "workload": {"kind": "example"}, "timing": {"latency": 100}, "watch": [40, 0]}]
-    res = run_cocotb(build_verilog("mff", cfg), "sim.tb.mff", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
     r = res["runs"][0]
     assert r["mismatches"][0].startswith("HangError: MFF command 0 (gather, warp 0, 4 entries, 7 elements) not "
                                          "complete 41 cycles after it was accepted"), r["mismatches"]

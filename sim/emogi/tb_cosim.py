@@ -1,7 +1,7 @@
 """cocotb module: a golden algorithm in a zero-copy EMOGI mode whose every
 host-memory warp instruction goes through the warp-coalescer RTL; the lanes
 take the edge list and weights from the payloads of the RTL's requests
-(golden/emogi/datapath.py, sim/emogi.py). Case as for sim.tb.cosim_scu; writes
+(golden/emogi/datapath.py, sim/emogi/). Case as for sim.scu.tb_cosim; writes
 the per-vertex result to ``values`` (.npy) and returns the EMOGI statistics of
 the run (``coalescer``: what went through the RTL; ``requests``: the golden
 model's histogram of the same run), the RTL cycles, and the requests sent after

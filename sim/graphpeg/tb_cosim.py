@@ -1,6 +1,6 @@
 """cocotb module: a golden algorithm in ``graphpeg`` mode with every kernel's edge
 gathering and vertex lists run by the GraphPEG RTL (sim/cosim.py). Case as for
-sim.tb.cosim_scu."""
+sim.scu.tb_cosim."""
 import cocotb
 
 from golden.graphpeg import GraphPEGConfig

@@ -1,5 +1,5 @@
 """cocotb module: runs IRU operation lists on the RTL against the memory models and
-checks every result with the IRU's rules and against the TLM (sim/iru.py).
+checks every result with the IRU's rules and against the TLM (sim/iru/).
 
 Case: ``{"config": IRUConfig params, "runs": [{"name", "workload", "timing",
 "policy", "jitter", "reply_ready", "req_pause", "cmd_pause", "status_ready",

@@ -35,11 +35,11 @@ from golden.memory import AddressSpace
 from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
 from hw.mem.port import MemRequest, MemResponse
 
-from .agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
-from .codec import Codec
-from .cosim import CosimUnit
-from .memory import MemoryModel, MemoryTiming
-from .simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, read_logs, transfer_file
+from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
+from ..codec import Codec
+from ..cosim import CosimUnit
+from ..memory import MemoryModel, MemoryTiming
+from ..simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, read_logs, transfer_file
 
 __all__ = ["IRUHarness", "IRURTLBackend", "Jitter", "make_workload", "timeout_slack", "QUALITY_TOLERANCE",
            "iru_demo", "IRUDesignEnv", "IRUInDesign", "beat_lanes", "lane_problems", "lanes_reply"]
@@ -482,7 +482,7 @@ def graph_workload(config: IRUConfig, spec: dict) -> tuple[AddressSpace, list[IR
 
 
 # ---------------------------------------------------------------------- the testbench inside the design
-IRUWARPS_VERILOG = Path(__file__).resolve().parent / "rtl" / "graphunits_iruwarps.v"
+IRUWARPS_VERILOG = Path(__file__).resolve().parents[1] / "rtl" / "graphunits_iruwarps.v"
 
 
 class IRUDesignEnv(DesignEnv):
@@ -552,7 +552,7 @@ class IRUInDesign:
         self.problems: list[str] = []
 
     async def execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
-        from .cosim import _edge_until
+        from ..cosim import edge_until
         dut, c = self.dut, self.config
         t0 = time.perf_counter()
         threads = warp_threads(op.n, c.entry_size)
@@ -569,9 +569,9 @@ class IRUInDesign:
         what = f"IRU {op.op} of {op.n} elements"
         mem = self.mems[0]
         t1 = time.perf_counter()
-        await _edge_until(dut.clk, lambda: int(dut.cmd__ready.value), mem, what)
+        await edge_until(dut.clk, lambda: int(dut.cmd__ready.value), mem, what)
         dut.cmd__valid.value = 0
-        await _edge_until(dut.clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid,
+        await edge_until(dut.clk, lambda: int(dut.status__valid.value), mem, what, wake=dut.status__valid,
                           stall_cycles=20_000 + 4 * c.timeout)
         item = self._status.decode(int(dut.status__payload.value))
         t2 = time.perf_counter()
@@ -629,7 +629,7 @@ class IRURTLBackend:
                  timing: MemoryTiming = MemoryTiming(), sim: str = "rtl", memory=None):
         from cocotb.task import resume
 
-        from .cocotb_loop import CocotbLoop
+        from ..cocotb_loop import CocotbLoop
         self.config = config
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
@@ -639,7 +639,7 @@ class IRURTLBackend:
             self.loop = CocotbLoop(dut, self.harness.agents)
             self.execute = resume(self._execute)
         else:
-            from .simmem import SimMemory
+            from ..simmem import SimMemory
             self.harness = None
             self.loop = CocotbLoop(dut, [], clock_impl="gpi")
             # every partition's memory with the harness's seed (timing.seed + 101 p)
@@ -727,7 +727,7 @@ def _iru_env(cfg):
 
 
 #: RTL in the loop (its descriptor's ``cosim``, golden/iru/descriptor.py).
-COSIM = CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.tb.cosim_iru", "iru",
+COSIM = CosimUnit("iru", ("bfs", "sssp", "pr"), ("iru",), "small", _iru_backend, "sim.iru.tb_cosim", "iru",
                   _iru_check, _iru_rows, options=lambda cfg: {"iru": cfg, "iru_exact": True},
                   model_at_testbench_latency=True, in_design_memory=True, design_env=_iru_env)
 
@@ -740,8 +740,8 @@ def iru_demo(sims, quick: bool, step, graph: str = "kron:scale=7,edgefactor=8,se
     number of failures (prints two tables)."""
     from golden.report import format_table
 
-    from .build import build_verilog
-    from .runner import run_cocotb
+    from ..build import build_verilog
+    from ..runner import run_cocotb
     cfg = IRUConfig.preset("small")
     step(f"IRU, preset 'small' ({cfg.partitions} partitions of {cfg.sets} sets, warps of {cfg.entry_size}): "
          f"random operations on {', '.join(sims)} against its rules and its TLM")
@@ -755,7 +755,7 @@ def iru_demo(sims, quick: bool, step, graph: str = "kron:scale=7,edgefactor=8,se
              "policy": {"resident": 1024, "think": 50}, "timing": {"latency": 30}}]
     rows, failures = [], 0
     for sim in sims:
-        res = run_cocotb(build, "sim.tb.iru", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+        res = run_cocotb(build, "sim.iru.tb", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
         for r in res["runs"]:
             ok = not r["mismatches"]
             failures += not ok
@@ -766,7 +766,7 @@ def iru_demo(sims, quick: bool, step, graph: str = "kron:scale=7,edgefactor=8,se
     print(format_table(["simulator", "run", "operations", "elements", "cycles", "blocks/reply RTL / TLM", "check"],
                        rows, title="IRU RTL (blocks/reply: distinct 128 B blocks per full warp reply)"))
     print()
-    from .cosim import run_cosim
+    from ..cosim import run_cosim
     sim = sims[-1]
     step(f"BFS on {graph} with the IRU RTL in the loop ({sim})", new=False)
     r = run_cosim(graph, "bfs", unit="iru", sim=sim, log=lambda *a: None,

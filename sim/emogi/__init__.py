@@ -1,11 +1,11 @@
 """Testbench harness of the warp coalescer (hw/emogi): a warp source, a request
 sink, and the comparison with the TLM (:func:`golden.emogi.coalescer_model`).
-Used by the cocotb module (sim/tb/emogi.py) and the Amaranth unit tests.
+Used by the cocotb module (sim/emogi/tb.py) and the Amaranth unit tests.
 
 RTL in the loop (``graphunits cosim --unit coalescer``, docs/emogi.md):
 :class:`CoalescerRTLBackend` is a coalescer backend (golden/emogi/datapath.py)
 whose requests come from the RTL under cocotb; the cocotb module
-sim/tb/cosim_emogi.py runs a whole algorithm with it, so every host-memory warp
+sim/emogi/tb_cosim.py runs a whole algorithm with it, so every host-memory warp
 instruction of the traversal goes through the RTL and the lanes take their
 edges (and weights) from the payloads of the RTL's requests.
 
@@ -31,10 +31,10 @@ import numpy as np
 from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model, warp_requests
 from hw.emogi import ReadRequest, WarpAccess
 
-from .agents import CycleCounter, StreamSink, StreamSource
-from .codec import Codec
-from .cosim import CosimUnit
-from .memory import MemoryTiming
+from ..agents import CycleCounter, StreamSink, StreamSource
+from ..codec import Codec
+from ..cosim import CosimUnit
+from ..memory import MemoryTiming
 
 __all__ = ["HAND_CASES", "hand_warps", "make_warps", "graph_instructions", "CoalescerHarness", "request_tuples",
            "golden_histogram", "CoalescerRTLBackend", "COSIM_MODES", "cosim_check"]
@@ -263,7 +263,7 @@ class CoalescerRTLBackend:
                  sim: str = "rtl"):
         from cocotb.task import resume
 
-        from .cocotb_loop import CocotbLoop
+        from ..cocotb_loop import CocotbLoop
         self.config = config
         self.name = f"rtl-{sim}"
         self._codec = Codec(WarpAccess(config))
@@ -317,7 +317,7 @@ def _hist(d: dict) -> dict:
 
 
 def cosim_check(rtl: dict, tlm: dict) -> list[str]:
-    """What must hold beyond the result (``rtl``: sim/tb/cosim_emogi.py's result;
+    """What must hold beyond the result (``rtl``: sim/emogi/tb_cosim.py's result;
     ``tlm``: ``extra["emogi"]`` of the run with the TLM coalescer)."""
     if rtl.get("error"):
         return [f"the run with the RTL coalescer stopped: {rtl['error']}"]
@@ -356,4 +356,4 @@ def _cosim_backend(cfg):
 
 #: RTL in the loop (its descriptor's ``cosim``, golden/emogi/descriptor.py).
 COSIM = CosimUnit("coalescer", ("bfs", "sssp", "cc", "pr"), COSIM_MODES, "default", _cosim_backend,
-                  "sim.tb.cosim_emogi", "emogi", cosim_check, _cosim_rows)
+                  "sim.emogi.tb_cosim", "emogi", cosim_check, _cosim_rows)

@@ -5,7 +5,7 @@ commands) crossed with memory latency and back-pressure; memory errors on every
 stream and on writes; and directed runs whose results are hand-derived: the
 hashes' state across operations (round-robin pointers, clears) and which
 operations report a memory error. Every status and the final memory must equal
-the TLM's (sim/scu.py)."""
+the TLM's (sim/scu/)."""
 import numpy as np
 import pytest
 
@@ -261,7 +261,7 @@ def test_scu_cocotb(sim, preset):
     hs, expect = hash_state_run(cfg)
     top, top_ops, top_expect = top_run()
     runs = scu_runs() + [error_run(), hs, top]
-    res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
+    res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
     check(res, runs)
     check_directed(res, runs, expect)
     check_top(res, runs, top_ops, top_expect)
@@ -312,7 +312,7 @@ def other_runs(name: str) -> list[dict]:
 def test_scu_other_configs_icarus(name):
     cfg = OTHER_CONFIGS[name]
     runs = other_runs(name)
-    res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
     check(res, runs)
     if name == "w8-8B":
         check_8byte(res)
@@ -327,7 +327,7 @@ def check_8byte(res):
 def test_scu_width8_8byte_verilator():
     cfg = OTHER_CONFIGS["w8-8B"]
     runs = other_runs("w8-8B")
-    res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs},
+    res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs},
                      sim="verilator")
     check(res, runs)
     check_8byte(res)

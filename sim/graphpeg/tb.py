@@ -1,6 +1,6 @@
 """cocotb module: runs GraphPEG step lists (setup, pushes, kernels) against the memory
 model and checks every kernel's pops, statuses and memory requests against the TLM
-(:class:`golden.graphpeg.GraphPEGModel`) and the graph itself (sim/graphpeg.py).
+(:class:`golden.graphpeg.GraphPEGModel`) and the graph itself (sim/graphpeg/).
 
 Case: ``{"config": GraphPEGConfig params, "runs": [{"name", "workload", "timing",
 "cmd_pause", "push_pause", "pop_ready", "status_ready", "pop_hold", "ef_compare",

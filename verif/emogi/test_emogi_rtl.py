@@ -206,7 +206,7 @@ def check_runs(cfg, res, runs):
 def test_coalescer_cocotb(sim):
     cfg = CoalescerConfig()
     runs = coalescer_runs()
-    res = run_cocotb(build_verilog("coalescer", cfg), "sim.tb.emogi", {"config": cfg.to_dict(), "runs": runs},
+    res = run_cocotb(build_verilog("coalescer", cfg), "sim.emogi.tb", {"config": cfg.to_dict(), "runs": runs},
                      sim=sim)
     check_runs(cfg, res, runs)
 

@@ -674,7 +674,7 @@ def test_a_wrong_coalescer_stops_the_run(fault, message, mode):
 
 def test_an_over_fetching_coalescer_changes_the_histogram_not_the_result():
     # Right data from wrong requests: the result holds, the request counts do not
-    # (graphunits cosim compares them, verif/test_emogi_cosim.py).
+    # (graphunits cosim compares them, verif/emogi/test_emogi_cosim.py).
     g = load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False)
     r = run_algorithm(g, "cc", "emogi-merged", backend=FaultyCoalescer("whole lines"))
     assert compare("cc", r.values, reference(g, "cc")) is None
@@ -704,7 +704,7 @@ def test_benchmark_rejects_bad_arguments_before_running(args, message, tmp_path)
     import subprocess
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     p = subprocess.run([sys.executable, str(root / "benchmarks" / "emogi.py"), *args, "--json",
                         str(tmp_path / "out.json")], capture_output=True, text=True, cwd=root, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "[bench]" not in p.stderr, p.stderr

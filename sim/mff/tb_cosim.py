@@ -2,12 +2,12 @@
 mode (every PC_scatter_set) run by the MFF RTL, with the structural TLM in lock
 step (sim/cosim.py, :class:`MFFRTLBackend`), or with the memory, the command
 sequencer and the output recorders inside the design (case ``memory``) and the
-functional model in lock step. Case as for sim.tb.cosim_scu."""
+functional model in lock step. Case as for sim.scu.tb_cosim."""
 import cocotb
 
 from golden.mff import MFFConfig
 from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
-from sim.cosim import MFFRTLBackend
+from sim.mff.cosim import MFFRTLBackend
 from sim.memory import timing_from_dict
 
 

@@ -3,7 +3,7 @@ whole algorithms in a zero-copy EMOGI mode where every host-memory warp
 instruction goes through the coalescer RTL under cocotb and the lanes take the
 edge list (and weights) from the payloads of the RTL's requests. The result must
 equal the independent reference (scipy/networkx) and the TLM run, with the
-golden model's request-size histogram (sim/emogi.py, sim/tb/cosim_emogi.py)."""
+golden model's request-size histogram (sim/emogi/, sim/emogi/tb_cosim.py)."""
 import subprocess
 import sys
 

@@ -201,7 +201,7 @@ def test_time_model_matches_rtl_cycles():
              ("filter", 256, {"id_range": 4096, "best": True}), ("group", 256, {"id_range": 8192})]
     runs = [{"name": f"{op} {n}", "workload": {"kind": "bench", "op": op, "n": n, **extra},
              "timing": {"latency": lat, "max_outstanding": 1024}} for op, n, extra in specs]
-    res = run_cocotb(build_verilog("scu", cfg), "sim.tb.scu", {"config": cfg.to_dict(), "runs": runs},
+    res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs},
                      sim="verilator")
     little_bound, rows = 0, []
     for (op, n, extra), run, r in zip(specs, runs, res["runs"]):
