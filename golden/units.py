@@ -72,7 +72,10 @@ class UnitDescriptor:
     unit_attr : a mode class whose attribute of that name is False runs without
     the unit (MFF's pull modes: ``use_mff``); such modes are not the unit's.
     rtl : the RTL blocks it generates. cosim : ``"module:NAME"`` of its
-    :class:`sim.cosim.CosimUnit` (RTL in the loop), or None.
+    :class:`sim.cosim.CosimUnit` (RTL in the loop), or None. demo :
+    ``"module:function"`` of its step of ``graphunits demo``
+    (``graphunits/demos/<unit>.py``: ``demo(sims, quick, step) -> failures``), or
+    None (the demo then runs its RTL in the loop on a tiny graph).
     """
 
     name: str
@@ -89,11 +92,12 @@ class UnitDescriptor:
     unit_attr: str | None = None
     rtl: tuple = ()
     cosim: str | None = None
+    demo: str | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name != self.name.lower():
             raise ValueError(f"unit name {self.name!r} must be a lower-case Python identifier (its package's name)")
-        for p in ("config", "tlm", "cosim"):
+        for p in ("config", "tlm", "cosim", "demo"):
             v = getattr(self, p)
             if v is not None and ":" not in v:
                 raise ValueError(f"unit {self.name}: {p} must be 'module:Name', not {v!r}")

@@ -1,22 +1,21 @@
 """``graphunits demo``: the README's main job on built-in examples.
 
-1. The fetch engine is generated, simulated on Icarus and Verilator against the
-   testbench memory model, and every operation is compared with its TLM.
-2. The SCU: random operation lists on the simulators against its TLM.
-3. RTL in the loop: BFS and SSSP with the SCU RTL executing every SCU operation,
-   PageRank with the MFF RTL executing every PC_gather, checked against scipy and
-   the TLM run; and every other unit that ``sim.cosim.cosim_units()`` registers
-   without a demo step of its own (:data:`OWN_STEPS`), on a tiny graph.
-4. The IRU: random operations and an edge frontier on the simulators against its
-   TLM, then BFS with its RTL in the loop (``sim.iru.iru_demo``).
-5. GraphPEG: random kernels on the simulators against its TLM, then BFS with its
-   RTL in the loop (``sim.graphpeg.graphpeg_demo``).
-6. A small built-in graph, the baseline against every unit mode available
+1. The fetch engine (a shared block) is generated, simulated on Icarus and
+   Verilator against the testbench memory model, and every operation is
+   compared with its TLM.
+2. Each unit's own step, in the descriptors' order (golden/units.py, ``demo``:
+   ``graphunits/demos/<unit>.py``): its RTL on the simulators against its TLM
+   and an algorithm with its RTL in the loop, checked against scipy/networkx
+   and the TLM (SCU: random operations, BFS and SSSP; IRU: random operations and
+   an edge frontier, BFS; GraphPEG: random kernels, BFS; MFF: pull PageRank).
+3. Every other unit that ``sim.cosim.cosim_units()`` lists, with no step of its
+   own, runs its first algorithm on :data:`TINY_GRAPH` with its RTL in the loop.
+4. A small built-in graph, the baseline against every unit mode available
    (discovered from the registered modes), and the area of every unit's default
    preset (Yosys; skipped with a note when the area flow is unavailable, and in
    ``--quick``): a report in ``build/demo/`` (``report.html``, ``report.md``, JSON,
    CSV, figures) whose "RTL in the loop" table lists every RTL-in-the-loop run of
-   steps 3-5 (:class:`CosimLog` records them).
+   the steps before (:class:`CosimLog` records them).
 
 About 2-3 minutes on a 2-core machine after ``make setup`` (139 s for ``make run``
 on an idle machine; the area and the Verilator builds are cached under
@@ -32,17 +31,13 @@ from golden.report import format_table
 from sim.build import build_verilog
 from sim.runner import SIMULATORS, run_cocotb
 
-__all__ = ["run_demo", "fetch_demo_runs", "scu_demo", "cosim_demo", "report_demo", "CosimLog", "DEMO_GRAPHS",
-           "DEMO_OUT", "OWN_STEPS", "TINY_GRAPH"]
+__all__ = ["run_demo", "fetch_demo_runs", "unit_demos", "other_cosim_units", "demo_steps", "other_units_demo",
+           "report_demo", "CosimLog", "DEMO_GRAPHS", "DEMO_OUT", "TINY_GRAPH"]
 
 #: The built-in graph of the demo (quick, full).
 DEMO_GRAPHS = ("kron:scale=7,edgefactor=8,seed=1", "kron:scale=9,edgefactor=16,seed=1")
 #: Where the demo's report goes (relative to the project folder).
 DEMO_OUT = "build/demo"
-STEPS = 6
-#: Units with RTL in the loop whose demo step runs it (3: SCU, MFF; 4: IRU; 5: GraphPEG);
-#: step 3 runs every other unit of ``sim.cosim.cosim_units()`` on :data:`TINY_GRAPH`.
-OWN_STEPS = ("scu", "mff", "iru", "graphpeg")
 TINY_GRAPH = "kron:scale=5,edgefactor=4,seed=1"
 
 
@@ -50,8 +45,8 @@ class CosimLog:
     """Records every RTL-in-the-loop run made while it is active, as the report's
     records (:func:`graphunits.report.collect.cosim_record`).
 
-    The units' demo steps (here, ``sim.iru.iru_demo``, ``sim.graphpeg.graphpeg_demo``,
-    and those of units still to come) call ``sim.cosim.run_cosim`` and print their
+    The units' demo steps (``graphunits/demos/<unit>.py``, and those of units still
+    to come) call ``sim.cosim.run_cosim`` and print their
     own tables; inside ``with CosimLog() as log`` every result is also handed to
     ``log`` through :func:`sim.cosim.observe`, so the report lists them all
     without each step having to hand its results back."""
@@ -90,29 +85,50 @@ def fetch_demo_runs(quick: bool = False) -> list[dict]:
 
 
 class _Steps:
-    def __init__(self):
+    def __init__(self, total: int):
         self.t0 = time.time()
         self.k = 0
+        self.total = total
 
     def __call__(self, msg: str, new: bool = True) -> None:
         if new:
             self.k += 1
-            print(f"[demo] step {self.k}/{STEPS} ({time.time() - self.t0:.0f} s): {msg}", flush=True)
+            print(f"[demo] step {self.k}/{self.total} ({time.time() - self.t0:.0f} s): {msg}", flush=True)
         else:
             print(f"[demo] {msg}", flush=True)
 
 
+def unit_demos() -> list[tuple[str, str]]:
+    """``(unit, "module:function")`` of every unit's own demo step, in the
+    descriptors' order."""
+    from golden.units import units
+    return [(d.name, d.demo) for d in units().values() if d.demo]
+
+
+def other_cosim_units() -> list[str]:
+    """The units with RTL in the loop (``sim.cosim.cosim_units()``) that no unit's
+    own demo step runs: step 3 runs them on :data:`TINY_GRAPH`."""
+    from golden.units import resolve, units
+    from sim.cosim import cosim_units
+    own = {resolve(d.cosim).name for d in units().values() if d.demo and d.cosim}
+    return [u for u in cosim_units() if u not in own]
+
+
+def demo_steps() -> int:
+    """How many steps the demo announces: the fetch engine, each unit's own, the
+    other units' RTL in the loop (when there are any), the report."""
+    return 2 + len(unit_demos()) + bool(other_cosim_units())
+
+
 def run_demo(sims=None, quick: bool = False) -> int:
+    from golden.units import resolve
     sims = list(sims or SIMULATORS)
-    step = _Steps()
-    from sim.graphpeg import graphpeg_demo
-    from sim.iru import iru_demo
+    step = _Steps(demo_steps())
     with CosimLog() as log:
         failures = fetch_demo(sims, quick, step)
-        failures += scu_demo(sims, quick, step)
-        failures += cosim_demo(sims[-1], quick, step)
-        failures += iru_demo(sims, quick, step)
-        failures += graphpeg_demo(sims, quick, step)
+        for _, path in unit_demos():
+            failures += resolve(path)(sims, quick, step)
+        failures += other_units_demo(sims[-1], quick, step)
     failures += report_demo(log.records, quick, step)
     step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
     return 1 if failures else 0
@@ -139,64 +155,20 @@ def fetch_demo(sims, quick: bool, step) -> int:
     return failures
 
 
-def scu_demo(sims, quick: bool, step) -> int:
-    from golden.scu import SCUConfig
-    failures = 0
-    cfg = SCUConfig.preset("gtx980-sim")
-    step(f"SCU, preset 'gtx980-sim' (width {cfg.width}): random operations on {', '.join(sims)} against its TLM")
-    build = build_verilog("scu", cfg)
-    runs = [{"name": "all operations, latency 1-60", "seed": 3, "workload": {"seed": 3, "ops": 10 if quick else 20},
-             "timing": {"latency": [1, 60], "seed": 3}},
-            {"name": "memory errors", "seed": 4, "workload": {"seed": 4, "ops": 8},
-             "timing": {"latency": [1, 20], "seed": 4, "error_ranges": [[0x1000, 0x5000]]}}]
-    rows = []
-    for sim in sims:
-        res = run_cocotb(build, "sim.scu.tb", {"config": cfg.to_dict(), "runs": runs}, sim=sim)
-        for r in res["runs"]:
-            ok = not r["mismatches"]
-            failures += not ok
-            errs = sum(s["mem_error"] for s in r["statuses"]), sum(s["cmd_error"] for s in r["statuses"])
-            rows.append([sim, r["name"], r["ops"], r["cycles"], f"{errs[0]} / {errs[1]}",
-                         "matches TLM" if ok else "MISMATCH: " + r["mismatches"][0]])
-    print(format_table(["simulator", "run", "operations", "cycles", "mem / cmd errors", "check"], rows,
-                       title="SCU RTL against its TLM"))
-    print()
-    return failures
-
-
-def cosim_demo(sim: str, quick: bool, step) -> int:
-    """BFS and SSSP with the SCU RTL in the loop, PageRank with the MFF RTL in the
-    loop, then every other registered unit without a step of its own (:data:`OWN_STEPS`);
+def other_units_demo(sim: str, quick: bool, step) -> int:
+    """Every unit with RTL in the loop and no demo step of its own
+    (:func:`other_cosim_units`): its first algorithm on :data:`TINY_GRAPH`;
     returns the number of failures (an active :class:`CosimLog` records the runs)."""
     from sim import cosim
-    graph = DEMO_GRAPHS[0 if quick else 1]
-    step(f"RTL in the loop: BFS and SSSP on {graph} with the SCU (tx1-sim) RTL on {sim}")
-    rows, failures = [], 0
-    for algo in ("bfs", "sssp"):
-        step(f"{algo}: {sim} runs every SCU operation of the golden algorithm", new=False)
-        r = cosim.run_cosim(graph, algo, preset="tx1-sim", sim=sim, log=lambda *a: None)
-        failures += not r.ok
-        rows.append([algo, sum(r.rtl["ops"].values()), r.rtl["requests"], round(r.rtl["cycles"]),
-                     round(r.tlm["cycles"]), "matches reference" if r.ok else "MISMATCH: " + r.problems[0]])
-    print(format_table(["algorithm", "SCU operations", "memory requests", "SCU cycles (RTL)", "SCU cycles (model)",
-                        "check"], rows, title="RTL in the loop (SCU tx1-sim)"))
-    print()
-    # The MFF: pull PageRank whose every PC_gather runs on the RTL.
-    mgraph = "kron:scale=6,edgefactor=4,seed=1" if quick else "kron:scale=7,edgefactor=8,seed=1"
-    step(f"pr: {sim} runs every PC_gather of pull PageRank on {mgraph} (MFF, preset default)", new=False)
-    r = cosim.run_cosim(mgraph, "pr", unit="mff", preset="default", sim=sim, log=lambda *a: None,
-                        options={"tol": 1e-10})
-    failures += not r.ok
-    print(format_table(["algorithm", "PC_gather commands", "values", "block reads", "RTL cycles", "check"],
-                       [["pr", r.rtl["commands"], r.rtl["values"], r.rtl["memory"]["reads"], r.rtl["cycles"],
-                         "matches reference" if r.ok else "MISMATCH: " + r.problems[0]]],
-                       title="RTL in the loop (MFF)"))
-    print()
-    # Every other unit with RTL in the loop (registered in sim/cosim.py, no step of its own).
+
     from .report.collect import cosim_record
+    others = other_cosim_units()
+    if not others:
+        return 0
     units = cosim.cosim_units()
-    rows = []
-    for u in [u for u in units if u not in OWN_STEPS]:
+    step(f"RTL in the loop of the other units ({', '.join(others)}) on {TINY_GRAPH}, {sim}")
+    rows, failures = [], 0
+    for u in others:
         cu = units[u]
         algo = cu.algos[0]
         step(f"{algo}: {sim} runs every {u} operation on {TINY_GRAPH} (preset {cu.default_preset})", new=False)
@@ -204,10 +176,9 @@ def cosim_demo(sim: str, quick: bool, step) -> int:
         failures += not r.ok
         c = cosim_record(r, unit=u, preset=cu.default_preset, sim=sim, graph=TINY_GRAPH)
         rows.append([u, algo, c["preset"], c["ops"], c["requests"], c["rtl_cycles"], c["check"]])
-    if rows:
-        print(format_table(["unit", "algorithm", "preset", "operations", "memory requests", "RTL cycles", "check"],
-                           rows, title=f"RTL in the loop, other units ({TINY_GRAPH})"))
-        print()
+    print(format_table(["unit", "algorithm", "preset", "operations", "memory requests", "RTL cycles", "check"],
+                       rows, title=f"RTL in the loop, other units ({TINY_GRAPH})"))
+    print()
     return failures
 
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from graphunits.demo import DEMO_GRAPHS, DEMO_OUT, OWN_STEPS, STEPS, TINY_GRAPH, CosimLog
+from graphunits.demo import DEMO_GRAPHS, DEMO_OUT, TINY_GRAPH, CosimLog, demo_steps, other_cosim_units, unit_demos
 from sim.toolchain import project_root
 
 
@@ -16,8 +16,11 @@ def test_demo_quick_on_icarus():
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     assert "MISMATCH" not in out and "FAILED" not in out
-    # every step announced itself, in order
-    assert [int(k) for k in re.findall(rf"\[demo\] step (\d+)/{STEPS} ", out)] == list(range(1, STEPS + 1))
+    # every step announced itself, in order: the fetch engine, each unit's own (its
+    # descriptor's demo), the other units' RTL in the loop, the report
+    steps = demo_steps()
+    assert steps == 2 + len(unit_demos()) + bool(other_cosim_units()) and len(unit_demos()) == 4
+    assert [int(k) for k in re.findall(rf"\[demo\] step (\d+)/{steps} ", out)] == list(range(1, steps + 1))
     # each unit's step printed its table and its check
     for title in ("Fetch engine (ideal:", "SCU RTL against its TLM", "RTL in the loop (SCU tx1-sim)",
                   "RTL in the loop (MFF)", "IRU RTL (blocks/reply", "RTL in the loop (IRU small)",
@@ -43,7 +46,8 @@ def test_demo_quick_on_icarus():
         [("bfs", "small", "kron:scale=7,edgefactor=8,seed=1")]
     assert [(c["algo"], c["preset"], c["graph"]) for c in by["graphpeg"]] == \
         [("bfs", "sim", "kron:scale=6,edgefactor=4,seed=1")]
-    for u in set(cosim_units()) - set(OWN_STEPS):       # units without a step of their own: a tiny graph in step 3
+    assert other_cosim_units() == ["coalescer"]
+    for u in other_cosim_units():                       # units without a step of their own: a tiny graph
         assert [c["graph"] for c in by[u]] == [TINY_GRAPH]
         table = out.split(f"RTL in the loop, other units ({TINY_GRAPH})", 1)[1].split("\n\n", 1)[0]
         assert re.search(rf"^{u} .*matches reference$", table, re.M), table

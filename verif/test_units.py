@@ -203,3 +203,25 @@ print(len(mods), ",".join(units()), r.mode)
     assert p.returncode == 0, p.stderr[-2000:]
     n, names, mode = p.stdout.split()
     assert int(n) > 40 and names == "scu,iru,graphpeg,mff,emogi" and mode == "scu-enhanced"
+
+
+def toy_demo(sims, quick, step) -> int:
+    step(f"toy on {', '.join(sims)}")
+    return 0
+
+
+def test_a_units_demo_step_comes_from_its_descriptor(toy):
+    """The demo runs each unit's own step named by its descriptor (``demo``); a
+    unit with RTL in the loop and no step of its own is run by the demo's
+    'other units' step instead."""
+    from dataclasses import replace
+
+    from graphunits.demo import demo_steps, other_cosim_units, unit_demos
+    assert "toy" in other_cosim_units() and "toy" not in dict(unit_demos())
+    before = demo_steps()
+    register_unit(replace(toy, demo=f"{HERE}:toy_demo"))
+    assert dict(unit_demos())["toy"] == f"{HERE}:toy_demo" and "toy" not in other_cosim_units()
+    assert demo_steps() == before + 1
+    seen = []
+    assert resolve(dict(unit_demos())["toy"])(["icarus"], True, lambda msg, new=True: seen.append(msg)) == 0
+    assert seen == ["toy on icarus"]

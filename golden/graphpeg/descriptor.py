@@ -10,4 +10,5 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("graphpeg", "golden.graphpeg:GraphPEGConfig", "hw.graphpeg:GraphPEG",
                   "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),),
     cosim="sim.graphpeg:COSIM",
+    demo="graphunits.demos.graphpeg:demo",
 )

@@ -11,4 +11,5 @@ UNIT = UnitDescriptor(
                   "irregular accesses reorder unit: partitioned reorder hash joined by a ring "
                   "(IRU, J. Supercomput. 2023)"),),
     cosim="sim.iru:COSIM",
+    demo="graphunits.demos.iru:demo",
 )

@@ -9,4 +9,5 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("scu", "golden.scu:SCUConfig", "hw.scu:SCU",
                   "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),),
     cosim="sim.scu.cosim:COSIM",
+    demo="graphunits.demos.scu:demo",
 )
