@@ -74,8 +74,10 @@ class UnitDescriptor:
     rtl : the RTL blocks it generates. cosim : ``"module:NAME"`` of its
     :class:`sim.cosim.CosimUnit` (RTL in the loop), or None. demo :
     ``"module:function"`` of its step of ``graphunits demo``
-    (``graphunits/demos/<unit>.py``: ``demo(sims, quick, step) -> failures``), or
-    None (the demo then runs its RTL in the loop on a tiny graph).
+    (``graphunits/<unit>/demo.py``: ``demo(sims, quick, step) -> failures``), or
+    None (the demo then runs its RTL in the loop on a tiny graph). profile :
+    ``"module:NAME"`` of its report profile (``graphunits/<unit>/profile.py``: the
+    paper's claims, figures, presets per GPU), or None (a generic one).
     """
 
     name: str
@@ -93,11 +95,12 @@ class UnitDescriptor:
     rtl: tuple = ()
     cosim: str | None = None
     demo: str | None = None
+    profile: str | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name != self.name.lower():
             raise ValueError(f"unit name {self.name!r} must be a lower-case Python identifier (its package's name)")
-        for p in ("config", "tlm", "cosim", "demo"):
+        for p in ("config", "tlm", "cosim", "demo", "profile"):
             v = getattr(self, p)
             if v is not None and ":" not in v:
                 raise ValueError(f"unit {self.name}: {p} must be 'module:Name', not {v!r}")

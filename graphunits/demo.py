@@ -4,7 +4,7 @@
    Verilator against the testbench memory model, and every operation is
    compared with its TLM.
 2. Each unit's own step, in the descriptors' order (golden/units.py, ``demo``:
-   ``graphunits/demos/<unit>.py``): its RTL on the simulators against its TLM
+   ``graphunits/<unit>/demo.py``): its RTL on the simulators against its TLM
    and an algorithm with its RTL in the loop, checked against scipy/networkx
    and the TLM (SCU: random operations, BFS and SSSP; IRU: random operations and
    an edge frontier, BFS; GraphPEG: random kernels, BFS; MFF: pull PageRank).
@@ -45,7 +45,7 @@ class CosimLog:
     """Records every RTL-in-the-loop run made while it is active, as the report's
     records (:func:`graphunits.report.collect.cosim_record`).
 
-    The units' demo steps (``graphunits/demos/<unit>.py``, and those of units still
+    The units' demo steps (``graphunits/<unit>/demo.py``, and those of units still
     to come) call ``sim.cosim.run_cosim`` and print their
     own tables; inside ``with CosimLog() as log`` every result is also handed to
     ``log`` through :func:`sim.cosim.observe`, so the report lists them all

@@ -79,7 +79,8 @@ def test_size_option_errors_before_running(capsys, monkeypatch):
 def test_best_mode_per_run_takes_each_runs_best_and_skips_the_reference():
     """GraphPEG's headline: per (graph, algorithm, GPU) the best of the unit's modes,
     the reference mode (lb) left out, then the geometric mean (hand-computed)."""
-    from graphunits.report.units import RunSet, _best_per_run
+    from graphunits.report.claims import best_per_run as _best_per_run
+    from graphunits.report.units import RunSet
     recs = [{"unit": "graphpeg", "graph": g, "algo": a, "gpu": "kepler", "mode": m, "speedup": v}
             for g, a, m, v in [("k", "bfs", "graphpeg", 0.5), ("k", "bfs", "graphpeg-pull", 2.0),
                                ("k", "sssp", "graphpeg", 4.0), ("k", "sssp", "lb", 9.0),

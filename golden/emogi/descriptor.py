@@ -11,4 +11,5 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("coalescer", "golden.emogi:CoalescerConfig", "hw.emogi:WarpCoalescer",
                   "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),),
     cosim="sim.emogi:COSIM",
+    profile="graphunits.emogi.profile:PROFILE",
 )

@@ -10,5 +10,6 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("graphpeg", "golden.graphpeg:GraphPEGConfig", "hw.graphpeg:GraphPEG",
                   "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),),
     cosim="sim.graphpeg:COSIM",
-    demo="graphunits.demos.graphpeg:demo",
+    demo="graphunits.graphpeg.demo:demo",
+    profile="graphunits.graphpeg.profile:PROFILE",
 )

@@ -11,5 +11,6 @@ UNIT = UnitDescriptor(
                   "irregular accesses reorder unit: partitioned reorder hash joined by a ring "
                   "(IRU, J. Supercomput. 2023)"),),
     cosim="sim.iru:COSIM",
-    demo="graphunits.demos.iru:demo",
+    demo="graphunits.iru.demo:demo",
+    profile="graphunits.iru.profile:PROFILE",
 )

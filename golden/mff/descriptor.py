@@ -13,5 +13,6 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("mff", "golden.mff:MFFConfig", "hw.mff:MFF",
                   "memory fast forward: pointer chasing with coalescing work registers (MFF, DATE 2015)"),),
     cosim="sim.mff.cosim:COSIM",
-    demo="graphunits.demos.mff:demo",
+    demo="graphunits.mff.demo:demo",
+    profile="graphunits.mff.profile:PROFILE",
 )

@@ -9,5 +9,6 @@ UNIT = UnitDescriptor(
     rtl=(RTLBlock("scu", "golden.scu:SCUConfig", "hw.scu:SCU",
                   "stream compaction unit with filtering and grouping (SCU, ISCA 2019)"),),
     cosim="sim.scu.cosim:COSIM",
-    demo="graphunits.demos.scu:demo",
+    demo="graphunits.scu.demo:demo",
+    profile="graphunits.scu.profile:PROFILE",
 )
