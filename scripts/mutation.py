@@ -57,7 +57,8 @@ INTERFACE_K = {"fetch": "fetch", "mem": "memory_port or scu", "scu": "scu", "iru
 #: unit -> (its RTL sources, its tests)
 UNITS = {
     "fetch": (["hw/fetch/engine.py"], ["verif/test_fetch_rtl.py", _IF]),
-    "mem": (["hw/mem/arbiter.py", "hw/mem/writer.py", "hw/mem/port.py"], ["verif/scu/test_scu_rtl.py", _IF]),
+    "mem": (["hw/mem/arbiter.py", "hw/mem/writer.py", "hw/mem/port.py"],
+            ["verif/test_writer.py", "verif/test_memory_model.py", "verif/scu/test_scu_rtl.py", _IF]),
     "scu": (["hw/scu/unit.py", "hw/scu/hashes.py"], ["verif/scu/test_scu_rtl.py", _IF]),
     "iru": (["hw/iru/unit.py", "hw/iru/partition.py", "hw/iru/fadd.py"], ["verif/iru/test_iru_rtl.py", _IF]),
     "graphpeg": (["hw/graphpeg/top.py", "hw/graphpeg/engine.py", "hw/graphpeg/alwt.py"],
