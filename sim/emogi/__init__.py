@@ -271,6 +271,8 @@ class CoalescerRTLBackend:
         self.sink = StreamSink(("o",), Codec(ReadRequest(config)), ready=out_ready, seed=seed + 7,
                                on_item=self._request, keep=False)
         self.loop = CocotbLoop(dut, [self.src, self.sink])
+        self._out_wait = MemoryTiming(req_ready=out_ready).request_cycles()   # the output's longest refusal
+        self._watch = None       # the batch in flight: (what, started, bound)
         self.got: list[PCIeRequest] = []
         self.closed = 0          # requests with ``last``
         self.calls = 0
@@ -288,11 +290,19 @@ class CoalescerRTLBackend:
     async def _coalesce(self, warps) -> list[PCIeRequest]:
         first = len(self.got)
         target = self.closed
+        requests = 0
         for addrs, mask in warps:
             target += mask != 0
+            requests += len(warp_requests(self.config, addrs, mask))
             self.src.put(self._codec.encode(addr=addrs, mask=mask))
+        # the batch's watchdog: its warps' bounds of the harness (CoalescerHarness.watchdog) added up
+        h = CoalescerHarness
+        self._watch = (f"EMOGI coalescer call {self.calls} ({len(warps)} warps, {requests} requests)", self.loop.cycle,
+                       h.WATCH_FIXED + h.WATCH_PER_REQUEST * (requests + 2 * len(warps)) * self._out_wait)
         self.cycles += await self.loop.run(lambda: self.src.idle() and self.closed >= target,
-                                           stall_cycles=1000, what=f"coalescer call {self.calls}: {len(warps)} warps")
+                                           stall_cycles=1000, what=f"coalescer call {self.calls}: {len(warps)} warps",
+                                           watch=lambda: self._watch)
+        self._watch = None
         self.calls += 1
         self.warps += len(warps)
         return self.got[first:]
