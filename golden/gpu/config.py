@@ -9,7 +9,6 @@ its nanoseconds; a throughput per GPGPU-Sim cycle is scaled by the clock ratio).
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 

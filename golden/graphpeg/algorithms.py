@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import ALGORITHMS, MODES, register_mode
+from ..algorithms import MODES, register_mode
 from ..algorithms.bc import BC
 from ..algorithms.bfs import BFS
 from ..algorithms.common import AlgorithmError, cta_atomics, reference_run
