@@ -91,13 +91,14 @@ def _beats(rng, width: int, nbytes: int, e8: bool):
     return out, raw
 
 
-@pytest.mark.parametrize("width", [1, 4])
+@pytest.mark.parametrize("width", [1, 4, 8])
 def test_writer_bytes_writes_and_writes_in_flight(width):
     """Random operations (4- and 8-byte elements, unaligned bases, ends inside and
     on block boundaries, empty ones) at a 120-cycle latency with 2-bit tags: the
     bytes are the elements from each base, each operation writes once per block
     it touches and nothing for an empty one, and the writer reaches its 4 writes
-    in flight without reusing a tag."""
+    in flight without reusing a tag. A second run refuses requests half the time:
+    the buffer fills to its capacity (32 words at width 8 with 8-byte elements)."""
     port = MemPortConfig(block_bytes=32, tag_width=2)
     rng = random.Random(width)
     ops, want, blocks = [], {}, 0
@@ -124,6 +125,8 @@ def test_writer_bytes_writes_and_writes_in_flight(width):
     assert np.array_equal(got, exp)
     assert model.stats.writes == blocks
     assert ctl.max_inflight == 1 << port.tag_width          # the tags' limit is reached
+    got, model, ctl = _run(port, width, ops, MemoryTiming(latency=[1, 40], seed=width, req_ready=[0, 0, 0, 1]))
+    assert np.array_equal(got, exp) and model.stats.writes == blocks
 
 
 def test_writer_output_ending_on_a_block_boundary_writes_no_empty_block():

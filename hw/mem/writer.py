@@ -42,7 +42,8 @@ class SequentialWriter(wiring.Component):
     ----------
     port : MemPortConfig
         Its memory port (``tag_width`` bits of write tags: up to ``2**tag_width``
-        writes in flight).
+        writes in flight; tags are used in turn, and a write waits until its tag's
+        previous write is answered: responses come in any order).
     width : int
         Lanes per input beat.
     lane_bits : int
@@ -95,7 +96,7 @@ class SequentialWriter(wiring.Component):
         lvl = Signal(range(CAP + 1))
         lead = Signal(range(WPB))
         blk = Signal(port.addr_width - bb_bits)
-        outstanding = Signal(range(max_out + 1))
+        in_flight = Signal(max_out)         # one bit per tag: its write is not answered yet
         err = Signal()
         tag = Signal(port.tag_width)
         m.d.comb += [self.done.eq(state == _State.DONE), self.error.eq(err)]
@@ -107,7 +108,8 @@ class SequentialWriter(wiring.Component):
         m.d.comb += [
             full.eq(lvl >= WPB),
             partial.eq((state == _State.FLUSH) & ~full & (lvl > lead)),
-            req.valid.eq((full | partial) & (outstanding < max_out)),
+            # responses come in any order: the next tag must be free, not just any tag
+            req.valid.eq((full | partial) & ~in_flight.bit_select(tag, 1)),
             req.p.addr.eq(Cat(C(0, bb_bits), blk)),
             req.p.write.eq(1),
             req.p.wdata.eq(buf[:WPB * 32]),
@@ -121,7 +123,10 @@ class SequentialWriter(wiring.Component):
 
         resp = self.mem.resp
         m.d.comb += resp.ready.eq(1)
-        m.d.sync += outstanding.eq(outstanding + fire - resp.valid)
+        set_tag = Signal(max_out)
+        clr_tag = Signal(max_out)
+        m.d.comb += [set_tag.eq(Mux(fire, 1 << tag, 0)), clr_tag.eq(Mux(resp.valid, 1 << resp.p.tag, 0))]
+        m.d.sync += in_flight.eq((in_flight & ~clr_tag) | set_tag)
         with m.If(resp.valid & resp.p.error):
             m.d.sync += err.eq(1)
         with m.If(fire):
@@ -171,6 +176,6 @@ class SequentialWriter(wiring.Component):
             ]
         with m.Elif((state == _State.RUN) & self.finish):
             m.d.sync += state.eq(_State.FLUSH)
-        with m.Elif((state == _State.FLUSH) & ~full & ~partial & (outstanding == 0) & ~fire):
+        with m.Elif((state == _State.FLUSH) & ~full & ~partial & ~in_flight.any() & ~fire):
             m.d.sync += state.eq(_State.DONE)
         return m
