@@ -26,7 +26,7 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .engine import GraphPEGSM, PopBeat, PushItem, check_rtl_config
 
-__all__ = ["GraphPEGCommand", "GraphPEGStatus", "EFEvent", "GraphPEG"]
+__all__ = ["GraphPEGCommand", "GraphPEGStatus", "EFEvent", "EFRegisters", "EFBalancer", "GraphPEG"]
 
 
 class GraphPEGCommand(data.StructLayout):
@@ -77,6 +77,117 @@ class _Bal(enum.Enum, shape=2):
     ERS = 1
     ED = 2
     ER = 3
+
+
+class EFRegisters(wiring.Signature):
+    """One SM's EF registers as the balancer sees them (paper §3.3.2): R_EFS (edges
+    left in its FE entries), R_BS (its answer), R_BW0, R_BW1 and the vertex of a
+    range it gave (``*_o``) in; R_BC (the command), the balance (``bw_size``) and a
+    range to take (``*_i``) out."""
+
+    def __init__(self):
+        super().__init__({"efs": In(32), "bs": In(2), "bw0_o": In(32), "bw1_o": In(32), "bv_o": In(32),
+                          "bc": Out(2), "bw_size": Out(32), "bw0_i": Out(32), "bw1_i": Out(32), "bv_i": Out(32)})
+
+
+class EFBalancer(wiring.Component):
+    """The control processor's EF policy in RTL (paper §3.3.2; the module
+    docstring): every ``ef_interval`` cycles of a running kernel (``running``) it
+    compares the SMs' R_EFS and moves half the difference from the fullest to the
+    emptiest through ERS, ED and ER. ``clear`` (a command starts) resets its timer
+    and its counts of ``exchanges`` and ``moved`` edges; ``idle``: no decision in
+    progress. Every decision ends with ``event`` and its ``info``."""
+
+    def __init__(self, sms: int):
+        self._sms = sms
+        super().__init__({"sm": Out(EFRegisters()).array(sms), "running": In(1), "clear": In(1), "ef": In(1),
+                          "ef_interval": In(16), "ef_shift": In(5), "idle": Out(1), "exchanges": Out(16),
+                          "moved": Out(32), "event": Out(1), "info": Out(EFEvent())})
+
+    def elaborate(self, platform):
+        m = Module()
+        N = self._sms
+        sms = self.sm
+        bal = Signal(_Bal)
+        armed = Signal()
+        pending = Signal()
+        timer = Signal(16)
+        donor = Signal(range(max(N, 2)))
+        recv = Signal(range(max(N, 2)))
+        size = Signal(32)
+        bw0 = Signal(32)
+        bw1 = Signal(32)
+        bv = Signal(32)
+        exchanges, moved = self.exchanges, self.moved
+        efs = [sm.efs for sm in sms]
+        rmax, imax, rmin, imin = efs[0], C(0, max(1, (N - 1).bit_length())), efs[0], C(0, max(1, (N - 1).bit_length()))
+        for k in range(1, N):
+            hi = efs[k] > rmax
+            lo = efs[k] < rmin
+            rmax, imax = Mux(hi, efs[k], rmax), Mux(hi, k, imax)
+            rmin, imin = Mux(lo, efs[k], rmin), Mux(lo, k, imin)
+        diff = Signal(32)
+        m.d.comb += diff.eq(rmax - rmin)
+        trigger = Signal()
+        m.d.comb += [trigger.eq((diff >= 2) & (diff >= (rmax >> self.ef_shift))), self.idle.eq(bal == _Bal.IDLE)]
+        running = self.running
+        with m.If(running & ~pending):
+            with m.If(timer == self.ef_interval - 1):
+                m.d.sync += [pending.eq(1), timer.eq(0)]
+            with m.Else():
+                m.d.sync += timer.eq(timer + 1)
+        m.d.sync += armed.eq(1)
+        for k, sm in enumerate(sms):
+            m.d.comb += [sm.bw_size.eq(size), sm.bw0_i.eq(bw0), sm.bw1_i.eq(bw1), sm.bv_i.eq(bv)]
+            with m.If(((bal == _Bal.ERS) | (bal == _Bal.ED)) & (recv == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ERS"])
+            with m.Elif((bal == _Bal.ER) & (recv == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ER"])
+            with m.Elif((bal == _Bal.ED) & (donor == k)):
+                m.d.comb += sm.bc.eq(EF_BC["ED"])
+        bs_recv = Array(sm.bs for sm in sms)[recv]
+        bs_donor = Array(sm.bs for sm in sms)[donor]
+        # The report reuses the balancer's registers (they hold until the next decision
+        # starts); only the pulse and the outcome are added.
+        ev = self.info
+        outcome = Signal(2)
+        was_moved = outcome == EF_OUTCOMES["moved"]
+        m.d.comb += [ev.donor.eq(donor), ev.recv.eq(recv), ev.size.eq(size), ev.outcome.eq(outcome),
+                     ev.v.eq(Mux(was_moved, bv, 0)), ev.bw0.eq(Mux(was_moved, bw0, 0)),
+                     ev.bw1.eq(Mux(was_moved, bw1, 0))]
+        m.d.sync += self.event.eq(0)
+
+        def report(name):
+            m.d.sync += [self.event.eq(1), outcome.eq(EF_OUTCOMES[name])]
+
+        with m.Switch(bal):
+            with m.Case(_Bal.IDLE):
+                with m.If(running & pending):
+                    m.d.sync += pending.eq(0)
+                    with m.If(self.ef & trigger):
+                        m.d.sync += [bal.eq(_Bal.ERS), armed.eq(0), donor.eq(imax), recv.eq(imin),
+                                     size.eq(diff >> 1)]
+            with m.Case(_Bal.ERS):
+                with m.If(armed & (bs_recv == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.ED), armed.eq(0)]
+                with m.Elif(armed & (bs_recv == EF_BS["fail"])):
+                    m.d.sync += bal.eq(_Bal.IDLE)
+                    report("no_entry")
+            with m.Case(_Bal.ED):
+                with m.If(armed & (bs_donor == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.ER), armed.eq(0), bw0.eq(Array(sm.bw0_o for sm in sms)[donor]),
+                                 bw1.eq(Array(sm.bw1_o for sm in sms)[donor]),
+                                 bv.eq(Array(sm.bv_o for sm in sms)[donor])]
+                with m.Elif(armed & (bs_donor == EF_BS["fail"])):
+                    m.d.sync += bal.eq(_Bal.IDLE)
+                    report("nothing")
+            with m.Case(_Bal.ER):
+                with m.If(armed & (bs_recv == EF_BS["ok"])):
+                    m.d.sync += [bal.eq(_Bal.IDLE), exchanges.eq(exchanges + 1), moved.eq(moved + bw1 - bw0)]
+                    report("moved")
+        with m.If(self.clear):
+            m.d.sync += [exchanges.eq(0), moved.eq(0), timer.eq(0), pending.eq(0)]
+        return m
 
 
 class GraphPEG(wiring.Component):
@@ -140,7 +251,7 @@ class GraphPEG(wiring.Component):
         cmd_err = Signal()
         cycles = Signal(32)
         items = Signal(32)
-        exchanges = Signal(16)
+        exchanges = Signal(16)              # the balancer's counts
         moved = Signal(32)
         bb = c.block_bytes
         for sm in sms:
@@ -170,82 +281,15 @@ class GraphPEG(wiring.Component):
         m.d.comb += self.busy.eq(state != _Top.IDLE)
 
         # ---------------------------------------------------------------- balancer
-        bal = Signal(_Bal)
-        armed = Signal()
-        pending = Signal()
-        timer = Signal(16)
-        donor = Signal(range(max(N, 2)))
-        recv = Signal(range(max(N, 2)))
-        size = Signal(32)
-        bw0 = Signal(32)
-        bw1 = Signal(32)
-        bv = Signal(32)
-        efs = [sm.efs for sm in sms]
-        rmax, imax, rmin, imin = efs[0], C(0, max(1, (N - 1).bit_length())), efs[0], C(0, max(1, (N - 1).bit_length()))
-        for k in range(1, N):
-            hi = efs[k] > rmax
-            lo = efs[k] < rmin
-            rmax, imax = Mux(hi, efs[k], rmax), Mux(hi, k, imax)
-            rmin, imin = Mux(lo, efs[k], rmin), Mux(lo, k, imin)
-        diff = Signal(32)
-        m.d.comb += diff.eq(rmax - rmin)
-        trigger = Signal()
-        m.d.comb += trigger.eq((diff >= 2) & (diff >= (rmax >> cur.ef_shift)))
-        running = state == _Top.RUN
-        with m.If(running & ~pending):
-            with m.If(timer == cur.ef_interval - 1):
-                m.d.sync += [pending.eq(1), timer.eq(0)]
-            with m.Else():
-                m.d.sync += timer.eq(timer + 1)
-        m.d.sync += armed.eq(1)
+        m.submodules.balancer = bal = EFBalancer(N)
         for k, sm in enumerate(sms):
-            m.d.comb += [sm.bw_size.eq(size), sm.bw0_i.eq(bw0), sm.bw1_i.eq(bw1), sm.bv_i.eq(bv)]
-            with m.If(((bal == _Bal.ERS) | (bal == _Bal.ED)) & (recv == k)):
-                m.d.comb += sm.bc.eq(EF_BC["ERS"])
-            with m.Elif((bal == _Bal.ER) & (recv == k)):
-                m.d.comb += sm.bc.eq(EF_BC["ER"])
-            with m.Elif((bal == _Bal.ED) & (donor == k)):
-                m.d.comb += sm.bc.eq(EF_BC["ED"])
-        bs_recv = Array(sm.bs for sm in sms)[recv]
-        bs_donor = Array(sm.bs for sm in sms)[donor]
-        # The report reuses the balancer's registers (they hold until the next decision
-        # starts); only the pulse and the outcome are added.
-        ev = self.ef_info
-        outcome = Signal(2)
-        was_moved = outcome == EF_OUTCOMES["moved"]
-        m.d.comb += [ev.donor.eq(donor), ev.recv.eq(recv), ev.size.eq(size), ev.outcome.eq(outcome),
-                     ev.v.eq(Mux(was_moved, bv, 0)), ev.bw0.eq(Mux(was_moved, bw0, 0)),
-                     ev.bw1.eq(Mux(was_moved, bw1, 0))]
-        m.d.sync += self.ef_event.eq(0)
-
-        def report(name):
-            m.d.sync += [self.ef_event.eq(1), outcome.eq(EF_OUTCOMES[name])]
-
-        with m.Switch(bal):
-            with m.Case(_Bal.IDLE):
-                with m.If(running & pending):
-                    m.d.sync += pending.eq(0)
-                    with m.If(cur.ef & trigger):
-                        m.d.sync += [bal.eq(_Bal.ERS), armed.eq(0), donor.eq(imax), recv.eq(imin),
-                                     size.eq(diff >> 1)]
-            with m.Case(_Bal.ERS):
-                with m.If(armed & (bs_recv == EF_BS["ok"])):
-                    m.d.sync += [bal.eq(_Bal.ED), armed.eq(0)]
-                with m.Elif(armed & (bs_recv == EF_BS["fail"])):
-                    m.d.sync += bal.eq(_Bal.IDLE)
-                    report("no_entry")
-            with m.Case(_Bal.ED):
-                with m.If(armed & (bs_donor == EF_BS["ok"])):
-                    m.d.sync += [bal.eq(_Bal.ER), armed.eq(0), bw0.eq(Array(sm.bw0_o for sm in sms)[donor]),
-                                 bw1.eq(Array(sm.bw1_o for sm in sms)[donor]),
-                                 bv.eq(Array(sm.bv_o for sm in sms)[donor])]
-                with m.Elif(armed & (bs_donor == EF_BS["fail"])):
-                    m.d.sync += bal.eq(_Bal.IDLE)
-                    report("nothing")
-            with m.Case(_Bal.ER):
-                with m.If(armed & (bs_recv == EF_BS["ok"])):
-                    m.d.sync += [bal.eq(_Bal.IDLE), exchanges.eq(exchanges + 1), moved.eq(moved + bw1 - bw0)]
-                    report("moved")
+            r = bal.sm[k]
+            m.d.comb += [r.efs.eq(sm.efs), r.bs.eq(sm.bs), r.bw0_o.eq(sm.bw0_o), r.bw1_o.eq(sm.bw1_o),
+                         r.bv_o.eq(sm.bv_o), sm.bc.eq(r.bc), sm.bw_size.eq(r.bw_size), sm.bw0_i.eq(r.bw0_i),
+                         sm.bw1_i.eq(r.bw1_i), sm.bv_i.eq(r.bv_i)]
+        m.d.comb += [bal.running.eq(state == _Top.RUN), bal.ef.eq(cur.ef), bal.ef_interval.eq(cur.ef_interval),
+                     bal.ef_shift.eq(cur.ef_shift), self.ef_event.eq(bal.event), self.ef_info.eq(bal.info),
+                     exchanges.eq(bal.exchanges), moved.eq(bal.moved)]
 
         # ---------------------------------------------------------------- the command sequence
         bad_spill = (cur.spill_base[:bb.bit_length() - 1] != 0) | (cur.spill_stride[:bb.bit_length() - 1] != 0) | \
@@ -253,9 +297,9 @@ class GraphPEG(wiring.Component):
         with m.Switch(state):
             with m.Case(_Top.IDLE):
                 with m.If(self.cmd.valid):
-                    m.d.sync += [cur.eq(self.cmd.p), state.eq(_Top.PULSE), cycles.eq(1), items.eq(0),
-                                 exchanges.eq(0), moved.eq(0), cmd_err.eq(0), timer.eq(0), pending.eq(0),
+                    m.d.sync += [cur.eq(self.cmd.p), state.eq(_Top.PULSE), cycles.eq(1), items.eq(0), cmd_err.eq(0),
                                  alwt_full.eq(0), buffer_full.eq(0)]
+                    m.d.comb += bal.clear.eq(1)
             with m.Case(_Top.PULSE):
                 with m.If(cur.op == CMD_OPS["setup"]):
                     with m.If(bad_spill):
@@ -273,7 +317,7 @@ class GraphPEG(wiring.Component):
                 with m.If(all_running):
                     m.d.sync += state.eq(_Top.RUN)
             with m.Case(_Top.RUN):
-                with m.If(all_idle & (bal == _Bal.IDLE)):
+                with m.If(all_idle & bal.idle):
                     m.d.sync += state.eq(_Top.FINISH)
             with m.Case(_Top.FINISH):
                 m.d.comb += [sm.finish.eq(1) for sm in sms]
