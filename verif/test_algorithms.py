@@ -463,7 +463,7 @@ def test_unknown_options_are_errors_naming_the_allowed_ones(algo, mode, options,
 def test_every_option_a_mode_reads_is_accepted():
     """Every option name that a registered mode's classes read literally from
     self.options (``.get("x")``, ``["x"]``, ``"x" in``) is one it accepts: the
-    declarations (Algorithm.option_names, common.UNIT_OPTIONS) cannot fall behind
+    declarations (Algorithm.option_names, the descriptors' options) cannot fall behind
     the code and reject a legitimate caller."""
     import ast
     import inspect

@@ -170,7 +170,7 @@ def _registries() -> tuple[str, str, str, str, str]:
         from sim.cosim import cosim_units
         cos = ", ".join(cosim_units())
     except Exception:
-        cos = "the units registered in sim/cosim.py"
+        cos = "the units whose descriptors name RTL in the loop"
     try:
         from graphunits.report.units import profile
         area = ", ".join(f"{u} {profile(u).area_preset or profile(u).presets.get(profile(u).gpu, 'default')}"
