@@ -172,6 +172,9 @@ def write_output(flag: str, path: Path, write) -> None:
 
 
 def fmt(v, digits: int = 3) -> str:
+    """A value of the ``run`` command's rows: integers and large or whole floats
+    in full, others to ``digits`` significant digits (``golden.report.fmt``, for
+    table cells, keeps ``digits`` decimals instead)."""
     if v is None:
         return "-"
     if isinstance(v, bool):
