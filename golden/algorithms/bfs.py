@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import Algorithm, cta_atomics, first_in_warp, segments
+from ..perf import unique
 
 __all__ = ["BFS"]
 
@@ -94,7 +95,7 @@ class BFS(Algorithm):
             new = nbr[depth[nbr] < 0]
             level += 1
             if new.size * 8 < V:
-                nf = np.unique(new).astype(np.int64)
+                nf = unique(new).astype(np.int64)
             else:
                 mark[new] = True
                 nf = np.flatnonzero(mark)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..perf import unique
 from ..algorithms import register_mode
 from ..algorithms.bfs import BFS
 from ..algorithms.cc import CC
@@ -140,7 +141,7 @@ class _EMOGIMode:
         g = self.edge_graph
         V = g.num_vertices
         counts = np.zeros(V, np.int64)
-        ids = np.unique(frontier) if frontier.size else np.zeros(0, np.int64)
+        ids = unique(frontier) if frontier.size else np.zeros(0, np.int64)
         counts[ids] = g.row_ptr[ids + 1] - g.row_ptr[ids]
         return ids, g.row_ptr[:-1], counts
 

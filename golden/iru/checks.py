@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..perf import unique
 from .config import REPLY_KINDS, IRUConfig
 from .ops import key_blocks
 from .tlm import IRUResult, ReplyTable
@@ -263,7 +264,7 @@ def full_reply_blocks(config: IRUConfig, result: IRUResult, target: int | None =
         lanes = rs.off[full][:, None] + np.arange(E)
         kb = np.sort(key_blocks(rs.idx[lanes], target, esize, config), axis=1)      # a row per reply
         return int(full.size), int(full.size + np.count_nonzero(kb[:, 1:] != kb[:, :-1]))
-    counts = [np.unique(key_blocks(r.idx, target, esize, config)).size for r in rs if r.idx.size == E]
+    counts = [unique(key_blocks(r.idx, target, esize, config)).size for r in rs if r.idx.size == E]
     return len(counts), int(sum(counts))
 
 

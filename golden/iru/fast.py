@@ -57,6 +57,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..perf import unique
 from .ops import fold
 from .config import REPLY_KINDS
 from .tlm import (EMIT_DELAY, READ_DELAY, START_DELAY, IRUModel, IRUOp, IRUResult, IRUStatus, ReplyTable, RequestPolicy,
@@ -473,7 +474,7 @@ class IRUFastModel(IRUModel):
         res[alone] = sec[reps[alone]]                   # nothing merged: the element's own bits
         if bad.any():                                   # infinities and NaNs: the unit's own adder, in order
             from .ops import fadd32
-            for s in np.unique(slot[bad]).tolist():
+            for s in unique(slot[bad]).tolist():
                 members = np.flatnonzero(slot == s)
                 v = int(sec[members[0]])
                 for mbr in members[1:].tolist():

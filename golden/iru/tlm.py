@@ -52,6 +52,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..perf import unique
 from ..memory import AddressSpace
 from .config import FILTER_CODES, FILTER_OPS, REPLY_KINDS, IRUConfig
 from .ops import fold, merge
@@ -425,7 +426,7 @@ class IRUModel:
         if self.is_error is not None and n:
             bb = self.config.block_bytes
             addrs = base + 4 * np.arange(n, dtype=np.int64)
-            blocks = np.unique(addrs - addrs % bb)
+            blocks = unique(addrs - addrs % bb)
             bad = [b for b in blocks.tolist() if self.is_error(int(b))]
             if bad:
                 st.mem_error = True

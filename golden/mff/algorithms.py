@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..perf import count_unique, unique
 from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
 from ..algorithms.pagerank import PageRank
@@ -91,7 +92,7 @@ class MFFAnalytic:
         blocks = 0
         for addr in (phase.c_addr, phase.v_addr):
             key = cmd_id * (1 << 40) + (addr // bb)
-            blocks += int(np.unique(key).size)
+            blocks += count_unique(key)
         return phase.values, blocks, blocks
 
     def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
@@ -99,7 +100,7 @@ class MFFAnalytic:
         writes, and the distinct blocks per command (all three equal here)."""
         bb = self.config.block_bytes
         key = phase.cmd_of_bit * (1 << 40) + (phase.bits // 8) // bb
-        blocks = int(np.unique(key).size)
+        blocks = count_unique(key)
         return phase.bitmap(), blocks, blocks, blocks
 
 
@@ -334,7 +335,7 @@ class _Pull(Algorithm):
             off = np.asarray(off, np.int64)
             if off.size == 0:
                 continue
-            blk = np.unique(np.asarray(cmd, np.int64) * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
+            blk = unique(np.asarray(cmd, np.int64) * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
             addrs = (blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]
             k.unit_requests(kind, addrs.reshape(-1), step, place="icnt")
 
@@ -361,7 +362,7 @@ class _Pull(Algorithm):
                 if self.needs_weights:
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 nwarps = -(-n // gpu.config.warp_size)
-                ncmd = int(np.unique(ph.cmd_of_edge).size) if ph.pos.size else 0
+                ncmd = count_unique(ph.cmd_of_edge) if ph.pos.size else 0
                 # PC_gather + PC_wait per command, then the loop over the scratchpad.
                 k.alu(3 * ncmd + 2 * int(np.ceil(ph.pos.size / gpu.config.warp_size)))
                 st = self.extra["mff"]
@@ -653,7 +654,7 @@ class PushBFS(_Pull):
                     ph = ScatterPhase(owner[act], slot[act], w[act], V, ws)
                     raw, reads, writes, blocks = self.backend.scatter(ph)
                     nxt = np.unpackbits(raw, bitorder="little")[:V].astype(bool)
-                    ncmd = int(np.unique(ph.cmd_of_bit).size) if act.any() else 0
+                    ncmd = count_unique(ph.cmd_of_bit) if act.any() else 0
                     st["scatter_commands"] += ncmd
                     st["reads"] += reads
                     st["writes"] += writes

@@ -39,6 +39,7 @@ from typing import Callable
 import numpy as np
 
 from ..fetch import FetchConfig
+from ..perf import unique
 from ..memory import AddressSpace
 from .config import CMP_CODES, OP_CODES, OPS, SCUConfig, STREAMS
 from .hashes import FilterHash, GroupHash
@@ -286,7 +287,7 @@ class SCUModel:
         if inside.any():
             vals[inside] = self.space.gather_elems(addrs[inside], esize)
         if seg_block.size:
-            uniq = np.unique(seg_block)
+            uniq = unique(seg_block)
             bad = uniq[self._err_blocks(uniq)]
             if bad.size:
                 st.mem_error = True
@@ -509,7 +510,7 @@ class SCUModel:
             if gh.trace is not None:
                 st.hash_trace = {"sets": gh.sets_of(blocks, gh.key_width), "joined": np.asarray(gh.trace[0], np.int64),
                                  "emitted": np.asarray(gh.trace[1], np.int64),
-                                 "flushed_sets": np.unique(np.asarray(gh.trace[2], np.int64) // gh.ways)}
+                                 "flushed_sets": unique(np.asarray(gh.trace[2], np.int64) // gh.ways)}
                 gh.trace = None
             st.unit_cycles, st.unit_flush = self.group_hash.cycles, self.group_hash.flush_stats
             st.elements_out = order.size
