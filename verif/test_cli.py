@@ -610,6 +610,20 @@ def test_emogi_options(tmp_path, capsys):
     assert doc["extra"]["emogi"]["capacity_pages"] == 2    # 8 KiB of 4 KiB pages
 
 
+def test_graphpeg_model_option(tmp_path, capsys):
+    """--graphpeg-model picks the engines' fast or cycle-level model (docs/graphpeg.md, "Fast model")."""
+    base = ("--graph", "kron:scale=8", "--algo", "bfs", "--source", "3", "--mode", "graphpeg")
+    got = {}
+    for m in ("fast", "cycle"):
+        out, doc = run_json(tmp_path, capsys, *base, "--graphpeg-model", m)
+        assert doc["extra"]["graphpeg"]["model"] == m and doc["options"]["graphpeg_model"] == m
+        assert any(ln.split()[:3] == ["graphpeg", "model", m] for ln in out.splitlines())
+        got[m] = doc["extra"]["graphpeg"]["engine_cycles"]
+    _, doc = run_json(tmp_path, capsys, *base)
+    assert doc["extra"]["graphpeg"]["model"] == "fast"
+    assert 0.85 <= got["fast"] / got["cycle"] <= 1.15
+
+
 def test_iru_model_option(tmp_path, capsys):
     """--iru-model picks the IRU's fast or cycle-level model (docs/iru.md, "Fast model")."""
     base = ("--graph", "kron:scale=7", "--algo", "bfs", "--source", "3", "--mode", "iru")
@@ -673,6 +687,8 @@ def test_unit_modes_come_from_the_registry():
      lambda: f"--edge-bytes applies to --mode {modes_of('emogi')}, not iru"),
     (["--algo", "bfs", "--mode", "scu", "--iru-model", "cycle"],
      lambda: f"--iru-model applies to --mode {modes_of('iru')}, not scu"),
+    (["--algo", "bfs", "--mode", "iru", "--graphpeg-model", "cycle"],
+     lambda: f"--graphpeg-model applies to --mode {modes_of('graphpeg')}, not iru"),
 ])
 def test_unit_option_errors(capsys, args, message):
     rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=5", *args)

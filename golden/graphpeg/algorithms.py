@@ -33,6 +33,7 @@ from ..algorithms.common import AlgorithmError, cta_atomics, reference_run
 from ..algorithms.sssp import SSSP
 from .config import GraphPEGConfig
 from ..algorithms.kcore import KCore, kcore_peel
+from .fast import GRAPHPEG_MODELS
 from .session import GraphPEGSession, GraphPEGTLMBackend, first_occurrence
 
 __all__ = ["BFSGraphPEG", "BFSPullGraphPEG", "SSSPGraphPEG", "BCGraphPEG", "KCoreGraphPEG", "GRAPHPEG_MODES",
@@ -59,6 +60,9 @@ class _GraphPEGMode:
         lat = self.options.get("latency")
         if lat is not None and not (isinstance(lat, int) and lat >= 1):
             raise AlgorithmError(f"latency must be an integer >= 1, not {lat!r}")
+        model = self.options.get("graphpeg_model", "fast")
+        if model not in GRAPHPEG_MODELS:
+            raise AlgorithmError(f"graphpeg_model must be one of {', '.join(GRAPHPEG_MODELS)}, not {model!r}")
 
     def setup_graphpeg(self, weights: bool = False) -> None:
         self.check_graphpeg_options()
@@ -68,7 +72,7 @@ class _GraphPEGMode:
             cfg = o.get("graphpeg") or "default"
             if isinstance(cfg, str):
                 cfg = GraphPEGConfig.preset(cfg)
-            backend = GraphPEGTLMBackend(cfg, sms=self.gpu.config.sms)
+            backend = GraphPEGTLMBackend(cfg, sms=self.gpu.config.sms, model=o.get("graphpeg_model", "fast"))
         self.peg = GraphPEGSession(backend, self.gpu, self.graph, weights=weights, csc=self.csc,
                                    latency=o.get("latency"))
 

@@ -5,7 +5,7 @@ UNIT = UnitDescriptor(
     "graphpeg", "GraphPEG", "TACO 2021", order=30,
     config="golden.graphpeg:GraphPEGConfig", tlm="golden.graphpeg:GraphPEGModel",
     algorithms="golden.graphpeg.algorithms",
-    options={"_GraphPEGMode": ("backend", "graphpeg", "latency", "compare_baseline")},
+    options={"_GraphPEGMode": ("backend", "graphpeg", "graphpeg_model", "latency", "compare_baseline")},
     preset_option="graphpeg", default_preset="default",
     rtl=(RTLBlock("graphpeg", "golden.graphpeg:GraphPEGConfig", "hw.graphpeg:GraphPEG",
                   "graph processing engine per SM: ALWT edge gathering, EF balancing (GraphPEG, TACO 2021)"),),

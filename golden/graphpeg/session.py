@@ -17,6 +17,7 @@ import numpy as np
 from ..algorithms.common import CTA_THREADS, AlgorithmError
 from ..memory import AddressSpace, place_array
 from .config import GraphPEGConfig
+from .fast import GRAPHPEG_MODELS, GraphPEGFastModel
 from .tlm import GraphPEGError, GraphPEGKernel, GraphPEGModel, KernelResult
 
 __all__ = ["GraphPEGTLMBackend", "GraphPEGSession", "first_occurrence", "reserve_spill", "REQUEST_KINDS"]
@@ -34,15 +35,22 @@ def reserve_spill(space: AddressSpace, arrays: dict, sms: int, spill_stride: int
 
 
 class GraphPEGTLMBackend:
-    """GraphPEG kernels run by the transaction-level model (:class:`GraphPEGModel`)."""
+    """GraphPEG kernels run by a transaction-level model: ``model="fast"``
+    (:class:`~golden.graphpeg.fast.GraphPEGFastModel`, the default of the
+    algorithm runs) or ``"cycle"`` (:class:`GraphPEGModel`, the RTL's reference)."""
 
     name = "tlm"
 
-    def __init__(self, config: GraphPEGConfig, *, sms: int | None = None, space: AddressSpace | None = None):
+    def __init__(self, config: GraphPEGConfig, *, sms: int | None = None, space: AddressSpace | None = None,
+                 model: str = "cycle"):
+        if model not in GRAPHPEG_MODELS:
+            raise AlgorithmError(f"graphpeg_model must be one of {', '.join(GRAPHPEG_MODELS)}, not {model!r}")
         self.config = config
         self.sms = int(sms or config.sms)
         self.space = space or AddressSpace(addr_bits=config.addr_width)
-        self.model = GraphPEGModel(config, self.space, sms=self.sms)
+        self.model_name = model
+        cls = GraphPEGFastModel if model == "fast" else GraphPEGModel
+        self.model = cls(config, self.space, sms=self.sms)
         self._arrays: dict = {}
 
     def place(self, name: str, values: np.ndarray) -> int:
@@ -290,7 +298,8 @@ class GraphPEGSession:
         req = self.backend.requests()
         eng = int(sum(req.get(k, 0) for k in REQUEST_KINDS))
         lanes = self.items
-        d = {"backend": getattr(self.backend, "name", type(self.backend).__name__), "sms": self.sms,
+        d = {"backend": getattr(self.backend, "name", type(self.backend).__name__),
+             "model": getattr(self.backend, "model_name", None), "sms": self.sms,
              "alwt_entries": self.config.alwt_entries, "ef_enabled": self.config.ef_enabled,
              "kernels": self.kernels, "items": self.items, "warp_batches": self.batches,
              "engine_cycles": self.engine_cycles,

@@ -72,6 +72,11 @@ def _check_run_options(args) -> dict:
             raise UsageError(f"--iru-model applies to --mode {' or '.join(unit_modes('iru')) or '(none available)'}, "
                              f"not {args.mode}")
         opts["iru_model"] = args.iru_model
+    if getattr(args, "graphpeg_model", None) is not None:
+        if args.mode not in unit_modes("graphpeg"):
+            raise UsageError(f"--graphpeg-model applies to --mode "
+                             f"{' or '.join(unit_modes('graphpeg')) or '(none available)'}, not {args.mode}")
+        opts["graphpeg_model"] = args.graphpeg_model
     if args.uvm_capacity is not None:
         if args.mode != "uvm":
             raise UsageError(f"--uvm-capacity applies to --mode uvm, not {args.mode}")
@@ -251,7 +256,7 @@ def cmd_run(args) -> int:
     if "source" in r.extra:
         rows.append(["source", r.extra["source"]])
     shown = _shown_options(args, opts)
-    for k in ("scu", "iru", "iru_model", "graphpeg", "mff", "pcie", "edge_bytes", "uvm_capacity"):
+    for k in ("scu", "iru", "iru_model", "graphpeg", "graphpeg_model", "mff", "pcie", "edge_bytes", "uvm_capacity"):
         if k in shown:
             rows.append([k.replace("_", " ") + (" preset" if k in ("scu", "iru", "graphpeg", "mff", "pcie") else ""),
                          shown[k]])
@@ -340,6 +345,9 @@ def add_parsers(sub) -> None:
     sp.add_argument("--iru-model", dest="iru_model", choices=["fast", "cycle"],
                     help="--mode iru: the IRU's fast model (default) or its cycle-level model, the RTL's "
                          "reference (slow; docs/iru.md, \"Fast model\")")
+    sp.add_argument("--graphpeg-model", dest="graphpeg_model", choices=["fast", "cycle"],
+                    help="--mode graphpeg or graphpeg-pull: the engines' fast model (default) or their cycle-level "
+                         "model, the RTL's reference (slow; docs/graphpeg.md, \"Fast model\")")
     sp.add_argument("--uvm-capacity", dest="uvm_capacity", metavar="RATIO|SIZE",
                     help="GPU memory for migrated pages, --mode uvm: a ratio of the host data (default 0.5; "
                          "1 or more: everything fits) or a size with a unit (e.g. 512MiB)")

@@ -388,7 +388,8 @@ def test_statistics_and_baseline_comparison():
     assert r.gpu["kernels"][0]["unit_cycles"] == st["engine_cycles"]
 
 
-def test_small_alwt_hurts_the_low_degree_graph_more():
+@pytest.mark.parametrize("model", ["cycle", "fast"])
+def test_small_alwt_hurts_the_low_degree_graph_more(model):
     """The paper's Tables 4-5 trend: an ALWT of 1 entry vs 64 slows the engines more
     on the low-degree graph (a grid) than on the Kronecker graph of about the same
     vertex count (2304 and 2048), with the engines' requests at the latencies of
