@@ -268,14 +268,22 @@ class SCUModel:
         if bases.size == 1 or K == 0:
             reqs = seg_block.tolist()
         else:
-            window: list[int] = []
-            for b in seg_block.tolist():
-                if b in window:
-                    continue
-                reqs.append(b)
-                window.append(b)
-                if len(window) > K:
-                    del window[0]
+            # A segment in the block of the one before it always reuses that block's
+            # request (just made, or in the window already): only the changes are walked.
+            change = np.ones(seg_block.size, bool)
+            change[1:] = seg_block[1:] != seg_block[:-1]
+            walk = seg_block[change]
+            if walk.size < 2 or bool(np.all(walk[1:] > walk[:-1])):
+                reqs = walk.tolist()                  # ascending: every block is new, all requested
+            else:
+                window: list[int] = []
+                for b in walk.tolist():
+                    if b in window:
+                        continue
+                    reqs.append(b)
+                    window.append(b)
+                    if len(window) > K:
+                        del window[0]
         st.reads[stream] += len(reqs)
         st.read_blocks[stream] = st.read_blocks.get(stream, []) + reqs
         # Elements.
