@@ -400,6 +400,41 @@ class _FastSM:
         self.waiting.append([ent, int(ready), _Seg(v, s, e, 0, -1, ready), int(ready)])
 
 
+def _result(kernel, parts, rows, colv, wv, sm_items, no_ef, finish, ends, model, before, log, checks, exchanges,
+            moved, peak_alwt, peak_res) -> KernelResult:
+    """The kernel's result from every SM's items (``parts``: base vertex and edge
+    index of each, in request order) and its pops (``rows``: cycle, SM, first and
+    end item in the concatenation), batches in (cycle, SM) order."""
+    if parts:
+        base = np.concatenate([p[0] for p in parts])
+        idx = np.concatenate([p[1] for p in parts])
+        other = colv[idx] if colv is not None else base
+        wt = wv[idx] if wv is not None else np.zeros(idx.size, np.int64)
+        if colv is None:                          # vertex-list mode: the vertex, twice
+            idx = np.zeros(idx.size, np.int64)
+        src, dst = (other, base) if kernel.csc else (base, other)
+        r = np.concatenate(rows)
+        r = r[np.lexsort((r[:, 1], r[:, 0]))]
+        n = r[:, 3] - r[:, 2]
+        starts = np.cumsum(n) - n
+        pos = np.repeat(r[:, 2] - starts, n) + np.arange(int(n.sum()), dtype=np.int64)
+        arr = {"src": src[pos], "dst": dst[pos], "wt": wt[pos], "idx": idx[pos], "sm": np.repeat(r[:, 1], n),
+               "batch": np.repeat(np.arange(len(r), dtype=np.int64), n),
+               "lane": np.arange(int(n.sum()), dtype=np.int64) - np.repeat(starts, n)}
+        batches = [Batch(int(k), int(t), arr["src"][a:a + m], arr["dst"][a:a + m], arr["wt"][a:a + m],
+                         arr["idx"][a:a + m]) for t, k, a, m in zip(r[:, 0].tolist(), r[:, 1].tolist(),
+                                                                     starts.tolist(), n.tolist())]
+    else:
+        z = np.zeros(0, np.int64)
+        arr = {"src": z, "dst": z, "wt": z, "idx": z, "sm": z, "batch": z, "lane": z}
+        batches = []
+    end = int(np.ceil(max([finish] + ends))) + 1
+    req = {k: model.requests[k] - before[k] for k in model.requests}
+    return KernelResult(batches, end, sm_items, no_ef, req, exchanges, moved, False,
+                        any(e.overflow for e in model.engines), int(finish), peak_alwt, peak_res, checks, log,
+                        item_arrays=arr)
+
+
 class GraphPEGFastModel(GraphPEGModel):
     """GraphPEG with the fast engine model (module docstring); ``run`` falls back
     to the cycle-level model where the fast one does not apply."""
@@ -534,38 +569,27 @@ class GraphPEGFastModel(GraphPEGModel):
         return self._finish(kernel, sms, no_ef, L, consume, before, log, checks, exchanges, moved)
 
     def _finish(self, kernel, sms, no_ef, L, consume, before, log, checks, exchanges, moved) -> KernelResult:
-        batches = []
-        sm_items = []
-        finish = 0
-        ends = [0.0]
+        sm_items = [s.X for s in sms]
         maxe = max((a + n for s in sms for a, n in zip(s.ch_s, s.ch_n)), default=0)
         colv = self.space.read_elems(kernel.col, maxe, 4).astype(np.int64) if maxe else np.zeros(0, np.int64)
         wv = (self.space.read_elems(kernel.weight, maxe, 4).astype(np.int64)
               if maxe and kernel.weight is not None else None)
+        finish = max([0] + [s.last_index + 1 for s in sms] + [s.ch_arr[-1] + 1 for s in sms if s.X])
+        ends = [s.cbusy + 1 for s in sms if s.X]
+        # every SM's items in request order, then the pops in (cycle, SM) order
+        off = np.cumsum([0] + sm_items)
+        parts, rows = [], []
         for k, s in enumerate(sms):
-            sm_items.append(s.X)
-            finish = max(finish, s.last_index + 1)
             if not s.X:
                 continue
             n = np.array(s.ch_n, np.int64)
-            off = np.arange(s.X, dtype=np.int64) - np.repeat(np.array(s.ch_x, np.int64), n)
-            idx = np.repeat(np.array(s.ch_s, np.int64), n) + off
-            base = np.repeat(np.array(s.ch_v, np.int64), n)
-            other = colv[idx]
-            wt = wv[idx] if wv is not None else np.zeros(s.X, np.int64)
-            src, dst = (other, base) if kernel.csc else (base, other)
-            for a, b, t in s.pops:
-                batches.append(Batch(k, int(t), src[a:b], dst[a:b], wt[a:b], idx[a:b]))
-            finish = max(finish, s.ch_arr[-1] + 1)
-            ends.append(s.cbusy + 1)
-        end = int(np.ceil(max([finish] + ends))) + 1
-        batches.sort(key=lambda b: (b.cycle, b.sm))
-        req = {k: self.requests[k] - before[k] for k in self.requests}
-        peak_alwt = max((s.peak_alwt for s in sms), default=0)
-        peak_res = max((s.peak_reserved for s in sms), default=0)
-        return KernelResult(batches, end, sm_items, no_ef, req, exchanges, moved, False,
-                            any(e.overflow for e in self.engines), int(finish), peak_alwt, peak_res,
-                            checks, log)
+            pos = np.arange(s.X, dtype=np.int64) - np.repeat(np.array(s.ch_x, np.int64), n)
+            parts.append((np.repeat(np.array(s.ch_v, np.int64), n), np.repeat(np.array(s.ch_s, np.int64), n) + pos))
+            p = np.array(s.pops, np.int64).reshape(-1, 3)
+            rows.append(np.column_stack((p[:, 2], np.full(len(p), k), p[:, 0] + off[k], p[:, 1] + off[k])))
+        return _result(kernel, parts, rows, colv, wv, sm_items, no_ef, finish, ends, self, before, log, checks,
+                       exchanges, moved, max((s.peak_alwt for s in sms), default=0),
+                       max((s.peak_reserved for s in sms), default=0))
 
     def _run_vertex(self, kernel, inputs, spilled, L, consume, warps, before) -> KernelResult:
         """``__pop_vert``: one vertex a cycle into the edge buffer (the spilled
@@ -573,8 +597,8 @@ class GraphPEGFastModel(GraphPEGModel):
         vertices, its ``consume`` LD/ST requests per vertex served in pop order."""
         c = self.config
         ws = c.warp_size
-        batches = []
-        ends = [0.0]
+        parts, rows, ends = [], [], []
+        at = 0
         for k, vs in enumerate(inputs):
             n = int(vs.size)
             if not n:
@@ -588,28 +612,26 @@ class GraphPEGFastModel(GraphPEGModel):
                     if i >= on_chip:
                         ti = max(ti, refill.arrival(i, left))
                     left.append(ti)
-                t = np.array(left, np.float64)
+                t_i = np.ceil(np.array(left, np.float64)).astype(np.int64).tolist()
             else:
-                t = np.arange(n, dtype=np.float64)       # one vertex a cycle into the buffer
-            t_i = np.ceil(t).astype(np.int64)
+                t_i = list(range(n))                     # one vertex a cycle into the buffer
             last = -1
             done: list = []                              # when each warp's requests are served
             busy = 0.0
             for a in range(0, n, ws):
                 b = min(n, a + ws)
-                cyc = max(int(t_i[b - 1]), last + 1)
+                cyc = max(t_i[b - 1], last + 1)
                 if len(done) >= warps:                   # at most ``warps`` warps hold a batch
-                    cyc = max(cyc, int(np.ceil(done[-warps])) - 1)
+                    cyc = max(cyc, math.ceil(done[-warps]) - 1)
                 last = cyc
                 busy = max(busy, cyc) + consume * (b - a)
                 done.append(busy)
-                z = np.zeros(b - a, np.int64)
-                batches.append(Batch(k, cyc, vs[a:b].copy(), vs[a:b].copy(), z, z.copy()))
+                rows.append((cyc, k, at + a, at + b))
+            parts.append((vs.astype(np.int64), np.zeros(n, np.int64)))
             ends.append(busy + 1)
+            at += n
         sm_items = [int(v.size) for v in inputs]
-        end = int(np.ceil(max(ends))) + 1
-        batches.sort(key=lambda b: (b.cycle, b.sm))
-        req = {k: self.requests[k] - before[k] for k in self.requests}
-        return KernelResult(batches, end, sm_items, list(sm_items), req, 0, 0, False,
-                            any(e.overflow for e in self.engines), max(0, end - 1),
-                            0, min(c.edge_buffer_edges, max(sm_items, default=0)), 0, [])
+        r = [np.array(rows, np.int64).reshape(-1, 4)] if rows else []
+        finish = max((row[0] for row in rows), default=-1) + 1
+        return _result(kernel, parts, r, None, None, sm_items, list(sm_items), finish, ends, self, before, [], 0, 0, 0,
+                       0, min(c.edge_buffer_edges, max(sm_items, default=0)))

@@ -206,6 +206,7 @@ class KernelResult:
     peak_reserved: int = 0              # most edge-buffer records reserved at once (any SM)
     ef_checks: int = 0                  # checks of the R_EFS values (one per interval)
     ef_log: list = field(default_factory=list)     # EFDecision, in order
+    item_arrays: dict | None = field(default=None, repr=False)   # arrays(), when the model built them
 
     @property
     def items(self) -> int:
@@ -214,6 +215,8 @@ class KernelResult:
     def arrays(self) -> dict:
         """Every item in pop order: ``src, dst, wt, idx`` (int64), ``sm`` and
         ``batch`` (index of its batch), ``lane`` (position in it)."""
+        if self.item_arrays is not None:
+            return {k: v.copy() for k, v in self.item_arrays.items()}
         bs = self.batches
         if not bs:
             z = np.zeros(0, np.int64)
