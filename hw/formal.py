@@ -17,12 +17,14 @@ def begin(m) -> Signal:
     return started
 
 
-def stream_rule(m, stream, started: Signal, *, check: bool, name: str) -> None:
+def stream_rule(m, stream, started: Signal, *, check: bool, name: str) -> Signal:
     """Once offered and not taken (``valid & ~ready``), a stream's ``valid`` stays
     high and its payload unchanged the next cycle: an ``Assert`` for a stream the
-    block drives (``check``), an ``Assume`` for one the environment drives."""
+    block drives (``check``), an ``Assume`` for one the environment drives.
+    Returns the register ``wait``: the stream waited last cycle (for invariants)."""
     wait = Signal(name=f"{name}_wait")
     prev = Signal.like(stream.payload.as_value(), name=f"{name}_prev")
     m.d.sync += [wait.eq(stream.valid & ~stream.ready), prev.eq(stream.payload.as_value())]
     with m.If(started & wait):
         m.d.comb += (Assert if check else Assume)(stream.valid & (stream.payload.as_value() == prev))
+    return wait

@@ -57,6 +57,11 @@ class MemArbiter(wiring.Component):
         members["o"] = Out(MemPortSignature(outer))
         members["grant"] = Out(n)
         super().__init__(members)
+        # The round robin's state, created here so that the formal harness can read
+        # it (hw/mem/formal.py; the generated Verilog is the same).
+        self.ptr = Signal(range(n), name="ptr")            # highest priority
+        self.locked = Signal(name="locked")                # a request is offered and waits
+        self.held = Signal(range(n), name="held")          # the initiator it belongs to
 
     @property
     def ports(self):
@@ -67,9 +72,7 @@ class MemArbiter(wiring.Component):
         ports = self.ports
         n = len(ports)
         o = self.o
-        ptr = Signal(range(n))              # highest priority
-        locked = Signal()
-        held = Signal(range(n))
+        ptr, locked, held = self.ptr, self.locked, self.held
         sel = Signal(range(n))
         # Round robin: the first valid input at or after ptr.
         with m.If(locked):

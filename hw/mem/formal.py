@@ -49,9 +49,8 @@ class ArbiterHarness(Elaboratable):
         n, ports, o = self.n, dut.ports, dut.o
         inner, src_bits = dut.inner_bits, dut.src_bits
         started = begin(m)
-        for k, p in enumerate(ports):
-            stream_rule(m, p.req, started, check=False, name=f"i{k}")
-        stream_rule(m, o.req, started, check=True, name="o")
+        waits = [stream_rule(m, p.req, started, check=False, name=f"i{k}") for k, p in enumerate(ports)]
+        owait = stream_rule(m, o.req, started, check=True, name="o")
         fire = [p.req.valid & p.req.ready for p in ports]
         ofire = o.req.valid & o.req.ready
         m.d.comb += [
@@ -82,6 +81,16 @@ class ArbiterHarness(Elaboratable):
                 Assert(p.resp.p.error == o.resp.p.error),
             ]
         # fairness: other transfers seen while an initiator waits
+        # Invariants for k-induction (``--mode prove``): a locked request is the one
+        # that waited on the outer port, of an initiator that waited; and a valid
+        # initiator k has seen at most n - 1 - (its distance from the next to be
+        # served: ``held`` when locked, else ``ptr``) other transfers.
+        ptr, locked, held = dut.ptr, dut.locked, dut.held
+        with m.If(started):
+            m.d.comb += Assert(locked == owait)
+        with m.If(locked):
+            m.d.comb += Assert(Cat(waits).bit_select(held, 1))
+        nxt = Mux(locked, held, ptr)
         for k, p in enumerate(ports):
             others = Signal(range(2 * n + 1), name=f"i{k}_passed")
             with m.If(~p.req.valid | fire[k]):
@@ -89,6 +98,10 @@ class ArbiterHarness(Elaboratable):
             with m.Elif(ofire & (others < 2 * n)):
                 m.d.sync += others.eq(others + 1)
             m.d.comb += Assert(others <= n - 1)
+            dist = Signal(range(n), name=f"i{k}_dist")       # (k - nxt) mod n
+            m.d.comb += dist.eq(Mux(nxt <= k, k - nxt, k + n - nxt))
+            with m.If(p.req.valid):
+                m.d.comb += Assert(others + dist <= n - 1)
         # covers
         last = Signal(range(n + 1), init=n)     # the initiator that transferred last cycle (n: none)
         with m.If(ofire):
