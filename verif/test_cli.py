@@ -610,32 +610,23 @@ def test_emogi_options(tmp_path, capsys):
     assert doc["extra"]["emogi"]["capacity_pages"] == 2    # 8 KiB of 4 KiB pages
 
 
-def test_graphpeg_model_option(tmp_path, capsys):
-    """--graphpeg-model picks the engines' fast or cycle-level model (docs/graphpeg.md, "Fast model")."""
-    base = ("--graph", "kron:scale=8", "--algo", "bfs", "--source", "3", "--mode", "graphpeg")
+@pytest.mark.parametrize("unit, graph, cycles, bounds", [
+    ("iru", "kron:scale=7", "cycles", (0.75, 1.25)),            # docs/iru.md, "Fast model"
+    ("graphpeg", "kron:scale=8", "engine_cycles", (0.85, 1.15)),  # docs/graphpeg.md, "Fast model"
+])
+def test_unit_model_option(tmp_path, capsys, unit, graph, cycles, bounds):
+    """--iru-model / --graphpeg-model pick the unit's fast or cycle-level model;
+    fast is the default, and the two agree within the unit's stated bounds."""
+    base = ("--graph", graph, "--algo", "bfs", "--source", "3", "--mode", unit)
     got = {}
     for m in ("fast", "cycle"):
-        out, doc = run_json(tmp_path, capsys, *base, "--graphpeg-model", m)
-        assert doc["extra"]["graphpeg"]["model"] == m and doc["options"]["graphpeg_model"] == m
-        assert any(ln.split()[:3] == ["graphpeg", "model", m] for ln in out.splitlines())
-        got[m] = doc["extra"]["graphpeg"]["engine_cycles"]
+        out, doc = run_json(tmp_path, capsys, *base, f"--{unit}-model", m)
+        assert doc["extra"][unit]["model"] == m and doc["options"][f"{unit}_model"] == m
+        assert any(ln.split()[:3] == [unit, "model", m] for ln in out.splitlines())
+        got[m] = doc["extra"][unit][cycles]
     _, doc = run_json(tmp_path, capsys, *base)
-    assert doc["extra"]["graphpeg"]["model"] == "fast"
-    assert 0.85 <= got["fast"] / got["cycle"] <= 1.15
-
-
-def test_iru_model_option(tmp_path, capsys):
-    """--iru-model picks the IRU's fast or cycle-level model (docs/iru.md, "Fast model")."""
-    base = ("--graph", "kron:scale=7", "--algo", "bfs", "--source", "3", "--mode", "iru")
-    got = {}
-    for m in ("fast", "cycle"):
-        out, doc = run_json(tmp_path, capsys, *base, "--iru-model", m)
-        assert doc["extra"]["iru"]["model"] == m and doc["options"]["iru_model"] == m
-        assert any(ln.split()[:3] == ["iru", "model", m] for ln in out.splitlines())
-        got[m] = doc["extra"]["iru"]["cycles"]
-    _, doc = run_json(tmp_path, capsys, *base)
-    assert doc["extra"]["iru"]["model"] == "fast"
-    assert 0.75 <= got["fast"] / got["cycle"] <= 1.25
+    assert doc["extra"][unit]["model"] == "fast"
+    assert bounds[0] <= got["fast"] / got["cycle"] <= bounds[1]
 
 
 def modes_of(unit):
