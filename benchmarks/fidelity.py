@@ -2,7 +2,7 @@
 """Fidelity: every headline of every paper against the model (issue "Units on the
 shared memory system ... fidelity table").
 
-For each unit, the paper's setup (graphunits/report/fidelity.py, ``PAPER_SETUPS``: its
+For each unit, the paper's setup (its descriptor's ``fidelity``, ``PAPER_SETUPS`` in graphunits/report/fidelity.py: its
 GPU presets, graphs resembling its datasets, its algorithms) runs the baseline
 and every mode of the unit on the golden model, each result checked against
 scipy/networkx; then every headline (the units' ``PaperClaim`` s in

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["RTLBlock", "UnitDescriptor", "register_unit", "unregister_unit", "units", "unit_descriptor",
+__all__ = ["RTLBlock", "AreaClaim", "UnitDescriptor", "register_unit", "unregister_unit", "units", "unit_descriptor",
            "resolve", "UnitError"]
 
 
@@ -52,6 +52,26 @@ class RTLBlock:
 
 
 @dataclass(frozen=True)
+class AreaClaim:
+    """An area (or storage) figure of the unit's paper and the preset that models
+    it: a row of ``graphunits area``'s comparison (:mod:`synth.compare`, whose
+    ``PaperFigure`` documents the fields; ``why`` is formatted there with our
+    figures)."""
+
+    label: str
+    preset: str
+    metric: str
+    value: float | None
+    units: str
+    source: str
+    why: str
+    node: int | None = None
+    scope: str | None = None
+    paper_kb: float | None = None
+    aside: str | None = None
+
+
+@dataclass(frozen=True)
 class UnitDescriptor:
     """One unit, declared once.
 
@@ -78,6 +98,14 @@ class UnitDescriptor:
     None (the demo then runs its RTL in the loop on a tiny graph). profile :
     ``"module:NAME"`` of its report profile (``graphunits/<unit>/profile.py``: the
     paper's claims, figures, presets per GPU), or None (a generic one).
+    area_claims : the paper's area and storage figures (:class:`AreaClaim`).
+    fidelity : the paper's setup that ``benchmarks/fidelity.py`` runs: ``gpus``
+    (presets), ``graphs`` resembling its datasets, smaller ``quick`` ones, the
+    datasets at the paper's size where a run fits in an hour (``paper``,
+    optional), ``algos``; None: not in the fidelity table.
+    run_rows : ``"module:function"`` of the rows its modes add to ``graphunits
+    run``'s table (``graphunits/<unit>/summary.py``: ``rows(result) -> [[label,
+    value], ...]``, from ``result.extra``), or None.
     """
 
     name: str
@@ -96,17 +124,27 @@ class UnitDescriptor:
     cosim: str | None = None
     demo: str | None = None
     profile: str | None = None
+    area_claims: tuple = ()
+    fidelity: dict | None = None
+    run_rows: str | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name != self.name.lower():
             raise ValueError(f"unit name {self.name!r} must be a lower-case Python identifier (its package's name)")
-        for p in ("config", "tlm", "cosim", "demo", "profile"):
+        for p in ("config", "tlm", "cosim", "demo", "profile", "run_rows"):
             v = getattr(self, p)
             if v is not None and ":" not in v:
                 raise ValueError(f"unit {self.name}: {p} must be 'module:Name', not {v!r}")
         for b in self.rtl:
             if not isinstance(b, RTLBlock):
                 raise ValueError(f"unit {self.name}: rtl entries must be RTLBlock, not {b!r}")
+        for c in self.area_claims:
+            if not isinstance(c, AreaClaim):
+                raise ValueError(f"unit {self.name}: area_claims entries must be AreaClaim, not {c!r}")
+        if self.fidelity is not None:
+            missing = {"gpus", "graphs", "quick", "algos"} - set(self.fidelity)
+            if missing:
+                raise ValueError(f"unit {self.name}: fidelity needs {', '.join(sorted(missing))}")
 
     def config_class(self):
         return resolve(self.config) if self.config else None

@@ -1,7 +1,8 @@
 """Our area estimates against the papers' figures (issue 5, item 4).
 
-The table is data-driven: :data:`PAPER_FIGURES` lists every figure the papers
-give (SPEC.md), with the unit and preset that should reproduce it. A row fills
+The table is data-driven: :func:`paper_figures` lists every figure the papers
+give (SPEC.md), with the unit and preset that should reproduce it: each unit's
+``area_claims`` in its descriptor (golden/units.py), then the shared blocks'. A row fills
 in as soon as its unit is registered in :data:`hw.registry.UNITS` and a
 ``liberty``-flow JSON for that unit and preset is given; until then it says
 "not built yet".
@@ -18,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PaperFigure", "PAPER_FIGURES", "ours", "comparison_rows", "comparison_table", "figures_for"]
+__all__ = ["PaperFigure", "PAPER_FIGURES", "SHARED_FIGURES", "paper_figures", "ours", "comparison_rows",
+           "comparison_table", "figures_for"]
 
 
 @dataclass(frozen=True)
@@ -70,35 +72,8 @@ class PaperFigure:
     aside: str | None = None
 
 
-_SCU_WHY = ("paper: the whole enhanced SCU with {paper_kb:g} KB of buffers (Table 1: 5 KB vector buffering, 38 KB "
-            "request FIFO, 18 KB hash request buffer) from CACTI plus Synopsys DC 32 nm low-power cells at 0.78 V "
-            "({paper_kb:g} KB would be {paper_sram_mm2:.3f} mm2 in our SRAM model); ours: {ours_kb:.1f} KB of SRAM "
-            "macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 of ideally scaled OSU 0.18 um logic")
-
-PAPER_FIGURES: list[PaperFigure] = [
-    PaperFigure("SCU, Tegra X1 (width 1)", "scu", "tx1-sim", "area_mm2", 3.65, "mm2",
-                "SCU paper §6.4", _SCU_WHY, node=32, paper_kb=61),
-    PaperFigure("SCU, GTX 980 (width 4)", "scu", "gtx980-sim", "area_mm2", 13.27, "mm2",
-                "SCU paper §6.4", _SCU_WHY, node=32, paper_kb=61),
-    PaperFigure("IRU, one memory partition", "iru", "default", "area_mm2", 5.98, "mm2",
-                "IRU paper §6.4",
-                "paper: CACTI 32 nm only (23.9 mm2 for 4 partitions, 5.6 % of the GPU), a partition's hash of 256 "
-                "sets x 32 elements x 80 bits (index 24 + secondary 32 + position 24 = 80 KB; the text's '80 KB of "
-                "total storage' read per partition, as only this fits its geometry) plus 7.7 KB of FIFOs and ring "
-                "buffers ({paper_kb:g} KB would be {paper_sram_mm2:.3f} mm2 in our SRAM model); ours: {ours_kb:.1f} KB "
-                "of SRAM macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 of logic: about the same "
-                "storage, so the gap is not in what both count; the paper does not break its 5.98 mm2 down, so "
-                "which part of it CACTI's periphery, ports or wiring make up cannot be told", node=32, paper_kb=87.7),
-    PaperFigure("GraphPEG ALWT storage, per SM", "graphpeg", "default", "storage_bytes", 294, "B",
-                "GraphPEG paper §4.6 (24 entries x 98 bits)",
-                "ours: the memory bits and flip-flops of the submodules named '{scope}'", scope="alwt"),
-    PaperFigure("GraphPEG, per SM", "graphpeg", "default", "area_mm2", 0.051, "mm2",
-                "GraphPEG paper §4.6",
-                "paper: McPAT 28 nm for about {paper_kb:g} KB of storage and its control ({paper_kb:g} KB would be "
-                "{paper_sram_mm2:.4f} mm2 in our SRAM model); ours: {ours_kb:.2f} KB of SRAM macros "
-                "({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 of logic, of which {aside_kb:.1f} KB "
-                "({aside_mm2:.4f} mm2) is the vertex list that the paper keeps in the SM's shared memory (not in "
-                "its figure): {without_mm2:.4f} mm2 without it", node=28, paper_kb=1, aside="vlist"),
+#: Figures of blocks shared by units (no descriptor of their own): for scale.
+SHARED_FIGURES: list[PaperFigure] = [
     PaperFigure("fetch engine, Tegra X1 preset", "fetch", "tx1", "area_mm2", None, "mm2",
                 "part of the SCU (§3.1: data fetch + coalescing unit); no separate figure",
                 "for scale: {ours_kb:.2f} KB of SRAM macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 "
@@ -108,6 +83,20 @@ PAPER_FIGURES: list[PaperFigure] = [
                 "for scale: {ours_kb:.2f} KB of SRAM macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 "
                 "of logic", node=32),
 ]
+
+
+def paper_figures() -> list[PaperFigure]:
+    """Every unit's area claims (its descriptor's ``area_claims``, golden/units.py),
+    in the units' order, then the shared blocks'."""
+    from golden.units import units
+    out = [PaperFigure(c.label, u.name, c.preset, c.metric, c.value, c.units, c.source, c.why, node=c.node,
+                       scope=c.scope, paper_kb=c.paper_kb, aside=c.aside)
+           for u in units().values() for c in u.area_claims]
+    return out + SHARED_FIGURES
+
+
+#: The figures of the built-in units (:func:`paper_figures` when this module was imported).
+PAPER_FIGURES: list[PaperFigure] = paper_figures()
 
 
 def figures_for(unit: str, preset: str | None) -> list[PaperFigure]:

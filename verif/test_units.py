@@ -11,7 +11,8 @@ import pytest
 
 from golden.algorithms.bfs import BFS
 from golden.config import Config, check_int
-from golden.units import RTLBlock, UnitDescriptor, register_unit, resolve, unit_descriptor, unregister_unit, units
+from golden.units import (AreaClaim, RTLBlock, UnitDescriptor, register_unit, resolve, unit_descriptor,
+                          unregister_unit, units)
 
 HERE = __name__
 
@@ -58,9 +59,15 @@ class ToyBFS(BFS):
         super().setup()
         cfg = self.options.get("toy")
         self.toy_width = ToyConfig.preset(cfg).width if isinstance(cfg, str) else getattr(cfg, "width", 8)
+        self.extra["toy_width"] = self.toy_width
 
 
 TOY_COSIM = None        # set by the fixture (sim.cosim.CosimUnit is a sim/ class)
+
+
+def toy_rows(r) -> list:
+    """The toy's rows of ``graphunits run``'s table."""
+    return [["toy counter width", str(r.extra.get("toy_width", "-"))]] if r.mode == "toy" else []
 
 
 @pytest.fixture
@@ -74,7 +81,11 @@ def toy(monkeypatch):
     d = UnitDescriptor("toy", "Toy", "this test", config=f"{HERE}:ToyConfig", algorithms=HERE,
                        options={"ToyBFS": ("toy", "backend")}, preset_option="toy",
                        rtl=(RTLBlock("toy", f"{HERE}:ToyConfig", f"{HERE}:toy_component", "a toy counter"),),
-                       cosim=f"{HERE}:TOY_COSIM")
+                       cosim=f"{HERE}:TOY_COSIM", run_rows=f"{HERE}:toy_rows",
+                       area_claims=(AreaClaim("Toy counter", "wide", "area_mm2", 0.001, "mm2", "this test",
+                                              "ours: a 16-bit counter", node=32),),
+                       fidelity={"gpus": ["gtx980"], "graphs": ["kron:scale=8"], "quick": ["kron:scale=5"],
+                                 "algos": ["bfs"]})
     monkeypatch.setattr(registry, "UNITS", dict(registry.UNITS))     # what _sync adds goes with the test
     monkeypatch.setitem(MODES, ("bfs", "toy"), ToyBFS)
     register_unit(d)
@@ -110,6 +121,12 @@ def test_a_descriptor_checks_its_fields():
         UnitDescriptor("bad", "B", "p", config="golden.scu.SCUConfig")
     with pytest.raises(ValueError, match="rtl entries must be RTLBlock"):
         UnitDescriptor("bad", "B", "p", rtl=("scu",))
+    with pytest.raises(ValueError, match="area_claims entries must be AreaClaim"):
+        UnitDescriptor("bad", "B", "p", area_claims=(("SCU", "tx1", "area_mm2", 1.0),))
+    with pytest.raises(ValueError, match="fidelity needs graphs, quick"):
+        UnitDescriptor("bad", "B", "p", fidelity={"gpus": ["gtx980"], "algos": ["bfs"]})
+    with pytest.raises(ValueError, match="run_rows must be 'module:Name'"):
+        UnitDescriptor("bad", "B", "p", run_rows="graphunits.scu.summary.rows")
     with pytest.raises(TypeError, match="takes a UnitDescriptor"):
         register_unit({"name": "x"})
     with pytest.raises(KeyError, match="no unit named 'nope'; units: scu, iru, graphpeg, mff, emogi"):
@@ -145,7 +162,7 @@ def test_a_toy_unit_reaches_every_layer_through_its_descriptor(toy, capsys, tmp_
     assert any(line.startswith("toy ") and "default, wide" in line for line in out.split("\n\n")[1].splitlines())
     assert main(["run", "--graph", "kron:scale=5,edgefactor=4,seed=1", "--algo", "bfs", "--mode", "toy",
                  "--toy-preset", "wide"]) == 0
-    capsys.readouterr()
+    assert any(line.split()[:4] == ["toy", "counter", "width", "16"] for line in capsys.readouterr().out.splitlines())
     assert main(["run", "--graph", "kron:scale=5", "--algo", "bfs", "--mode", "toy", "--toy-preset", "huge"]) == 2
     assert "huge" in capsys.readouterr().err
     assert main(["config", "--unit", "toy", "--preset", "wide"]) == 0
@@ -164,6 +181,13 @@ def test_a_toy_unit_reaches_every_layer_through_its_descriptor(toy, capsys, tmp_
     assert res["units"]["toy"]["available"] and res["units"]["toy"]["modes"] == {"bfs": ["toy"]}
     assert next(r for r in res["runs"] if r["unit"] == "toy")["check"] == "ok"
     assert cosim_units()["toy"] is TOY_COSIM
+
+    # the paper's area claims and fidelity setup
+    from graphunits.report.fidelity import paper_setups
+    from synth.compare import paper_figures
+    (fig,) = [f for f in paper_figures() if f.unit == "toy"]
+    assert (fig.label, fig.preset, fig.value) == ("Toy counter", "wide", 0.001)
+    assert paper_setups()["toy"]["graphs"] == ["kron:scale=8"]
 
 
 def test_a_removed_unit_leaves_the_registries(toy):

@@ -12,4 +12,7 @@ UNIT = UnitDescriptor(
                   "warp coalescer: lane addresses to 32-128 B PCIe read requests (EMOGI, VLDB 2021)"),),
     cosim="sim.emogi:COSIM",
     profile="graphunits.emogi.profile:PROFILE",
+    fidelity={"gpus": ["v100"], "graphs": ["kron:scale=18", "urand:scale=18"],
+              "quick": ["kron:scale=12", "urand:scale=12"], "algos": ["bfs", "sssp", "cc", "pr"]},
+    run_rows="graphunits.emogi.summary:rows",
 )

@@ -15,4 +15,7 @@ UNIT = UnitDescriptor(
     cosim="sim.mff.cosim:COSIM",
     demo="graphunits.mff.demo:demo",
     profile="graphunits.mff.profile:PROFILE",
+    fidelity={"gpus": ["gtx480"], "graphs": ["kron:scale=16", "grid:256x256"],
+              "quick": ["kron:scale=10", "grid:32x32"], "algos": ["pr", "bfs", "sssp", "cc"]},
+    run_rows="graphunits.mff.summary:rows",
 )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from golden.report import output_path
 
-__all__ = ["UsageError", "config_from_args", "load_graph_arg", "unit_preset_options", "import_or_none", "modes",
+__all__ = ["StatRows", "UsageError", "config_from_args", "load_graph_arg", "unit_preset_options", "import_or_none", "modes",
            "unit_modes", "presets", "pcie_presets", "source_algos", "Lazy", "graph_help", "algo_help", "mode_help",
            "preset_help", "gpu_help", "cosim_help", "write_output", "fmt", "json_default", "graph_args",
            "config_args", "output_path"]
@@ -169,6 +169,16 @@ def write_output(flag: str, path: Path, write) -> None:
             write(f)
     except OSError as e:
         raise UsageError(f"{flag} {path}: cannot write ({e.strerror or e})") from None
+
+
+class StatRows(list):
+    """Rows ``[label, value]`` of the ``run`` command's table from a unit's
+    statistics: :meth:`add` adds a row only when one of its keys is present (the
+    units' statistics grow over time), an absent one showing ``-``."""
+
+    def add(self, label: str, *keys, src: dict, sep: str = " / ") -> None:
+        if any(k in src for k in keys):
+            self.append([label, sep.join(fmt(src.get(k)) for k in keys)])
 
 
 def fmt(v, digits: int = 3) -> str:

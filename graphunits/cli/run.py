@@ -7,7 +7,9 @@ from pathlib import Path
 
 import sys
 
-from .common import (Lazy, UsageError, algo_help, fmt, gpu_help, graph_args, import_or_none, json_default,
+from golden.units import resolve, units
+
+from .common import (Lazy, UsageError, algo_help, gpu_help, graph_args, import_or_none, json_default,
                      load_graph_arg, mode_help, output_path, pcie_presets, preset_help, presets, source_algos,
                      unit_modes, unit_preset_options, write_output)
 
@@ -117,94 +119,12 @@ def _save_path(save: str) -> tuple[Path, bool]:
 
 
 def _unit_rows(r) -> list:
-    """Rows for the statistics a unit mode leaves in ``r.extra`` (only the keys
-    present: the units' statistics grow over time)."""
+    """Rows for the statistics unit modes leave in ``r.extra``: every unit's
+    ``run_rows`` (its descriptor, golden/units.py), in the units' order."""
     rows = []
-    ex = r.extra
-    tm = ex.get("time") or {}
-
-    def add(label, *keys, src, sep=" / ", fmt=fmt):
-        if any(k in src for k in keys):
-            rows.append([label, sep.join(fmt(src.get(k)) for k in keys)])
-
-    sc = ex.get("scu")
-    if isinstance(sc, dict):
-        if isinstance(sc.get("ops"), dict):
-            rows.append(["SCU operations", ", ".join(f"{k} {v}" for k, v in sorted(sc["ops"].items()))])
-        add("SCU memory requests", "requests", src=sc)
-        add("GPU / SCU / total cycles (est.)", "gpu_cycles", "scu_cycles", "total_cycles", src=tm)
-    iru = ex.get("iru")
-    if isinstance(iru, dict):
-        add("IRU operations / elements", "ops", "elements", src=iru)
-        if "disabled" in iru or "filtered_share" in iru:
-            share = iru.get("filtered_share")
-            rows.append(["IRU elements filtered or merged",
-                         f"{fmt(iru.get('disabled'))} ({'-' if share is None else f'{100 * share:.1f} %'})"])
-        if isinstance(iru.get("kinds"), dict):
-            rows.append(["IRU replies by kind", ", ".join(f"{k} {v}" for k, v in iru["kinds"].items())])
-        add("IRU blocks per full reply", "blocks_per_reply", src=iru)
-        add("IRU / GPU cycles (est.)", "iru_cycles", "gpu_cycles", src=tm)
-    peg = ex.get("graphpeg")
-    if isinstance(peg, dict):
-        add("GraphPEG kernels / items (edges)", "kernels", "items", src=peg)
-        add("edges per cycle per SM", "edges_per_cycle_per_sm", src=peg)
-        add("warp utilisation", "warp_utilisation", src=peg)
-        add("load imbalance (with / without EF)", "load_imbalance", "load_imbalance_no_ef", src=peg)
-        add("EF exchanges / moved edges", "exchanges", "moved_edges", src=peg)
-        add("engine memory requests", "engine_requests", src=peg)
-        add("engine / GPU cycles (est.)", "engine_cycles", "gpu_cycles", src={**peg, **tm})
-        add("baseline cycles / speedup (est.)", "baseline_cycles", "speedup", src=peg)
-        add("memory requests / baseline's", "memory_requests", "baseline_memory_requests", src=peg)
-    mff = ex.get("mff")
-    if isinstance(mff, dict):
-        rows += _mff_rows(r, mff)
-    em = ex.get("emogi")
-    if isinstance(em, dict) and em.get("stats"):
-        if isinstance(em.get("requests"), dict):
-            rows.append(["PCIe requests by size", ", ".join(f"{k} B: {v}" for k, v in em["requests"].items())])
-        else:
-            add("UVM page faults / evictions", "page_faults", "evictions", src=em)
-        if "bytes_moved" in em:
-            rows.append(["host bytes moved (I/O amplification)",
-                         f"{fmt(em['bytes_moved'])} ({fmt(em.get('io_amplification'))})"])
-        add("PCIe GB/s (link busy) / average", "bandwidth_gbps", "average_gbps", src=em)
-        if isinstance(em.get("time"), dict) and "total_s" in em["time"]:
-            rows.append(["estimated total time (ms)", fmt(1e3 * em["time"]["total_s"])])
-    return rows
-
-
-def _mff_rows(r, mff: dict) -> list:
-    """Rows of ``extra["mff"]`` (golden/mff/algorithms.py; keys read defensively:
-    a row whose keys are all absent is left out, an absent one shows ``-``)."""
-    rows: list = []
-
-    def add(label, *keys, src):
-        if any(k in src for k in keys):
-            rows.append([label, " / ".join(fmt(src.get(k)) for k in keys)])
-
-    unit = bool(mff.get("commands") or mff.get("scatter_commands")) or r.mode in unit_modes("mff")
-    scatter = "scatter_commands" in mff                # the push BFS (push, mff-push)
-    if unit and scatter:                               # mff-push: PC_scatter_set instead of atomicOr
-        add("MFF scatter commands / bits set", "scatter_commands", "bits", src=mff)
-    elif unit:                                         # mff: PC_gather
-        add("MFF commands / values", "commands", "values", src=mff)
-    elif scatter:                                      # push: the GPU's atomics
-        add("GPU atomics / their memory requests", "atomics", "atomic_requests", src=mff)
-    if unit:
-        if any(k in mff for k in ("reads", "writes", "requests")):
-            rows.append(["MFF requests: reads / writes (total)",
-                         f"{fmt(mff.get('reads'))} / {fmt(mff.get('writes'))} ({fmt(mff.get('requests'))})"])
-        add("MFF requests per edge", "requests_per_edge", src=mff)
-        add("MFF blocks (distinct per command)", "blocks", src=mff)
-        if scatter:
-            add("atomics replaced (one per bit set)", "bits", src=mff)
-        add("GPU / total memory requests (GPU + MFF)", "gpu_requests", "total_requests", src=mff)
-        if "speedup" in mff:
-            base = mff.get("baseline_mode") or "baseline"
-            add(f"{base} (GPU alone) / total requests", "baseline_requests", "total_requests", src=mff)
-            add(f"requests per edge: {base} / with MFF", "baseline_requests_per_edge",
-                "total_requests_per_edge", src=mff)
-            add(f"{base} cycles / speedup (est.)", "baseline_cycles", "speedup", src=mff)
+    for u in units().values():
+        if u.run_rows:
+            rows += resolve(u.run_rows)(r)
     return rows
 
 

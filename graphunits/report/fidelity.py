@@ -22,30 +22,26 @@ from __future__ import annotations
 
 import math
 
+from golden.units import units
+
 from .units import RunSet
 
-__all__ = ["verdict", "fidelity_rows", "run_reasons", "fidelity_markdown", "VERDICT_ORDER", "PAPER_SETUPS"]
+__all__ = ["verdict", "fidelity_rows", "run_reasons", "fidelity_markdown", "VERDICT_ORDER", "PAPER_SETUPS",
+           "paper_setups"]
 
 VERDICT_ORDER = ("reproduced", "within 2x", "direction right", "more than 2x off", "contradicted", "not measured")
 
-#: The papers' setups that benchmarks/fidelity.py runs: unit -> (GPU presets, graph specs
-#: resembling the datasets (full runs), smaller ones for ``--quick``, the datasets at
-#: the paper's size where a run of them fits in an hour (``paper``), algorithms).
-#: docs/datasets.md says how each graph resembles the paper's.
-PAPER_SETUPS = {
-    "scu": {"gpus": ["gtx980", "tx1"], "graphs": ["kron:scale=16", "delaunay:scale=16", "road:256x256"],
-            "quick": ["kron:scale=10", "delaunay:scale=10", "road:32x32"],
-            "paper": ["kron:scale=18,edgefactor=48", "delaunay:scale=19", "road:843x843"],
-            "algos": ["bfs", "sssp", "pr"]},
-    "iru": {"gpus": ["gtx980"], "graphs": ["kron:scale=15", "grid:128x128"],
-            "quick": ["kron:scale=9", "grid:24x24"], "algos": ["bfs", "sssp", "pr"]},
-    "graphpeg": {"gpus": ["kepler"], "graphs": ["kron:scale=16", "grid:256x256"],
-                 "quick": ["kron:scale=10", "grid:32x32"], "algos": ["bfs", "sssp", "bc", "kcore"]},
-    "mff": {"gpus": ["gtx480"], "graphs": ["kron:scale=16", "grid:256x256"],
-            "quick": ["kron:scale=10", "grid:32x32"], "algos": ["pr", "bfs", "sssp", "cc"]},
-    "emogi": {"gpus": ["v100"], "graphs": ["kron:scale=18", "urand:scale=18"],
-              "quick": ["kron:scale=12", "urand:scale=12"], "algos": ["bfs", "sssp", "cc", "pr"]},
-}
+def paper_setups() -> dict:
+    """The papers' setups that benchmarks/fidelity.py runs: unit -> its descriptor's
+    ``fidelity`` (golden/units.py: GPU presets, graph specs resembling the datasets
+    (full runs), smaller ones for ``--quick``, the datasets at the paper's size where
+    a run of them fits in an hour (``paper``), algorithms). docs/datasets.md says
+    how each graph resembles the paper's."""
+    return {u.name: dict(u.fidelity) for u in units().values() if u.fidelity}
+
+
+#: The built-in units' setups (:func:`paper_setups` when this module was imported).
+PAPER_SETUPS = paper_setups()
 
 
 def _direction(kind: str, v: float) -> int:
