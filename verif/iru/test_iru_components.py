@@ -74,3 +74,29 @@ def test_a_partition_reports_its_whole_hash_full():
     assert h.mismatches() == [] and h.problems == []
     replied = np.concatenate([r.idx for r in h.results[0].replies])
     assert set(replied.tolist()) == set(idx.tolist()) and replied.size <= n
+
+
+def test_a_partition_counts_tokens_past_half_its_count_range():
+    """2,200 elements on 3 indices of partition 0 (``tiny``: ``count_width`` 12), no
+    warp asking before cycle 6000: all but the first of each index merge, so the
+    partition's ``tokens`` output (the merged lanes owed to warps) must count to
+    2,197, past 2**11, before the warps ask; the replies must hand every token out
+    (the harness compares them with the TLM's)."""
+    cfg = IRUConfig.preset("tiny")
+    target = 0x100000
+    cand = np.arange(4000)
+    part, _ = placement(cand, target, 4, cfg)
+    keys = cand[part == 0][:3]
+    n = 2200
+    idx = np.resize(keys, n).astype(np.uint32)
+    space = AddressSpace(addr_bits=cfg.addr_width)
+    ib = space.alloc("idx", idx, align=64)
+    sb = space.alloc("sec", np.arange(n, dtype=np.uint32), align=64)
+    h = IRUHarness(cfg, space, [IRUOp(n, ib, sb, "min", target=target)],
+                   policy=RequestPolicy(resident=4, start=6000), monitor=True)
+    run_amaranth(IRU(cfg), h.agents, h.done, max_cycles=100000)
+    tokens = [t[1] for t in h.trace]
+    assert max(tokens[:6000]) == n - keys.size, max(tokens[:6000])
+    assert h.mismatches() == [] and h.problems == []
+    res = h.results[0]
+    assert sum(r.disabled for r in res.replies) == n - keys.size
