@@ -218,6 +218,15 @@ def test_alwt_bmc_and_covers_pass():
     assert prove("alwt", mode="cover")["status"] == "PASS"
 
 
+def test_alwt_k_induction_proves_every_property():
+    """Unbounded: with two more checked invariants (one FE entry at most; a live
+    entry's edges left below the environment's 16) the ALWT's properties are
+    4-inductive."""
+    _need_tools()
+    r = prove("alwt", depth=4, mode="prove")
+    assert r["status"] == "PASS" and r["failures"] == [], r
+
+
 @pytest.mark.parametrize("cls, lines_ok", [(_FillToFE, ("m.d.comb += Assert(legal)",)),
                                            (_NoFE, ("Assert(a.has_fe == (sum(st[k] == FE for k in range(n)) != 0))",))])
 def test_alwt_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):

@@ -80,6 +80,7 @@ class ALWTHarness(Elaboratable):
         m.d.comb += [
             Assert(a.has_free == (sum(st[k] == IVD for k in range(n)) != 0)),
             Assert(a.has_fe == (sum(st[k] == FE for k in range(n)) != 0)),
+            Assert(sum((st[k] == FE).as_unsigned() for k in range(n)) <= 1),     # one FE entry at most
         ]
         with m.If(a.has_free):
             for k in range(n):
@@ -89,7 +90,8 @@ class ALWTHarness(Elaboratable):
                         m.d.comb += Assert(st[j] != IVD)
         for k in range(n):
             with m.If(live[k]):
-                m.d.comb += Assert(a.big_rem >= rem[k])
+                m.d.comb += [Assert(a.big_rem >= rem[k]),
+                             Assert(rem[k] < 16)]         # the environment's ranges (an invariant for k-induction)
         # ---- covers
         m.d.comb += Cover(sum(st[k] != IVD for k in range(n)) == n)
         path = Signal(3)                   # entry 0: IVD -> FI -> RD -> FE -> IVD
