@@ -100,3 +100,22 @@ def test_a_partition_counts_tokens_past_half_its_count_range():
     assert h.mismatches() == [] and h.problems == []
     res = h.results[0]
     assert sum(r.disabled for r in res.replies) == n - keys.size
+
+
+def test_an_operation_past_a_quarter_of_the_address_space():
+    """With 4-byte interleave chunks and 16-bit addresses a prefetcher's chunk
+    positions reach 2**12: an operation of 4,100 elements (16.4 KB of indices in
+    a 64 KB space) must be read whole and give the TLM's replies."""
+    cfg = IRUConfig(addr_width=16, block_bytes=8, partitions=2, sets=4, entry_size=8, interleave_bytes=4,
+                    key_block_bytes=32, count_width=14, prefetch_inflight=4, timeout=60, request_depth=8,
+                    queue_depth=3)
+    rng = np.random.default_rng(2)
+    n = 4100
+    space = AddressSpace(addr_bits=cfg.addr_width)
+    ib = space.alloc("idx", rng.integers(0, 3000, n).astype(np.uint32), align=64)
+    sb = space.alloc("sec", rng.integers(0, 1000, n).astype(np.uint32), align=64)
+    h = IRUHarness(cfg, space, [IRUOp(n, ib, sb, "min", target=0x8000)], policy=RequestPolicy(resident=8))
+    run_amaranth(IRU(cfg), h.agents, h.done, max_cycles=200000)
+    assert h.mismatches() == [] and h.problems == []
+    res = h.results[0]
+    assert sum(r.idx.size + r.disabled for r in res.replies) == n
