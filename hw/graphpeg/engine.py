@@ -36,6 +36,7 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
+from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 
 __all__ = ["EdgeRecord", "PopBeat", "PushItem", "KernelParams", "GraphPEGSM", "check_rtl_config"]
 
@@ -50,41 +51,6 @@ def check_rtl_config(config: GraphPEGConfig) -> None:
                          f"(edge_buffer_bytes={config.edge_buffer_bytes})")
     if config.alwt_entries > 64:
         raise ValueError(f"the RTL's ALWT has at most 64 entries, not {config.alwt_entries}")
-
-
-class EdgeRecord(data.StructLayout):
-    """One gathered edge: ``src``, ``dst``, ``wt`` (weight), ``idx`` (edge index)."""
-
-    def __init__(self):
-        super().__init__({"src": 32, "dst": 32, "wt": 32, "idx": 32})
-
-
-class PopBeat(data.StructLayout):
-    """Up to ``width`` items of one warp batch (lanes ``0..n``); ``warp_last`` ends the
-    batch; ``done`` (with ``n = 0``) ends the kernel: every later pop returns -1. In
-    vertex-list mode the vertex is in ``src`` and ``dst``."""
-
-    def __init__(self, config: GraphPEGConfig):
-        W = config.width
-        super().__init__({"src": data.ArrayLayout(32, W), "dst": data.ArrayLayout(32, W),
-                          "wt": data.ArrayLayout(32, W), "idx": data.ArrayLayout(32, W),
-                          "n": range(W + 1), "warp_last": 1, "done": 1})
-
-
-class PushItem(data.StructLayout):
-    """``__push_vert``: a vertex for the output list."""
-
-    def __init__(self):
-        super().__init__({"vertex": 32})
-
-
-class KernelParams(data.StructLayout):
-    """What the engines need of a command (held by the top while it runs)."""
-
-    def __init__(self, config: GraphPEGConfig):
-        aw = config.addr_width
-        super().__init__({"vertex_mode": 1, "csc": 1, "use_wt": 1, "row_ptr": aw, "col": aw, "weight": aw,
-                          "spill_base": aw, "spill_stride": aw})
 
 
 class _State(enum.Enum, shape=3):
