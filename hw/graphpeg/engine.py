@@ -6,7 +6,7 @@ Structure::
     push ─► output vertex list (on chip, ``vlist_entries``) ──full──► spill writer ─┐
                                                                                     │
     input vertex list ◄── refill engine ◄─────────── the SM's spill region ◄────────┘
-        │ (swapped with the output list at every kernel start)
+        │ (swapped with the output list at every kernel start; both: VertexLists)
         ├─ edge mode ─► ALWT ─► index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
         │               │ FE entry: one block of edges per cycle
         │               ▼
@@ -37,6 +37,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
+from .vlist import VertexLists
 
 __all__ = ["EdgeRecord", "PopBeat", "PushItem", "KernelParams", "GraphPEGSM", "check_rtl_config"]
 
@@ -114,7 +115,6 @@ class GraphPEGSM(wiring.Component):
         C = c.edge_buffer_edges
         cb = exact_log2(C)
         D = C // W
-        CAP = c.vlist_entries
         WPB = c.words_per_block
         bbb = exact_log2(c.block_bytes)
         WS = c.warp_size
@@ -139,102 +139,28 @@ class GraphPEGSM(wiring.Component):
         state = Signal(_State)
         setup_done = Signal()
         par = Signal(KernelParams(c))            # latched at run / setup
-        p = Signal()                              # the output list
-        out_spilled = Signal(32)
-        in_spilled = Signal(32)
-        refill_pos = Signal(32)
-        refill_pending = Signal(range(CAP + 1))
         mem_err = Signal()
-        overflow = Signal()
+        m.submodules.vlists = lists = VertexLists(c)
+        p = lists.parity                          # the output list
         m.d.comb += [self.running.eq(state == _State.RUN), self.active.eq(state != _State.IDLE),
-                     self.mem_error.eq(mem_err), self.overflow.eq(overflow)]
+                     self.mem_error.eq(mem_err), self.overflow.eq(lists.overflow)]
 
         def region(parity):
             return par.spill_base + par.spill_stride * (2 * self._sm) + Mux(parity, par.spill_stride, 0)
 
-        # ---------------------------------------------------------------- vertex lists
-        lists = []
-        for j in range(2):
-            mem_ = memory.Memory(shape=32, depth=CAP, init=[])
-            m.submodules[f"vlist{j}"] = mem_
-            wp_ = mem_.write_port()
-            rp_ = mem_.read_port(domain="comb")
-            head = Signal(range(CAP), name=f"vl{j}_head")
-            tail = Signal(range(CAP), name=f"vl{j}_tail")
-            count = Signal(range(CAP + 1), name=f"vl{j}_count")
-            wr = Signal(name=f"vl{j}_wr")
-            rd = Signal(name=f"vl{j}_rd")
-            wdata = Signal(32, name=f"vl{j}_wdata")
-            m.d.comb += [wp_.addr.eq(tail), wp_.data.eq(wdata), wp_.en.eq(wr), rp_.addr.eq(head)]
-            with m.If(wr):
-                m.d.sync += tail.eq(Mux(tail == CAP - 1, 0, tail + 1))
-            with m.If(rd):
-                m.d.sync += head.eq(Mux(head == CAP - 1, 0, head + 1))
-            m.d.sync += count.eq(count + wr - rd)
-            lists.append({"head": head, "tail": tail, "count": count, "wr": wr, "rd": rd, "wdata": wdata,
-                          "rdata": rp_.data})
-        out_count = Mux(p, lists[1]["count"], lists[0]["count"])
-        in_count = Mux(p, lists[0]["count"], lists[1]["count"])
-        in_head = Mux(p, lists[0]["rdata"], lists[1]["rdata"])
-        push_wr = Signal()
-        refill_wr = Signal()
-        refill_data = Signal(32)
-        in_rd = Signal()
-        for j in range(2):
-            is_out = p == j
-            m.d.comb += [
-                lists[j]["wr"].eq(Mux(is_out, push_wr, refill_wr)),
-                lists[j]["wdata"].eq(Mux(is_out, self.push.p.vertex, refill_data)),
-                lists[j]["rd"].eq(~is_out & in_rd),
-            ]
-
-        # ---------------------------------------------------------------- pushes (and spills)
-        push_open = setup_done & ((state == _State.IDLE) | (state == _State.RUN) | (state == _State.DONE))
-        out_full = out_count == CAP
-        drop = Signal()
-        m.d.comb += drop.eq(((out_spilled + 1) << 2) > par.spill_stride)
-        m.d.comb += [
-            spill.i.p.data[0].eq(self.push.p.vertex),
-            spill.i.p.n.eq(1),
-            spill.i.valid.eq(push_open & out_full & ~drop & self.push.valid),
-        ]
-        with m.If(~push_open):
-            m.d.comb += self.push.ready.eq(0)
-        with m.Elif(~out_full):
-            m.d.comb += [self.push.ready.eq(1), push_wr.eq(self.push.valid)]
-        with m.Elif(drop):
-            m.d.comb += self.push.ready.eq(1)
-            with m.If(self.push.valid):
-                m.d.sync += overflow.eq(1)
-        with m.Else():
-            m.d.comb += self.push.ready.eq(spill.i.ready)
-        with m.If(spill.i.valid & spill.i.ready):
-            m.d.sync += out_spilled.eq(out_spilled + 1)
-        with m.If(spill.error):
-            m.d.sync += mem_err.eq(1)
-
-        # ---------------------------------------------------------------- refill
+        # ---------------------------------------------------------------- vertex lists, spill, refill
         run = state == _State.RUN
-        ref_left = Signal(32)
-        ref_n = Signal(range(WPB + 1))
-        m.d.comb += [ref_left.eq(in_spilled - refill_pos),
-                     ref_n.eq(Mux(ref_left < WPB, ref_left, WPB))]
-        ref_go = Signal()
+        in_count, in_head, in_rd = lists.count, lists.head, lists.read
+        connect(m, wiring.flipped(self.push), lists.push)
+        connect(m, lists.refill, f_ref.cmd)
+        connect(m, f_ref.o, lists.refill_data)
         m.d.comb += [
-            ref_go.eq(run & (ref_left != 0) & (in_count + refill_pending + ref_n <= CAP)),
-            f_ref.cmd.valid.eq(ref_go),
-            f_ref.cmd.p.base.eq(region(~p) + (refill_pos << 2)),
-            f_ref.cmd.p.count.eq(ref_n),
-            f_ref.cmd.p.last.eq(1),
-            f_ref.o.ready.eq(1),
-            refill_data.eq(f_ref.o.p.data[0]),
-            refill_wr.eq(f_ref.o.valid & (f_ref.o.p.n != 0)),
+            lists.open.eq(setup_done & ((state == _State.IDLE) | (state == _State.RUN) | (state == _State.DONE))),
+            lists.run.eq(run), lists.stride.eq(par.spill_stride), lists.in_region.eq(region(~p)),
+            spill.i.p.data[0].eq(lists.spill.payload), spill.i.p.n.eq(1), spill.i.valid.eq(lists.spill.valid),
+            lists.spill.ready.eq(spill.i.ready),
         ]
-        ref_fire = f_ref.cmd.valid & f_ref.cmd.ready
-        with m.If(ref_fire):
-            m.d.sync += refill_pos.eq(refill_pos + ref_n)
-        m.d.sync += refill_pending.eq(refill_pending + Mux(ref_fire, ref_n, 0) - refill_wr)
-        with m.If(f_ref.o.valid & f_ref.o.p.last & f_ref.o.p.error.as_value().any()):
+        with m.If(spill.error | lists.error):
             m.d.sync += mem_err.eq(1)
 
         # ---------------------------------------------------------------- edge buffer
@@ -386,8 +312,7 @@ class GraphPEGSM(wiring.Component):
 
         # ---------------------------------------------------------------- output: warp batches
         drained = Signal()
-        m.d.comb += drained.eq((in_count == 0) & (refill_pos == in_spilled) & (refill_pending == 0) &
-                               ~alwt.any_valid & (reserved == buffered) & ~frozen)
+        m.d.comb += drained.eq(lists.empty & ~alwt.any_valid & (reserved == buffered) & ~frozen)
         batch_rem = Signal(range(WS + 1))
         k_out = Signal(range(W + 1))
         m.d.comb += k_out.eq(Mux(batch_rem < W, batch_rem, W))
@@ -425,10 +350,8 @@ class GraphPEGSM(wiring.Component):
         with m.Switch(state):
             with m.Case(_State.IDLE):
                 with m.If(self.setup):
-                    m.d.sync += [par.eq(p_in), setup_done.eq(1), p.eq(0), out_spilled.eq(0), in_spilled.eq(0),
-                                 refill_pos.eq(0), mem_err.eq(0), overflow.eq(0)]
-                    for j in range(2):
-                        m.d.sync += [lists[j]["head"].eq(0), lists[j]["tail"].eq(0), lists[j]["count"].eq(0)]
+                    m.d.sync += [par.eq(p_in), setup_done.eq(1), mem_err.eq(0)]
+                    m.d.comb += lists.clear.eq(1)
                     # the writer starts at region(0) of the new parameters
                     m.d.comb += [spill.start.eq(1),
                                  spill.base.eq(p_in.spill_base + p_in.spill_stride * (2 * self._sm))]
@@ -441,9 +364,8 @@ class GraphPEGSM(wiring.Component):
                 with m.If(spill.done):
                     m.d.sync += state.eq(_State.SWAP)
             with m.Case(_State.SWAP):
-                m.d.sync += [in_spilled.eq(out_spilled), out_spilled.eq(0), refill_pos.eq(0), p.eq(~p),
-                             state.eq(_State.RUN)]
-                m.d.comb += [spill.start.eq(1), spill.base.eq(region(~p)), alwt.clear.eq(1)]
+                m.d.sync += state.eq(_State.RUN)
+                m.d.comb += [lists.swap.eq(1), spill.start.eq(1), spill.base.eq(region(~p)), alwt.clear.eq(1)]
             with m.Case(_State.RUN):
                 with m.If(self.finish):
                     m.d.sync += state.eq(_State.DONE)
