@@ -13,7 +13,7 @@ Structure::
         │          edge engine (col) + weight engine ─► joiner (+ src, index) ─┐
         └─ vertex mode ───────────────────────────────────────────────────────┤
                                                                                ▼
-                        edge buffer (``width`` banks, ``edge_buffer_edges`` records)
+                EdgeBuffer: ``width`` banks, ``edge_buffer_edges`` records
                                                                                ▼
                                     o: warp batches, ``width`` items per beat, then ``done``
     mem ◄── arbiter ◄── index, edge, weight, refill engines (hw/fetch) and the writer (hw/mem/writer.py)
@@ -36,6 +36,7 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
+from .edge_buffer import EdgeBuffer
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 from .vlist import VertexLists
 
@@ -164,30 +165,9 @@ class GraphPEGSM(wiring.Component):
             m.d.sync += mem_err.eq(1)
 
         # ---------------------------------------------------------------- edge buffer
-        reserved = Signal(range(C + 1))
-        buffered = Signal(range(C + 1))
-        wptr = Signal(cb)
-        rptr = Signal(cb)
-        bw_n = Signal(range(W + 1))                 # records written this cycle
-        bw_rec = [Signal(EdgeRecord(), name=f"bw_rec{i}") for i in range(W)]
-        banks_r = []
-        for b in range(W):
-            bank = memory.Memory(shape=EdgeRecord(), depth=D, init=[])
-            m.submodules[f"edge_buffer{b}"] = bank
-            bwp = bank.write_port()
-            brp = bank.read_port(domain="comb")
-            lane = Signal(max(1, lw), name=f"wlane{b}")
-            m.d.comb += lane.eq((b - wptr[:lw]) if lw else 0)
-            pos = Signal(cb + 1, name=f"wpos{b}")
-            m.d.comb += pos.eq(wptr + lane)
-            m.d.comb += [bwp.en.eq(lane < bw_n), bwp.addr.eq(pos[lw:cb] if lw < cb else 0),
-                         bwp.data.as_value().eq(Array(r.as_value() for r in bw_rec)[lane])]
-            rlane = Signal(max(1, lw), name=f"rlane{b}")
-            m.d.comb += rlane.eq((b - rptr[:lw]) if lw else 0)
-            rpos = Signal(cb + 1, name=f"rpos{b}")
-            m.d.comb += [rpos.eq(rptr + rlane), brp.addr.eq(rpos[lw:cb] if lw < cb else 0)]
-            banks_r.append(brp.data.as_value())
-        m.d.sync += wptr.eq(wptr + bw_n)
+        m.submodules.edge_buffer = buf = EdgeBuffer(c)
+        reserved, buffered = buf.reserved, buf.buffered
+        bw_n, bw_rec = buf.write.n, buf.write.rec       # records written this cycle
 
         # ---------------------------------------------------------------- EF registers
         bc_prev = Signal(2)
@@ -325,7 +305,7 @@ class GraphPEGSM(wiring.Component):
             o.p.done.eq(done_beat),
         ]
         for j in range(W):
-            rec = EdgeRecord()(Array(banks_r)[(rptr[:lw] + j)[:max(1, lw)] if lw else 0])
+            rec = buf.head[j]
             on = j < k_out
             m.d.comb += [o.p.src[j].eq(Mux(on, rec.src, 0)), o.p.dst[j].eq(Mux(on, rec.dst, 0)),
                          o.p.wt[j].eq(Mux(on, rec.wt, 0)), o.p.idx[j].eq(Mux(on, rec.idx, 0))]
@@ -338,11 +318,7 @@ class GraphPEGSM(wiring.Component):
             m.d.sync += batch_rem.eq(Mux(after < WS, after, WS))
         with m.Else():
             m.d.sync += batch_rem.eq(rem_after)
-        m.d.sync += [
-            rptr.eq(rptr + take),
-            buffered.eq(buffered + bw_n - take),
-            reserved.eq(reserved + Mux(issue, chunk, 0) + vmove - take),
-        ]
+        m.d.comb += [buf.take.eq(take), buf.reserve.eq(Mux(issue, chunk, 0) + vmove)]
         m.d.comb += self.idle.eq(drained & (buffered == 0) & (batch_rem == 0))
 
         # ---------------------------------------------------------------- control

@@ -5,7 +5,7 @@ from amaranth.lib import data
 
 from golden.graphpeg import GraphPEGConfig
 
-__all__ = ["EdgeRecord", "PopBeat", "PushItem", "KernelParams"]
+__all__ = ["EdgeRecord", "EdgeBeat", "PopBeat", "PushItem", "KernelParams"]
 
 
 class EdgeRecord(data.StructLayout):
@@ -13,6 +13,15 @@ class EdgeRecord(data.StructLayout):
 
     def __init__(self):
         super().__init__({"src": 32, "dst": 32, "wt": 32, "idx": 32})
+
+
+class EdgeBeat(data.StructLayout):
+    """Up to ``width`` gathered edges written to the edge buffer at once: ``rec``
+    lanes ``0..n`` (``n = 0``: none)."""
+
+    def __init__(self, config: GraphPEGConfig):
+        W = config.width
+        super().__init__({"rec": data.ArrayLayout(EdgeRecord(), W), "n": range(W + 1)})
 
 
 class PopBeat(data.StructLayout):

@@ -3,7 +3,8 @@ alone under Amaranth's simulator, each against an independent expectation writte
 here in plain Python (a deque, a list of records, the paper's rules), never against
 the RTL itself: the vertex list (a ring: full, empty, wrap-around, clear), the pair
 of lists with spill and refill (back-pressure on the writer and on the refill
-engine, a full spill region, parity swaps).
+engine, a full spill region, parity swaps), the edge buffer (a FIFO of records:
+beats of any size at any position, full, empty, wrap-around).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -20,6 +21,7 @@ from amaranth.hdl import UnusedElaboratable
 from amaranth.sim import Simulator
 
 from golden.graphpeg import GraphPEGConfig
+from hw.graphpeg.edge_buffer import EdgeBuffer
 from hw.graphpeg.vlist import VertexList, VertexLists
 
 SIM = GraphPEGConfig.preset("sim")
@@ -271,3 +273,63 @@ def test_vertex_lists_refuse_pushes_while_closed():
         assert ctx.get(dut.push.ready)
 
     simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- EdgeBuffer
+#: Geometries: the sim preset (4 banks of 4), one bank (no lane bits), one row of 8
+#: banks (the buffer is one beat), the default preset (4 banks of 32).
+BUFFERS = {"sim": SIM, "w1": replace(SIM, width=1, warp_size=4, edge_buffer_bytes=64),
+           "w8-one-row": replace(SIM, width=8, edge_buffer_bytes=128),
+           "default": GraphPEGConfig.preset("default")}
+
+
+def _record(k: int) -> dict:
+    return {"src": k, "dst": 0x10000 + k, "wt": 0x20000 + k, "idx": 0x30000 + k}
+
+
+@pytest.mark.parametrize("name", list(BUFFERS))
+def test_edge_buffer_is_a_fifo_of_records(name):
+    """Chunks reserved, then written in beats of 0 to ``width`` records, taken 0 to
+    ``width`` at a time, against a deque: ``head`` lanes are the oldest records in
+    order, ``reserved`` and ``buffered`` count what the user claimed and wrote. A
+    filling phase and a draining phase alternate, so the buffer is full and empty
+    many times and both pointers wrap at every lane offset."""
+    cfg = BUFFERS[name]
+    W, C = cfg.width, cfg.edge_buffer_edges
+    dut = EdgeBuffer(cfg)
+    rng = random.Random(name)
+    seen = {"full": 0, "empty": 0, "partial": 0}
+
+    async def bench(ctx):
+        fifo = deque()
+        claimed = 0                  # reserved, not yet written
+        taken_total = written = 0
+        for cycle in range(max(400, 12 * C)):
+            buffered = len(fifo)
+            reserved = buffered + claimed
+            assert ctx.get(dut.buffered) == buffered and ctx.get(dut.reserved) == reserved, cycle
+            for j in range(min(W, buffered)):
+                assert ctx.get(dut.head[j]) == fifo[j], (cycle, j)
+            seen["full"] += buffered == C
+            seen["empty"] += buffered == 0
+            filling = (cycle // (2 * C + 7)) % 2 == 0
+            res = rng.randint(0, C - reserved) if rng.random() < (0.6 if filling else 0.2) else 0
+            n = rng.randint(0, min(W, claimed)) if rng.random() < 0.8 else 0
+            k = rng.randint(0, min(W, buffered)) if rng.random() < (0.3 if filling else 0.9) else 0
+            seen["partial"] += 0 < n < W
+            ctx.set(dut.reserve, res)
+            ctx.set(dut.write.n, n)
+            for j in range(W):
+                ctx.set(dut.write.rec[j], _record(written + j) if j < n else _record(99999))
+            ctx.set(dut.take, k)
+            await ctx.tick()
+            for _ in range(k):
+                fifo.popleft()
+            taken_total += k
+            fifo.extend(_record(written + j) for j in range(n))
+            written += n
+            claimed += res - n
+        assert taken_total > 4 * C
+
+    simulate(dut, bench)
+    assert seen["full"] and seen["empty"] and (seen["partial"] or W == 1)
