@@ -15,7 +15,7 @@ Structure::
                                                                                ▼
                 EdgeBuffer: ``width`` banks, ``edge_buffer_edges`` records
                                                                                ▼
-                                    o: warp batches, ``width`` items per beat, then ``done``
+                  PopPort ─► o: warp batches, ``width`` items per beat, then ``done``
     mem ◄── arbiter ◄── index, edge, weight, refill engines (hw/fetch) and the writer (hw/mem/writer.py)
 
 EF exchange registers (§3.3.2), driven by the balancer of the top: ``efs``
@@ -38,6 +38,7 @@ from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .edge_buffer import EdgeBuffer
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
+from .pop import PopPort
 from .vlist import VertexLists
 
 __all__ = ["EdgeRecord", "PopBeat", "PushItem", "KernelParams", "GraphPEGSM", "check_rtl_config"]
@@ -293,33 +294,12 @@ class GraphPEGSM(wiring.Component):
         # ---------------------------------------------------------------- output: warp batches
         drained = Signal()
         m.d.comb += drained.eq(lists.empty & ~alwt.any_valid & (reserved == buffered) & ~frozen)
-        batch_rem = Signal(range(WS + 1))
-        k_out = Signal(range(W + 1))
-        m.d.comb += k_out.eq(Mux(batch_rem < W, batch_rem, W))
+        m.submodules.pop = pop = PopPort(c)
         o = self.o
-        done_beat = (state == _State.DONE) & (batch_rem == 0)
-        m.d.comb += [
-            o.valid.eq(((state == _State.RUN) & (batch_rem != 0)) | done_beat),
-            o.p.n.eq(Mux(done_beat, 0, k_out)),
-            o.p.warp_last.eq(~done_beat & (k_out == batch_rem)),
-            o.p.done.eq(done_beat),
-        ]
-        for j in range(W):
-            rec = buf.head[j]
-            on = j < k_out
-            m.d.comb += [o.p.src[j].eq(Mux(on, rec.src, 0)), o.p.dst[j].eq(Mux(on, rec.dst, 0)),
-                         o.p.wt[j].eq(Mux(on, rec.wt, 0)), o.p.idx[j].eq(Mux(on, rec.idx, 0))]
-        take = Signal(range(W + 1))
-        m.d.comb += take.eq(Mux(o.valid & o.ready & ~done_beat, k_out, 0))
-        after = Signal(range(C + 1))
-        rem_after = Signal(range(WS + 1))
-        m.d.comb += [after.eq(buffered - take), rem_after.eq(batch_rem - take)]
-        with m.If((state == _State.RUN) & (rem_after == 0) & ((after >= WS) | (drained & (after != 0)))):
-            m.d.sync += batch_rem.eq(Mux(after < WS, after, WS))
-        with m.Else():
-            m.d.sync += batch_rem.eq(rem_after)
-        m.d.comb += [buf.take.eq(take), buf.reserve.eq(Mux(issue, chunk, 0) + vmove)]
-        m.d.comb += self.idle.eq(drained & (buffered == 0) & (batch_rem == 0))
+        connect(m, pop.o, wiring.flipped(o))
+        m.d.comb += [pop.run.eq(state == _State.RUN), pop.finish.eq(state == _State.DONE), pop.drained.eq(drained),
+                     pop.buffered.eq(buffered), pop.head.eq(buf.head), self.idle.eq(pop.idle)]
+        m.d.comb += [buf.take.eq(pop.take), buf.reserve.eq(Mux(issue, chunk, 0) + vmove)]
 
         # ---------------------------------------------------------------- control
         m.d.comb += [spill.base.eq(region(p)), alwt.clear.eq(0)]

@@ -4,7 +4,9 @@ here in plain Python (a deque, a list of records, the paper's rules), never agai
 the RTL itself: the vertex list (a ring: full, empty, wrap-around, clear), the pair
 of lists with spill and refill (back-pressure on the writer and on the refill
 engine, a full spill region, parity swaps), the edge buffer (a FIFO of records:
-beats of any size at any position, full, empty, wrap-around).
+beats of any size at any position, full, empty, wrap-around), the pop port (warp
+batches of the records in order, partial only when drained, one done beat, the
+payload held under back-pressure).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -22,6 +24,7 @@ from amaranth.sim import Simulator
 
 from golden.graphpeg import GraphPEGConfig
 from hw.graphpeg.edge_buffer import EdgeBuffer
+from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
 
 SIM = GraphPEGConfig.preset("sim")
@@ -333,3 +336,153 @@ def test_edge_buffer_is_a_fifo_of_records(name):
 
     simulate(dut, bench)
     assert seen["full"] and seen["empty"] and (seen["partial"] or W == 1)
+
+
+# ---------------------------------------------------------------------- PopPort
+POPS = {"sim": SIM, "w1": BUFFERS["w1"], "w8-warp4": replace(SIM, width=8, warp_size=4, edge_buffer_bytes=128),
+        "w8-warp8": replace(SIM, width=8, edge_buffer_bytes=256), "default": GraphPEGConfig.preset("default")}
+
+
+def _pop_run(cfg: GraphPEGConfig, groups: list[int], seed: int, ready: float = 0.6) -> dict:
+    """The records 0, 1, ... arrive in the buffer (the test plays the edge buffer: a
+    deque, at most ``edge_buffer_edges``) at random times in ``groups``; after each
+    group ``drained`` rises until the port is idle (nothing more will come), then falls
+    for the next group; then ``finish``. The warps take beats at random (``ready``).
+    Returns the batches (records between ``warp_last``), the beats' sizes and the
+    done beats."""
+    dut = PopPort(cfg)
+    W, C, WS = cfg.width, cfg.edge_buffer_edges, cfg.warp_size
+    rng = random.Random(seed)
+    out = {"batches": [], "beats": [], "done": 0, "problems": []}
+
+    async def bench(ctx):
+        fifo = deque()
+        nxt = 0
+        batch = []
+        held = None                       # the beat offered and refused last cycle
+
+        async def cycle(drained, finish=False):
+            nonlocal held, batch
+            ctx.set(dut.drained, drained)
+            ctx.set(dut.finish, finish)
+            ctx.set(dut.buffered, len(fifo))
+            for j in range(W):
+                ctx.set(dut.head[j], _record(fifo[j]) if j < len(fifo) else _record(77777))
+            rdy = rng.random() < ready
+            ctx.set(dut.o.ready, rdy)
+            valid = ctx.get(dut.o.valid)
+            beat = {f: ctx.get(getattr(dut.o.p, f)) for f in ("n", "warp_last", "done")}
+            items = [ctx.get(dut.o.p.src[j]) for j in range(W)]
+            if held is not None and (not valid or (beat, items) != held):
+                out["problems"].append("a refused beat changed or was withdrawn")
+            held = (beat, items) if valid and not rdy else None
+            take = ctx.get(dut.take)
+            idle = ctx.get(dut.idle)
+            if valid and rdy:
+                n = beat["n"]
+                if beat["done"]:
+                    out["done"] += 1
+                    if n or beat["warp_last"] or batch:
+                        out["problems"].append("a done beat with items, warp_last or inside a batch")
+                else:
+                    out["beats"].append(n)
+                    if take != n or any(items[n:]):
+                        out["problems"].append(f"take {take} for a beat of {n}, lanes {items}")
+                    batch += items[:n]
+                    if beat["warp_last"]:
+                        out["batches"].append(batch)
+                        batch = []
+            elif take:
+                out["problems"].append("take without a transfer")
+            await ctx.tick()
+            for _ in range(take):
+                fifo.popleft()
+            return idle
+
+        ctx.set(dut.run, 0)                   # before the kernel runs: nothing goes out
+        while len(fifo) < min(C, groups[0], WS - 1):   # not a warp: drained, a batch would open
+            fifo.append(nxt)
+            nxt += 1
+            await cycle(0)
+        for _ in range(5):
+            await cycle(1)
+        if out["beats"]:
+            out["problems"].append("beats before run")
+        ctx.set(dut.run, 1)
+        end = 0
+        for g in groups:
+            end += g
+            for _ in range(10_000):           # the group arrives
+                if nxt == end:
+                    break
+                if len(fifo) < C and rng.random() < 0.5:
+                    fifo.append(nxt)
+                    nxt += 1
+                if await cycle(0):
+                    out["problems"].append("idle while not drained")
+            for _ in range(10_000):           # drained: what is left goes out
+                if await cycle(1):
+                    break
+            assert nxt == end and not fifo and not batch, (nxt, end, len(fifo), batch)
+        ctx.set(dut.run, 0)
+        for _ in range(20):
+            await cycle(1, finish=out["done"] == 0)
+
+    simulate(dut, bench)
+    return out
+
+
+@pytest.mark.parametrize("name", list(POPS))
+def test_pop_port_hands_out_warp_batches(name):
+    """Every record once, in order, in batches of a warp (``warp_size``) but for the
+    last of a drained stretch; beats of up to ``width`` records (a batch's beats are
+    full but for its last); lanes past ``n`` zero; a refused beat held; one done beat
+    after ``finish``."""
+    cfg = POPS[name]
+    WS, W = cfg.warp_size, cfg.width
+    groups = [3 * WS + WS // 2 + 1, WS - 1 if WS > 1 else 1, 2 * WS, 1]
+    got = _pop_run(cfg, groups, seed=len(name))
+    assert got["problems"] == []
+    want, start = [], 0
+    for g in groups:                   # each drained stretch: full warps, then the rest
+        want += [list(range(s, min(s + WS, start + g))) for s in range(start, start + g, WS)]
+        start += g
+    assert got["batches"] == want
+    beats = [min(W, len(b) - i) for b in want for i in range(0, len(b), W)]
+    assert got["beats"] == beats and got["done"] == 1
+
+
+def test_pop_port_without_back_pressure():
+    cfg = POPS["sim"]
+    got = _pop_run(cfg, [50], seed=5, ready=1.0)
+    assert got["problems"] == [] and got["done"] == 1
+    assert [len(b) for b in got["batches"]] == [8] * 6 + [2]
+
+
+def test_pop_port_stops_while_not_running():
+    """``run`` falls in the middle of a batch: no beat is offered until it rises again;
+    then the batch goes on where it stopped."""
+    cfg = POPS["sim"]
+    W, WS = cfg.width, cfg.warp_size
+    dut = PopPort(cfg)
+    got = []
+
+    async def bench(ctx):
+        fifo = deque(range(2 * WS))
+        ctx.set(dut.o.ready, 1)
+        for cycle in range(40):
+            run = not 3 <= cycle < 13
+            ctx.set(dut.run, run)
+            ctx.set(dut.buffered, len(fifo))
+            for j in range(W):
+                ctx.set(dut.head[j], _record(fifo[j]) if j < len(fifo) else _record(0))
+            if ctx.get(dut.o.valid):
+                assert run, cycle
+                got.extend(ctx.get(dut.o.p.src[j]) for j in range(ctx.get(dut.o.p.n)))
+            take = ctx.get(dut.take)
+            await ctx.tick()
+            for _ in range(take):
+                fifo.popleft()
+
+    simulate(dut, bench)
+    assert got == list(range(2 * WS))
