@@ -10,7 +10,7 @@ Structure::
         ├─ edge mode ─► ALWT ─► index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
         │               │ FE entry: one block of edges per cycle
         │               ▼
-        │          edge engine (col) + weight engine ─► joiner (+ src, index) ─┐
+        │          edge engine (col) + weight engine ─► Joiner (+ src, index) ─┐
         └─ vertex mode ───────────────────────────────────────────────────────┤
                                                                                ▼
                 EdgeBuffer: ``width`` banks, ``edge_buffer_edges`` records
@@ -37,6 +37,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .edge_buffer import EdgeBuffer
+from .gather import Joiner
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 from .pop import PopPort
 from .vlist import VertexLists
@@ -227,8 +228,8 @@ class GraphPEGSM(wiring.Component):
 
         # ---------------------------------------------------------------- ALWT: edge fetch
         m.d.comb += alwt.start_fe.eq(edge_mode & ~alwt.has_fe & alwt.has_rd & ~donating)
-        desc_l = data.StructLayout({"v": 32, "s": 32})
-        m.submodules.desc = desc = fifo.SyncFIFOBuffered(width=desc_l.size, depth=c.fetch_inflight)
+        m.submodules.joiner = joiner = Joiner(c)
+        desc = joiner.desc
         col_addr = Signal(aw)
         m.d.comb += col_addr.eq(par.col + (alwt.fe_s << 2))
         to_block = Signal(range(WPB + 1))
@@ -244,14 +245,14 @@ class GraphPEGSM(wiring.Component):
         issue = Signal()
         m.d.comb += [
             issue.eq(edge_mode & alwt.has_fe & ~donating & (chunk != 0) & (reserved + chunk <= C) &
-                     f_col.cmd.ready & (~par.use_wt | f_wt.cmd.ready) & desc.w_stream.ready),
+                     f_col.cmd.ready & (~par.use_wt | f_wt.cmd.ready) & desc.ready),
             alwt.issue.eq(issue), alwt.issue_n.eq(chunk),
             f_col.cmd.valid.eq(issue),
             f_col.cmd.p.base.eq(col_addr), f_col.cmd.p.count.eq(chunk), f_col.cmd.p.last.eq(1),
             f_wt.cmd.valid.eq(issue & par.use_wt),
             f_wt.cmd.p.base.eq(par.weight + (alwt.fe_s << 2)), f_wt.cmd.p.count.eq(chunk), f_wt.cmd.p.last.eq(1),
-            desc.w_stream.valid.eq(issue),
-            desc.w_stream.payload.eq(Cat(alwt.fe_v, alwt.fe_s)),
+            desc.valid.eq(issue),
+            desc.payload.v.eq(alwt.fe_v), desc.payload.s.eq(alwt.fe_s),
         ]
 
         m.d.comb += [
@@ -260,19 +261,11 @@ class GraphPEGSM(wiring.Component):
         ]
 
         # ---------------------------------------------------------------- joiner
-        dv = desc_l(desc.r_stream.payload)
-        j_off = Signal(range(WPB + 1))
-        join = Signal()
-        m.d.comb += [
-            join.eq(f_col.o.valid & (~par.use_wt | f_wt.o.valid) & desc.r_stream.valid),
-            f_col.o.ready.eq(join),
-            f_wt.o.ready.eq(join & par.use_wt),
-            desc.r_stream.ready.eq(join & f_col.o.p.last),
-        ]
-        with m.If(join):
-            m.d.sync += j_off.eq(Mux(f_col.o.p.last, 0, j_off + f_col.o.p.n))
-            with m.If(f_col.o.p.error.as_value().any() | (par.use_wt & f_wt.o.p.error.as_value().any())):
-                m.d.sync += mem_err.eq(1)
+        connect(m, f_col.o, joiner.edges)
+        connect(m, f_wt.o, joiner.weights)
+        m.d.comb += [joiner.csc.eq(par.csc), joiner.use_wt.eq(par.use_wt)]
+        with m.If(joiner.error):
+            m.d.sync += mem_err.eq(1)
 
         # vertex-list mode: the input list's head goes straight to the buffer
         vmove = Signal()
@@ -280,16 +273,8 @@ class GraphPEGSM(wiring.Component):
         m.d.comb += in_rd.eq(alloc | vmove)
         with m.If(vmove):
             m.d.comb += [bw_n.eq(1), bw_rec[0].src.eq(in_head), bw_rec[0].dst.eq(in_head)]
-        with m.Elif(join):
-            m.d.comb += bw_n.eq(f_col.o.p.n)
-            for i in range(W):
-                nb = f_col.o.p.data[i][:32]
-                m.d.comb += [
-                    bw_rec[i].src.eq(Mux(par.csc, nb, dv.v)),
-                    bw_rec[i].dst.eq(Mux(par.csc, dv.v, nb)),
-                    bw_rec[i].wt.eq(Mux(par.use_wt, f_wt.o.p.data[i][:32], 0)),
-                    bw_rec[i].idx.eq(dv.s + j_off + i),
-                ]
+        with m.Else():
+            m.d.comb += buf.write.eq(joiner.o)
 
         # ---------------------------------------------------------------- output: warp batches
         drained = Signal()

@@ -5,7 +5,7 @@ from amaranth.lib import data
 
 from golden.graphpeg import GraphPEGConfig
 
-__all__ = ["EdgeRecord", "EdgeBeat", "PopBeat", "PushItem", "KernelParams"]
+__all__ = ["EdgeRecord", "EdgeBeat", "ChunkDesc", "PopBeat", "PushItem", "KernelParams"]
 
 
 class EdgeRecord(data.StructLayout):
@@ -22,6 +22,14 @@ class EdgeBeat(data.StructLayout):
     def __init__(self, config: GraphPEGConfig):
         W = config.width
         super().__init__({"rec": data.ArrayLayout(EdgeRecord(), W), "n": range(W + 1)})
+
+
+class ChunkDesc(data.StructLayout):
+    """A chunk of edges asked of the edge (and weight) engine: its vertex ``v`` and the
+    index ``s`` of its first edge."""
+
+    def __init__(self):
+        super().__init__({"v": 32, "s": 32})
 
 
 class PopBeat(data.StructLayout):

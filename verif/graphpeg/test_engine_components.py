@@ -6,7 +6,8 @@ of lists with spill and refill (back-pressure on the writer and on the refill
 engine, a full spill region, parity swaps), the edge buffer (a FIFO of records:
 beats of any size at any position, full, empty, wrap-around), the pop port (warp
 batches of the records in order, partial only when drained, one done beat, the
-payload held under back-pressure).
+payload held under back-pressure), the joiner (records from chunk descriptors and
+the edge and weight beats, which come at their own pace; push and pull kernels).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -24,6 +25,7 @@ from amaranth.sim import Simulator
 
 from golden.graphpeg import GraphPEGConfig
 from hw.graphpeg.edge_buffer import EdgeBuffer
+from hw.graphpeg.gather import Joiner
 from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
 
@@ -486,3 +488,146 @@ def test_pop_port_stops_while_not_running():
 
     simulate(dut, bench)
     assert got == list(range(2 * WS))
+
+
+# ---------------------------------------------------------------------- Joiner
+def _beats(cfg: GraphPEGConfig, n: int) -> list[int]:
+    """How a fetch engine of ``width`` lanes hands out a chunk of ``n`` elements (one
+    block at most): full beats, then the rest."""
+    W = cfg.width
+    return [min(W, n - i) for i in range(0, n, W)]
+
+
+def _join_run(cfg: GraphPEGConfig, chunks: list[tuple], csc: bool, use_wt: bool, seed: int,
+              errors: frozenset = frozenset(), wt_errors: frozenset = frozenset()) -> dict:
+    """Chunks ``(v, s, [neighbours], [weights])``: their descriptors go in at random
+    times, their edge and weight beats come at random times each (a beat holds until
+    taken); ``errors`` / ``wt_errors``: (chunk, beat) pairs whose edge / weight beat
+    carries a memory error (without ``use_wt`` the idle weight port shows an error
+    flag all along).
+    Returns the records written (``o``) in order and the error cycles."""
+    dut = Joiner(cfg)
+    W = cfg.width
+    rng = random.Random(seed)
+    out = {"records": [], "errors": 0, "problems": []}
+
+    def stream_of(kind):
+        items = []
+        for ci, (v, s, nbs, wts) in enumerate(chunks):
+            vals = nbs if kind == "edges" else wts
+            pos = 0
+            for bi, n in enumerate(_beats(cfg, len(nbs))):
+                items.append((vals[pos:pos + n], pos + n == len(nbs), (ci, bi) in (errors if kind == "edges"
+                                                                                  else wt_errors)))
+                pos += n
+        return deque(items)
+
+    async def bench(ctx):
+        ctx.set(dut.csc, csc)
+        ctx.set(dut.use_wt, use_wt)
+        ctx.set(dut.weights.p.error.mem, not use_wt)
+        descs = deque((v, s) for v, s, _, _ in chunks)
+        srcs = {"edges": stream_of("edges"), "weights": stream_of("weights") if use_wt else deque()}
+        shown = {"edges": False, "weights": False, "desc": False}
+        total = sum(len(ch[2]) for ch in chunks)
+        for cycle in range(50 * total + 200):
+            if len(out["records"]) == total:
+                break
+            if not shown["desc"] and descs and rng.random() < 0.5:
+                shown["desc"] = True
+            ctx.set(dut.desc.valid, shown["desc"])
+            if descs:
+                ctx.set(dut.desc.p.v, descs[0][0])
+                ctx.set(dut.desc.p.s, descs[0][1])
+            for kind, port in (("edges", dut.edges), ("weights", dut.weights)):
+                q = srcs[kind]
+                if not shown[kind] and q and rng.random() < 0.4:
+                    shown[kind] = True
+                ctx.set(port.valid, shown[kind])
+                if q:
+                    vals, last, err = q[0]
+                    for j in range(W):
+                        ctx.set(port.p.data[j], vals[j] if j < len(vals) else 0xdead)
+                    ctx.set(port.p.n, len(vals))
+                    ctx.set(port.p.last, last)
+                    ctx.set(port.p.error.mem, err)
+            n = ctx.get(dut.o.n)
+            out["records"] += [{f: ctx.get(getattr(dut.o.rec[j], f)) for f in ("src", "dst", "wt", "idx")}
+                               for j in range(n)]
+            out["errors"] += ctx.get(dut.error)
+            took_e = shown["edges"] and ctx.get(dut.edges.ready)
+            if n != (len(srcs["edges"][0][0]) if took_e else 0):
+                out["problems"].append(f"cycle {cycle}: {n} records, edge beat taken: {took_e}")
+            if use_wt and bool(ctx.get(dut.weights.ready)) != bool(took_e):
+                out["problems"].append(f"cycle {cycle}: the weight beat not taken with its edge beat")
+            for kind, port in (("edges", dut.edges), ("weights", dut.weights)):
+                if shown[kind] and ctx.get(port.ready):
+                    srcs[kind].popleft()
+                    shown[kind] = False
+            if shown["desc"] and ctx.get(dut.desc.ready):
+                descs.popleft()
+                shown["desc"] = False
+            await ctx.tick()
+
+    simulate(dut, bench)
+    return out
+
+
+def _join_expected(chunks, csc: bool, use_wt: bool) -> list[dict]:
+    out = []
+    for v, s, nbs, wts in chunks:
+        for k, nb in enumerate(nbs):
+            src, dst = (nb, v) if csc else (v, nb)
+            out.append({"src": src, "dst": dst, "wt": wts[k] if use_wt else 0, "idx": s + k})
+    return out
+
+
+def _chunks(cfg: GraphPEGConfig, count: int, seed: int) -> list[tuple]:
+    rng = random.Random(seed)
+    WPB = cfg.words_per_block
+    out = []
+    for _ in range(count):
+        n = rng.choice([1, WPB, rng.randint(1, WPB)])
+        out.append((rng.randrange(1 << 32), rng.randrange(1 << 30), [rng.randrange(1 << 32) for _ in range(n)],
+                    [rng.randrange(1 << 32) for _ in range(n)]))
+    return out
+
+
+@pytest.mark.parametrize("csc, use_wt", [(False, True), (False, False), (True, False)])
+@pytest.mark.parametrize("name", ["sim", "w1", "w8-warp8"])
+def test_joiner_attaches_chunk_descriptors(name, csc, use_wt):
+    """Each chunk's edges become records with its vertex (src in a push kernel, dst in
+    a pull kernel), their weights (0 without) and consecutive edge indices from the
+    chunk's first; beats of up to ``width`` neighbours, partial at a chunk's end."""
+    cfg = POPS.get(name, SIM)
+    chunks = _chunks(cfg, 20, seed=len(name) + 2 * csc + use_wt)
+    got = _join_run(cfg, chunks, csc, use_wt, seed=7)
+    assert got["problems"] == [] and got["errors"] == 0
+    assert got["records"] == _join_expected(chunks, csc, use_wt)
+
+
+def test_joiner_queues_descriptors_and_reports_errors():
+    """Up to ``fetch_inflight`` descriptors wait for their beats (the edge engine's
+    requests in flight); a beat with an error flag is joined like any other and
+    reported."""
+    cfg = SIM
+    dut = Joiner(cfg)
+    taken = []
+
+    async def bench(ctx):
+        ctx.set(dut.desc.valid, 1)
+        for k in range(cfg.fetch_inflight + 4):
+            ctx.set(dut.desc.p.v, k)
+            if ctx.get(dut.desc.ready):
+                taken.append(k)
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert taken == list(range(cfg.fetch_inflight))
+    chunks = _chunks(cfg, 6, seed=11)
+    last4 = len(_beats(cfg, len(chunks[4][2]))) - 1
+    got = _join_run(cfg, chunks, False, True, seed=3, errors=frozenset({(2, 0), (4, last4)}))
+    assert got["errors"] == 2 and got["records"] == _join_expected(chunks, False, True)
+    got = _join_run(cfg, chunks, False, True, seed=4, wt_errors=frozenset({(3, 0)}))
+    assert got["errors"] == 1
+    assert _join_run(cfg, chunks, False, False, seed=5)["errors"] == 0      # weights unused: flags ignored
