@@ -8,7 +8,7 @@ Structure::
     input vertex list ◄── refill engine ◄─────────── the SM's spill region ◄────────┘
         │ (swapped with the output list at every kernel start; both: VertexLists)
         ├─ edge mode ─► ALWT ─► index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
-        │               │ FE entry: one block of edges per cycle
+        │               │ FE entry: one block of edges per cycle (ChunkIssue)
         │               ▼
         │          edge engine (col) + weight engine ─► Joiner (+ src, index) ─┐
         └─ vertex mode ───────────────────────────────────────────────────────┤
@@ -37,7 +37,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .edge_buffer import EdgeBuffer
-from .gather import Joiner
+from .gather import ChunkIssue, Joiner
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 from .pop import PopPort
 from .vlist import VertexLists
@@ -229,35 +229,21 @@ class GraphPEGSM(wiring.Component):
         # ---------------------------------------------------------------- ALWT: edge fetch
         m.d.comb += alwt.start_fe.eq(edge_mode & ~alwt.has_fe & alwt.has_rd & ~donating)
         m.submodules.joiner = joiner = Joiner(c)
-        desc = joiner.desc
-        col_addr = Signal(aw)
-        m.d.comb += col_addr.eq(par.col + (alwt.fe_s << 2))
-        to_block = Signal(range(WPB + 1))
-        m.d.comb += to_block.eq(WPB - col_addr[2:bbb])
-        chunk = Signal(range(WPB + 1))
-        lim = min(WPB, C)
-        with m.If((alwt.fe_rem < to_block) & (alwt.fe_rem < lim)):
-            m.d.comb += chunk.eq(alwt.fe_rem)
-        with m.Elif(to_block < lim):
-            m.d.comb += chunk.eq(to_block)
-        with m.Else():
-            m.d.comb += chunk.eq(lim)
-        issue = Signal()
+        m.submodules.chunks = chunks = ChunkIssue(c)
+        issue, chunk = chunks.issue, chunks.chunk
+        connect(m, chunks.cols, f_col.cmd)
+        connect(m, chunks.weights, f_wt.cmd)
+        connect(m, chunks.desc, joiner.desc)
         m.d.comb += [
-            issue.eq(edge_mode & alwt.has_fe & ~donating & (chunk != 0) & (reserved + chunk <= C) &
-                     f_col.cmd.ready & (~par.use_wt | f_wt.cmd.ready) & desc.ready),
+            chunks.fe.eq(edge_mode & alwt.has_fe), chunks.hold.eq(donating), chunks.fe_v.eq(alwt.fe_v),
+            chunks.fe_s.eq(alwt.fe_s), chunks.fe_rem.eq(alwt.fe_rem), chunks.col.eq(par.col),
+            chunks.weight.eq(par.weight), chunks.use_wt.eq(par.use_wt), chunks.reserved.eq(reserved),
             alwt.issue.eq(issue), alwt.issue_n.eq(chunk),
-            f_col.cmd.valid.eq(issue),
-            f_col.cmd.p.base.eq(col_addr), f_col.cmd.p.count.eq(chunk), f_col.cmd.p.last.eq(1),
-            f_wt.cmd.valid.eq(issue & par.use_wt),
-            f_wt.cmd.p.base.eq(par.weight + (alwt.fe_s << 2)), f_wt.cmd.p.count.eq(chunk), f_wt.cmd.p.last.eq(1),
-            desc.valid.eq(issue),
-            desc.payload.v.eq(alwt.fe_v), desc.payload.s.eq(alwt.fe_s),
         ]
 
         m.d.comb += [
             self.stall_alwt.eq(edge_mode & (in_count != 0) & ~alwt.has_free & ~frozen),
-            self.stall_buffer.eq(edge_mode & alwt.has_fe & (chunk != 0) & (reserved + chunk > C)),
+            self.stall_buffer.eq(chunks.stall),
         ]
 
         # ---------------------------------------------------------------- joiner

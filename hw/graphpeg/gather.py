@@ -1,14 +1,82 @@
 """GraphPEG's edge gathering in one SM (paper §3.3.1, Fig. 5; docs/graphpeg.md, "RTL"):
-the joiner that turns the edge and weight engines' beats into edge records."""
+the chunk issue that asks the edge and weight engines for the FE entry's edges a
+block at a time, and the joiner that turns their beats into edge records."""
 from amaranth import *
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from golden.graphpeg import GraphPEGConfig
-from ..fetch.engine import FetchBeat
+from ..fetch.engine import FetchBeat, FetchCommand
 from .layouts import ChunkDesc, EdgeBeat
 
-__all__ = ["Joiner"]
+__all__ = ["ChunkIssue", "Joiner"]
+
+
+class ChunkIssue(wiring.Component):
+    """The chunk issue of one SM (GraphPEG §3.3.1, Fig. 5: the FE entry of the ALWT
+    gathers its vertex's edges, at most a block of them per cycle).
+
+    While ``fe`` (the ALWT has an FE entry: vertex ``fe_v``, next edge ``fe_s``,
+    ``fe_rem`` edges left) and not ``hold`` (a donation takes the ALWT this cycle),
+    the next chunk is the edges left up to the end of the block of ``col`` that holds
+    edge ``fe_s``, and at most ``min(words_per_block, edge_buffer_edges)``. It is issued
+    (``issue``, ``chunk`` edges) when the edge buffer has room for it next to the
+    ``reserved`` records and the edge engine (``cols``), the weight engine
+    (``weights``, only with ``use_wt``) and the joiner's descriptor queue (``desc``)
+    all take it in this cycle; so ``valid`` of those streams depends on the others'
+    ``ready``. ``stall``: ``fe``, a chunk, and no room for it in the buffer.
+
+    Parameters
+    ----------
+    config : GraphPEGConfig
+    """
+
+    def __init__(self, config: GraphPEGConfig):
+        self._config = config
+        aw, WPB, fw = config.addr_width, config.words_per_block, config.fetch(config.width)
+        super().__init__({"fe": In(1), "hold": In(1), "fe_v": In(32), "fe_s": In(32), "fe_rem": In(32),
+                          "col": In(aw), "weight": In(aw), "use_wt": In(1),
+                          "reserved": In(range(config.edge_buffer_edges + 1)),
+                          "cols": Out(stream.Signature(FetchCommand(fw))),
+                          "weights": Out(stream.Signature(FetchCommand(fw))),
+                          "desc": Out(stream.Signature(ChunkDesc())),
+                          "issue": Out(1), "chunk": Out(range(WPB + 1)), "stall": Out(1)})
+
+    @property
+    def config(self) -> GraphPEGConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self._config
+        C, WPB, bbb = c.edge_buffer_edges, c.words_per_block, exact_log2(c.block_bytes)
+        col_addr = Signal(c.addr_width)
+        m.d.comb += col_addr.eq(self.col + (self.fe_s << 2))
+        to_block = Signal(range(WPB + 1))         # edges up to the end of the block
+        m.d.comb += to_block.eq(WPB - col_addr[2:bbb])
+        chunk, rem = self.chunk, self.fe_rem
+        lim = min(WPB, C)
+        with m.If((rem < to_block) & (rem < lim)):
+            m.d.comb += chunk.eq(rem)
+        with m.Elif(to_block < lim):
+            m.d.comb += chunk.eq(to_block)
+        with m.Else():
+            m.d.comb += chunk.eq(lim)
+        issue = self.issue
+        cols, weights, desc, use_wt = self.cols, self.weights, self.desc, self.use_wt
+        m.d.comb += [
+            issue.eq(self.fe & ~self.hold & (chunk != 0) & (self.reserved + chunk <= C) &
+                     cols.ready & (~use_wt | weights.ready) & desc.ready),
+            cols.valid.eq(issue),
+            cols.p.base.eq(col_addr), cols.p.count.eq(chunk), cols.p.last.eq(1),
+            weights.valid.eq(issue & use_wt),
+            weights.p.base.eq(self.weight + (self.fe_s << 2)), weights.p.count.eq(chunk), weights.p.last.eq(1),
+            desc.valid.eq(issue),
+            desc.p.v.eq(self.fe_v), desc.p.s.eq(self.fe_s),
+            self.stall.eq(self.fe & (chunk != 0) & (self.reserved + chunk > C)),
+        ]
+        return m
 
 
 class Joiner(wiring.Component):

@@ -6,8 +6,10 @@ of lists with spill and refill (back-pressure on the writer and on the refill
 engine, a full spill region, parity swaps), the edge buffer (a FIFO of records:
 beats of any size at any position, full, empty, wrap-around), the pop port (warp
 batches of the records in order, partial only when drained, one done beat, the
-payload held under back-pressure), the joiner (records from chunk descriptors and
-the edge and weight beats, which come at their own pace; push and pull kernels).
+payload held under back-pressure), the chunk issue (an FE entry's edges in
+pieces that never cross a block and fit the buffer; back-pressure of the three
+streams it feeds), the joiner (records from chunk descriptors and the edge and
+weight beats, which come at their own pace; push and pull kernels).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -25,7 +27,7 @@ from amaranth.sim import Simulator
 
 from golden.graphpeg import GraphPEGConfig
 from hw.graphpeg.edge_buffer import EdgeBuffer
-from hw.graphpeg.gather import Joiner
+from hw.graphpeg.gather import ChunkIssue, Joiner
 from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
 
@@ -33,9 +35,10 @@ SIM = GraphPEGConfig.preset("sim")
 
 
 def simulate(dut, bench) -> None:
-    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock."""
+    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock (if it has
+    registers; a combinational component's bench steps with ``ctx.delay``)."""
     sim = Simulator(dut)
-    sim.add_clock(1e-8)
+    sim.add_clock(1e-8, if_exists=True)
     sim.add_testbench(bench)
     sim.run()
 
@@ -631,3 +634,80 @@ def test_joiner_queues_descriptors_and_reports_errors():
     got = _join_run(cfg, chunks, False, True, seed=4, wt_errors=frozenset({(3, 0)}))
     assert got["errors"] == 1
     assert _join_run(cfg, chunks, False, False, seed=5)["errors"] == 0      # weights unused: flags ignored
+
+
+# ---------------------------------------------------------------------- ChunkIssue
+CHUNKS = {"sim": SIM, "small-buffer": replace(SIM, block_bytes=64, edge_buffer_bytes=128),
+          "default": GraphPEGConfig.preset("default")}
+
+
+def _pieces(cfg: GraphPEGConfig, col: int, s0: int, n: int) -> list[tuple[int, int]]:
+    """``[s0, s0 + n)`` cut where the edges' words in ``col`` cross a block, and into
+    pieces of at most the buffer's size: ``(first edge, edges)``."""
+    bb, lim = cfg.block_bytes, min(cfg.words_per_block, cfg.edge_buffer_edges)
+    out = []
+    for e in range(s0, s0 + n):
+        if out and (col + 4 * e) // bb == (col + 4 * out[-1][0]) // bb and out[-1][1] < lim:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((e, 1))
+    return out
+
+
+@pytest.mark.parametrize("name", list(CHUNKS))
+@pytest.mark.parametrize("use_wt", [True, False])
+def test_chunk_issue_cuts_an_entry_at_blocks(name, use_wt):
+    """FE entries (unaligned starts, lengths from 1 to several blocks) issued while the
+    edge engine, the weight engine and the descriptor queue refuse at random, a
+    donation holds the ALWT now and then and the buffer's reservations come and go:
+    the chunks are the entry's block pieces in order, each issued only into room and
+    with all three streams taking it (the weight engine only with ``use_wt``)."""
+    cfg = CHUNKS[name]
+    C = cfg.edge_buffer_edges
+    dut = ChunkIssue(cfg)
+    rng = random.Random(name + str(use_wt))
+    col, weight = 0x4000 + 4 * rng.randrange(64), 0x9000 + 4 * rng.randrange(64)
+    entries = [(rng.randrange(1 << 20), rng.randrange(500), n) for n in (1, 2, cfg.words_per_block, 3 * C + 5, 17)]
+    got, seen = [], {"stall": 0, "refused": 0}
+
+    async def bench(ctx):
+        ctx.set(dut.col, col)
+        ctx.set(dut.weight, weight)
+        ctx.set(dut.use_wt, use_wt)
+        for v, s0, n in entries:
+            s, left, pieces = s0, n, []
+            for cycle in range(100 * n + 100):
+                if not left:
+                    break
+                reserved = rng.choice([0, 0, rng.randrange(C + 1), C])
+                hold = rng.random() < 0.1
+                ready = [rng.random() < 0.7 for _ in range(3)]
+                for sig, val in ((dut.fe, 1), (dut.hold, hold), (dut.fe_v, v), (dut.fe_s, s), (dut.fe_rem, left),
+                                 (dut.reserved, reserved), (dut.cols.ready, ready[0]),
+                                 (dut.weights.ready, ready[1]), (dut.desc.ready, ready[2])):
+                    ctx.set(sig, val)
+                chunk = ctx.get(dut.chunk)
+                room = reserved + chunk <= C
+                want = not hold and room and ready[0] and ready[2] and (ready[1] or not use_wt)
+                assert ctx.get(dut.issue) == want, (cycle, hold, room, ready)
+                assert ctx.get(dut.stall) == (not room)
+                seen["stall"] += not room
+                seen["refused"] += room and not want
+                assert ctx.get(dut.cols.valid) == want and ctx.get(dut.desc.valid) == want
+                assert ctx.get(dut.weights.valid) == (want and use_wt)
+                if want:
+                    assert ctx.get(dut.cols.p.base) == col + 4 * s and ctx.get(dut.cols.p.count) == chunk
+                    assert ctx.get(dut.weights.p.base) == weight + 4 * s and ctx.get(dut.weights.p.count) == chunk
+                    assert ctx.get(dut.cols.p.last) and ctx.get(dut.weights.p.last)
+                    assert (ctx.get(dut.desc.p.v), ctx.get(dut.desc.p.s)) == (v, s)
+                    pieces.append((s, chunk))
+                    s, left = s + chunk, left - chunk
+                await ctx.delay(1e-8)                # (combinational: no clock)
+            got.append(pieces)
+        ctx.set(dut.fe, 0)
+        ctx.set(dut.reserved, C)
+        assert not ctx.get(dut.issue) and not ctx.get(dut.stall)       # no FE entry: neither
+
+    simulate(dut, bench)
+    assert got == [_pieces(cfg, col, s0, n) for _, s0, n in entries]
+    assert seen["stall"] and seen["refused"]
