@@ -7,7 +7,7 @@ Structure::
                                                                                     │
     input vertex list ◄── refill engine ◄─────────── the SM's spill region ◄────────┘
         │ (swapped with the output list at every kernel start; both: VertexLists)
-        ├─ edge mode ─► ALWT ─► index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
+        ├─ edge mode ─► ALWT ─► IndexFetch: index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
         │               │ FE entry: one block of edges per cycle (ChunkIssue)
         │               ▼
         │          edge engine (col) + weight engine ─► Joiner (+ src, index) ─┐
@@ -37,7 +37,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .edge_buffer import EdgeBuffer
-from .gather import ChunkIssue, Joiner
+from .gather import ChunkIssue, IndexFetch, Joiner
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 from .pop import PopPort
 from .vlist import VertexLists
@@ -201,29 +201,15 @@ class GraphPEGSM(wiring.Component):
 
         # ---------------------------------------------------------------- ALWT: index fetch
         edge_mode = run & ~par.vertex_mode
-        eb = max(1, ceil_log2(c.alwt_entries))
-        m.submodules.fi_order = fi_order = fifo.SyncFIFOBuffered(width=eb, depth=c.alwt_entries)
-        alloc = Signal()
-        m.d.comb += [
-            alloc.eq(edge_mode & (in_count != 0) & alwt.has_free & ~frozen & f_idx.cmd.ready & fi_order.w_stream.ready),
-            alwt.alloc.eq(alloc), alwt.alloc_v.eq(in_head),
-            f_idx.cmd.valid.eq(alloc),
-            f_idx.cmd.p.base.eq(par.row_ptr + (in_head << 2)),
-            f_idx.cmd.p.count.eq(2),
-            f_idx.cmd.p.last.eq(1),
-            fi_order.w_stream.valid.eq(alloc),
-            fi_order.w_stream.payload.eq(alwt.free_idx),
-        ]
-        # replies come in order: one beat of two elements per allocated entry
-        m.d.comb += [
-            f_idx.o.ready.eq(fi_order.r_stream.valid),
-            fi_order.r_stream.ready.eq(f_idx.o.valid),
-            alwt.fill.eq(f_idx.o.valid & fi_order.r_stream.valid),
-            alwt.fill_idx.eq(fi_order.r_stream.payload),
-            alwt.fill_s.eq(f_idx.o.p.data[0]), alwt.fill_e.eq(f_idx.o.p.data[1]),
-            alwt.fill_bad.eq(f_idx.o.p.error.as_value().any() | (f_idx.o.p.n != 2)),
-        ]
-        with m.If(alwt.fill & f_idx.o.p.error.as_value().any()):
+        m.submodules.index = index = IndexFetch(c)
+        alloc = index.alloc
+        connect(m, index.cmd, f_idx.cmd)
+        connect(m, f_idx.o, index.beat)
+        m.d.comb += [index.go.eq(edge_mode & (in_count != 0) & alwt.has_free & ~frozen), index.vertex.eq(in_head),
+                     index.free_idx.eq(alwt.free_idx), index.row_ptr.eq(par.row_ptr), alwt.alloc_v.eq(in_head)]
+        m.d.comb += [getattr(alwt, n).eq(getattr(index, n))
+                     for n in ("alloc", "fill", "fill_idx", "fill_s", "fill_e", "fill_bad")]
+        with m.If(index.error):
             m.d.sync += mem_err.eq(1)
 
         # ---------------------------------------------------------------- ALWT: edge fetch

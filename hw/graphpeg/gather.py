@@ -1,16 +1,78 @@
 """GraphPEG's edge gathering in one SM (paper §3.3.1, Fig. 5; docs/graphpeg.md, "RTL"):
-the chunk issue that asks the edge and weight engines for the FE entry's edges a
-block at a time, and the joiner that turns their beats into edge records."""
+the index stage that gives the input list's vertices ALWT entries and reads their
+row pointers, the chunk issue that asks the edge and weight engines for the FE
+entry's edges a block at a time, and the joiner that turns their beats into edge
+records."""
 from amaranth import *
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
-from amaranth.utils import exact_log2
+from amaranth.utils import ceil_log2, exact_log2
 
 from golden.graphpeg import GraphPEGConfig
 from ..fetch.engine import FetchBeat, FetchCommand
 from .layouts import ChunkDesc, EdgeBeat
 
-__all__ = ["ChunkIssue", "Joiner"]
+__all__ = ["IndexFetch", "ChunkIssue", "Joiner"]
+
+
+class IndexFetch(wiring.Component):
+    """The index stage of one SM (GraphPEG §3.3.1, Fig. 5: a vertex of the input list
+    takes an IVD entry of the ALWT, FI until its ``row_ptr[v]`` and ``row_ptr[v + 1]``
+    arrive, then RD).
+
+    While ``go`` (a vertex waits, an entry is free, no exchange freezes the ALWT), the
+    head vertex ``vertex`` is allocated (``alloc``) the free entry ``free_idx`` when
+    the index engine (``cmd``: two 4-byte words at ``row_ptr + 4 * vertex``) and the
+    queue of entries waiting for their reply (``alwt_entries`` deep) both take it in
+    this cycle (so ``cmd.valid`` depends on ``cmd.ready``). The replies come in
+    order, one beat of two words per entry (``beat``): each fills the oldest waiting
+    entry (``fill``, ``fill_idx``, ``fill_s``, ``fill_e``; ``fill_bad``: an error
+    flag or not two words). ``error``: a fill with an error flag (one cycle). Port
+    names are the ALWT's.
+
+    Parameters
+    ----------
+    config : GraphPEGConfig
+    """
+
+    def __init__(self, config: GraphPEGConfig):
+        self._config = config
+        f2, eb = config.fetch(2), max(1, ceil_log2(config.alwt_entries))
+        super().__init__({"go": In(1), "vertex": In(32), "free_idx": In(eb), "row_ptr": In(config.addr_width),
+                          "cmd": Out(stream.Signature(FetchCommand(f2))), "beat": In(stream.Signature(FetchBeat(f2))),
+                          "alloc": Out(1), "fill": Out(1), "fill_idx": Out(eb), "fill_s": Out(32), "fill_e": Out(32),
+                          "fill_bad": Out(1), "error": Out(1)})
+
+    @property
+    def config(self) -> GraphPEGConfig:
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        c = self._config
+        eb = max(1, ceil_log2(c.alwt_entries))
+        m.submodules.order = order = fifo.SyncFIFOBuffered(width=eb, depth=c.alwt_entries)
+        cmd, beat, alloc = self.cmd, self.beat, self.alloc
+        m.d.comb += [
+            alloc.eq(self.go & cmd.ready & order.w_stream.ready),
+            cmd.valid.eq(alloc),
+            cmd.p.base.eq(self.row_ptr + (self.vertex << 2)),
+            cmd.p.count.eq(2),
+            cmd.p.last.eq(1),
+            order.w_stream.valid.eq(alloc),
+            order.w_stream.payload.eq(self.free_idx),
+        ]
+        # replies come in order: one beat of two elements per allocated entry
+        m.d.comb += [
+            beat.ready.eq(order.r_stream.valid),
+            order.r_stream.ready.eq(beat.valid),
+            self.fill.eq(beat.valid & order.r_stream.valid),
+            self.fill_idx.eq(order.r_stream.payload),
+            self.fill_s.eq(beat.p.data[0]), self.fill_e.eq(beat.p.data[1]),
+            self.fill_bad.eq(beat.p.error.as_value().any() | (beat.p.n != 2)),
+            self.error.eq(self.fill & beat.p.error.as_value().any()),
+        ]
+        return m
 
 
 class ChunkIssue(wiring.Component):

@@ -6,8 +6,9 @@ of lists with spill and refill (back-pressure on the writer and on the refill
 engine, a full spill region, parity swaps), the edge buffer (a FIFO of records:
 beats of any size at any position, full, empty, wrap-around), the pop port (warp
 batches of the records in order, partial only when drained, one done beat, the
-payload held under back-pressure), the chunk issue (an FE entry's edges in
-pieces that never cross a block and fit the buffer; back-pressure of the three
+payload held under back-pressure), the index stage (entries allocated to
+vertices, their row pointers read, replies filling the entries in order), the chunk
+issue (an FE entry's edges in pieces that never cross a block and fit the buffer; back-pressure of the three
 streams it feeds), the joiner (records from chunk descriptors and the edge and
 weight beats, which come at their own pace; push and pull kernels).
 
@@ -27,7 +28,7 @@ from amaranth.sim import Simulator
 
 from golden.graphpeg import GraphPEGConfig
 from hw.graphpeg.edge_buffer import EdgeBuffer
-from hw.graphpeg.gather import ChunkIssue, Joiner
+from hw.graphpeg.gather import ChunkIssue, IndexFetch, Joiner
 from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
 
@@ -711,3 +712,81 @@ def test_chunk_issue_cuts_an_entry_at_blocks(name, use_wt):
     simulate(dut, bench)
     assert got == [_pieces(cfg, col, s0, n) for _, s0, n in entries]
     assert seen["stall"] and seen["refused"]
+
+
+# ---------------------------------------------------------------------- IndexFetch
+@pytest.mark.parametrize("name", ["sim", "default"])
+def test_index_fetch_fills_entries_in_allocation_order(name):
+    """Vertices are allocated the entry the test names free (at random), each asking
+    the index engine for ``row_ptr[v]`` and ``row_ptr[v + 1]``; the engine refuses at
+    random and answers in order after a random latency, some answers with an error or
+    a short beat: every answer fills the entry allocated for its vertex, in order,
+    with its range or ``fill_bad``."""
+    cfg = {"sim": SIM, "default": GraphPEGConfig.preset("default")}[name]
+    dut = IndexFetch(cfg)
+    rng = random.Random(name)
+    E = cfg.alwt_entries
+    row_ptr = 0x8000 + 4 * rng.randrange(100)
+    rp = {v: 3 * v + v % 5 for v in range(1000)}
+    want, got, errors = [], [], []
+
+    async def bench(ctx):
+        ctx.set(dut.row_ptr, row_ptr)
+        answers = deque()                         # (due cycle, beat)
+        offered = None
+        for cycle in range(1500):
+            v, free = rng.randrange(999), rng.randrange(E)
+            go = rng.random() < 0.6
+            ctx.set(dut.go, go)
+            ctx.set(dut.vertex, v)
+            ctx.set(dut.free_idx, free)
+            ctx.set(dut.cmd.ready, rng.random() < 0.7)
+            if offered is None and answers and answers[0][0] <= cycle:
+                offered = answers.popleft()[1]
+            ctx.set(dut.beat.valid, offered is not None)
+            if offered is not None:
+                ctx.set(dut.beat.p.data[0], offered["s"])
+                ctx.set(dut.beat.p.data[1], offered["e"])
+                ctx.set(dut.beat.p.n, offered["n"])
+                ctx.set(dut.beat.p.last, 1)
+                ctx.set(dut.beat.p.error.mem, offered["err"])
+            alloc = ctx.get(dut.alloc)
+            assert ctx.get(dut.cmd.valid) == alloc and (not alloc or go)
+            if alloc:
+                assert ctx.get(dut.cmd.ready)
+                assert (ctx.get(dut.cmd.p.base), ctx.get(dut.cmd.p.count), ctx.get(dut.cmd.p.last)) == \
+                    (row_ptr + 4 * v, 2, 1)
+                kind = rng.choice(["ok"] * 6 + ["err", "short"])
+                beat = {"s": rp[v], "e": rp[v + 1], "n": 1 if kind == "short" else 2, "err": kind == "err"}
+                answers.append((cycle + rng.randint(1, 12), beat))
+                want.append((free, beat["s"], beat["e"], kind != "ok"))
+            if ctx.get(dut.fill):
+                assert offered is not None and ctx.get(dut.beat.ready)
+                got.append((ctx.get(dut.fill_idx), ctx.get(dut.fill_s), ctx.get(dut.fill_e), ctx.get(dut.fill_bad)))
+                errors.append(ctx.get(dut.error))
+                assert errors[-1] == offered["err"]
+                offered = None
+            else:
+                assert offered is None or not ctx.get(dut.beat.ready)
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert len(want) > 100 and got == want[:len(got)] and len(want) - len(got) <= E
+
+
+def test_index_fetch_waits_with_every_entry_asked_for():
+    """No reply: the queue of entries waiting for their reply takes ``alwt_entries``,
+    then the stage allocates no more."""
+    cfg = SIM
+    dut = IndexFetch(cfg)
+    allocs = []
+
+    async def bench(ctx):
+        ctx.set(dut.go, 1)
+        ctx.set(dut.cmd.ready, 1)
+        for cycle in range(3 * cfg.alwt_entries):
+            allocs.append(ctx.get(dut.alloc))
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert sum(allocs) == cfg.alwt_entries
