@@ -18,7 +18,7 @@ Structure::
                   PopPort ─► o: warp batches, ``width`` items per beat, then ``done``
     mem ◄── arbiter ◄── index, edge, weight, refill engines (hw/fetch) and the writer (hw/mem/writer.py)
 
-EF exchange registers (§3.3.2), driven by the balancer of the top: ``efs``
+EF exchange registers (§3.3.2; EFExchange), driven by the balancer of the top: ``efs``
 (R_EFS: edges reserved in the buffer plus edges left in the ALWT), ``bc``
 (R_BC), ``bs`` (R_BS), ``bw_size`` (the balance), ``bw0_i/bw1_i/bv_i`` (R_BW0,
 R_BW1 and the vertex given to a receiver) and ``bw0_o/bw1_o/bv_o`` (what a donor
@@ -37,6 +37,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
 from .edge_buffer import EdgeBuffer
+from .ef import EF_IN, EF_OUT, EFExchange
 from .gather import ChunkIssue, IndexFetch, Joiner
 from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
 from .pop import PopPort
@@ -172,32 +173,14 @@ class GraphPEGSM(wiring.Component):
         bw_n, bw_rec = buf.write.n, buf.write.rec       # records written this cycle
 
         # ---------------------------------------------------------------- EF registers
-        bc_prev = Signal(2)
-        m.d.sync += bc_prev.eq(self.bc)
-        bc_new = self.bc != bc_prev
-        frozen = (self.bc == EF_BC["ERS"]) | (self.bc == EF_BC["ER"])
-        donating = (self.bc == EF_BC["ED"]) & bc_new
-        bs = Signal(2)
-        m.d.comb += self.bs.eq(bs)
-        with m.If(self.bc == EF_BC["idle"]):
-            m.d.sync += bs.eq(EF_BS["idle"])
-        with m.Elif(self.bc == EF_BC["ERS"]):
-            with m.If(bc_new):
-                m.d.sync += bs.eq(Mux(alwt.has_free, EF_BS["ok"], EF_BS["fail"]))
-        with m.Elif(donating):
-            don_m = Signal(32)
-            m.d.comb += don_m.eq(Mux(self.bw_size < alwt.big_rem, self.bw_size, alwt.big_rem))
-            with m.If(alwt.big_rem != 0):
-                m.d.comb += [alwt.donate.eq(1), alwt.donate_m.eq(don_m)]
-                m.d.sync += [bs.eq(EF_BS["ok"]), self.bw0_o.eq(alwt.big_s), self.bw1_o.eq(alwt.big_s + don_m),
-                             self.bv_o.eq(alwt.big_v)]
-            with m.Else():
-                m.d.sync += bs.eq(EF_BS["fail"])
-        with m.Elif((self.bc == EF_BC["ER"]) & bc_new):
-            m.d.comb += [alwt.receive.eq(1), alwt.recv_v.eq(self.bv_i), alwt.recv_s.eq(self.bw0_i),
-                         alwt.recv_e.eq(self.bw1_i)]
-            m.d.sync += bs.eq(EF_BS["ok"])
-        m.d.comb += self.efs.eq(reserved + alwt.remaining)
+        m.submodules.ef = ef = EFExchange(c)
+        frozen, donating = ef.frozen, ef.donating
+        m.d.comb += [getattr(ef, n).eq(getattr(self, n)) for n in EF_IN]
+        m.d.comb += [getattr(self, n).eq(getattr(ef, n)) for n in EF_OUT]
+        m.d.comb += [getattr(ef, n).eq(getattr(alwt, n)) for n in ("remaining", "has_free", "big_rem", "big_s", "big_v")]
+        m.d.comb += [getattr(alwt, n).eq(getattr(ef, n))
+                     for n in ("donate", "donate_m", "receive", "recv_v", "recv_s", "recv_e")]
+        m.d.comb += ef.reserved.eq(reserved)
 
         # ---------------------------------------------------------------- ALWT: index fetch
         edge_mode = run & ~par.vertex_mode

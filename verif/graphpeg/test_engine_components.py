@@ -10,7 +10,8 @@ payload held under back-pressure), the index stage (entries allocated to
 vertices, their row pointers read, replies filling the entries in order), the chunk
 issue (an FE entry's edges in pieces that never cross a block and fit the buffer; back-pressure of the three
 streams it feeds), the joiner (records from chunk descriptors and the edge and
-weight beats, which come at their own pace; push and pull kernels).
+weight beats, which come at their own pace; push and pull kernels), the EF exchange
+registers (each R_BC command acted on once, on its first cycle: ERS, ED, ER).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -26,8 +27,9 @@ import pytest
 from amaranth.hdl import UnusedElaboratable
 from amaranth.sim import Simulator
 
-from golden.graphpeg import GraphPEGConfig
+from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
 from hw.graphpeg.edge_buffer import EdgeBuffer
+from hw.graphpeg.ef import EFExchange
 from hw.graphpeg.gather import ChunkIssue, IndexFetch, Joiner
 from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
@@ -790,3 +792,64 @@ def test_index_fetch_waits_with_every_entry_asked_for():
 
     simulate(dut, bench)
     assert sum(allocs) == cfg.alwt_entries
+
+
+# ---------------------------------------------------------------------- EFExchange
+def test_ef_exchange_acts_once_per_command():
+    """R_BC values held for random stretches (the balancer's commands, also
+    back to back) with the ALWT's answers at random, against the protocol of §3.3.2
+    as docs/graphpeg.md states it: on the first cycle of ERS, R_BS says whether an
+    entry is free; of ED, the biggest entry gives ``min(balance, its edges)`` (or
+    R_BS fails when it has none) and R_BW0/R_BW1/the vertex report the range; of ER,
+    the given range goes into the ALWT; idle clears R_BS; nothing else happens while
+    a value holds. R_EFS is the buffer's reserved edges plus the ALWT's."""
+    dut = EFExchange(SIM)
+    rng = random.Random(1)
+    seen = {"donate": 0, "fail_ed": 0, "fail_ers": 0, "receive": 0}
+
+    async def bench(ctx):
+        bs, prev = EF_BS["idle"], EF_BC["idle"]
+        report = (0, 0, 0)
+        bc, hold = EF_BC["idle"], 0
+        for cycle in range(3000):
+            if hold == 0:
+                bc, hold = rng.choice(list(EF_BC.values())), rng.choice([1, 1, 2, 5])
+            hold -= 1
+            ins = {"bc": bc, "bw_size": rng.choice([1, 7, 300]), "bw0_i": rng.randrange(1 << 20),
+                   "bw1_i": rng.randrange(1 << 20), "bv_i": rng.randrange(1 << 20), "has_free": rng.random() < 0.5,
+                   "big_rem": rng.choice([0, 1, 50, 1000]), "big_s": rng.randrange(1 << 20),
+                   "big_v": rng.randrange(1 << 20), "reserved": rng.randrange(17), "remaining": rng.randrange(1 << 20)}
+            for k, v in ins.items():
+                ctx.set(getattr(dut, k), v)
+            new = bc != prev
+            ed = bc == EF_BC["ED"] and new
+            gives = ed and ins["big_rem"] != 0
+            m = min(ins["bw_size"], ins["big_rem"])
+            er = bc == EF_BC["ER"] and new
+            assert ctx.get(dut.bs) == bs and (ctx.get(dut.bw0_o), ctx.get(dut.bw1_o), ctx.get(dut.bv_o)) == report
+            assert ctx.get(dut.efs) == ins["reserved"] + ins["remaining"]
+            assert ctx.get(dut.frozen) == (bc in (EF_BC["ERS"], EF_BC["ER"])) and ctx.get(dut.donating) == ed
+            assert ctx.get(dut.donate) == gives and (not gives or ctx.get(dut.donate_m) == m)
+            assert ctx.get(dut.receive) == er
+            if er:
+                assert (ctx.get(dut.recv_v), ctx.get(dut.recv_s), ctx.get(dut.recv_e)) == \
+                    (ins["bv_i"], ins["bw0_i"], ins["bw1_i"])
+            if bc == EF_BC["idle"]:
+                bs = EF_BS["idle"]
+            elif bc == EF_BC["ERS"] and new:
+                bs = EF_BS["ok"] if ins["has_free"] else EF_BS["fail"]
+                seen["fail_ers"] += not ins["has_free"]
+            elif ed:
+                bs = EF_BS["ok"] if gives else EF_BS["fail"]
+                if gives:
+                    report = (ins["big_s"], ins["big_s"] + m, ins["big_v"])
+                seen["donate"] += gives
+                seen["fail_ed"] += not gives
+            elif er:
+                bs = EF_BS["ok"]
+                seen["receive"] += 1
+            prev = bc
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert all(seen.values()), seen
