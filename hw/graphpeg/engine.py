@@ -1,19 +1,21 @@
 """GraphPEG's engine of one SM (paper §3.1, §3.3, Figs. 3, 5 and 6; docs/graphpeg.md).
 Exact rules: :mod:`golden.graphpeg.tlm`.
 
-Structure::
+Structure: the SM wires the components below, each in its own module of
+hw/graphpeg/ with its tests in verif/graphpeg/test_engine_components.py::
 
-    push ─► output vertex list (on chip, ``vlist_entries``) ──full──► spill writer ─┐
-                                                                                    │
-    input vertex list ◄── refill engine ◄─────────── the SM's spill region ◄────────┘
-        │ (swapped with the output list at every kernel start; both: VertexLists)
-        ├─ edge mode ─► ALWT ─► IndexFetch: index engine (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
-        │               │ FE entry: one block of edges per cycle (ChunkIssue)
-        │               ▼
+    push ─► VertexLists: output list (on chip, ``vlist_entries``) ──full──► spill writer ─┐
+                                                                                          │
+            input list ◄── refill engine ◄─────────────────── the SM's spill region ◄─────┘
+        │   (the two swap at every kernel start: KernelControl)
+        ├─ edge mode ─► IndexFetch: ALWT entry (IVD ─► FI), index engine
+        │               (row_ptr[v], row_ptr[v+1]) ─► fill (RD)
+        │                    │ FE entry: one block of edges per cycle (ChunkIssue)
+        │                    ▼
         │          edge engine (col) + weight engine ─► Joiner (+ src, index) ─┐
         └─ vertex mode ───────────────────────────────────────────────────────┤
                                                                                ▼
-                EdgeBuffer: ``width`` banks, ``edge_buffer_edges`` records
+                      EdgeBuffer: ``width`` banks, ``edge_buffer_edges`` records
                                                                                ▼
                   PopPort ─► o: warp batches, ``width`` items per beat, then ``done``
     mem ◄── arbiter ◄── index, edge, weight, refill engines (hw/fetch) and the writer (hw/mem/writer.py)
@@ -25,17 +27,17 @@ R_BW1 and the vertex given to a receiver) and ``bw0_o/bw1_o/bv_o`` (what a donor
 gave). The engine acts once on the first cycle of every new ``bc`` value.
 """
 from amaranth import *
-from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect
-from amaranth.utils import ceil_log2, exact_log2
 
 from golden.fetch import MemPortConfig
-from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from golden.graphpeg import GraphPEGConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter
 from .alwt import ALWT
+from .control import KernelControl
 from .edge_buffer import EdgeBuffer
 from .ef import EF_IN, EF_OUT, EFExchange
 from .gather import ChunkIssue, IndexFetch, Joiner
@@ -56,14 +58,6 @@ def check_rtl_config(config: GraphPEGConfig) -> None:
                          f"(edge_buffer_bytes={config.edge_buffer_bytes})")
     if config.alwt_entries > 64:
         raise ValueError(f"the RTL's ALWT has at most 64 entries, not {config.alwt_entries}")
-
-
-class _State(enum.Enum, shape=3):
-    IDLE = 0
-    FLUSH = 1
-    SWAP = 2
-    RUN = 3
-    DONE = 4
 
 
 class GraphPEGSM(wiring.Component):
@@ -114,16 +108,7 @@ class GraphPEGSM(wiring.Component):
     def elaborate(self, platform):
         c = self._config
         m = Module()
-        W = c.width
-        lw = exact_log2(W)
-        C = c.edge_buffer_edges
-        cb = exact_log2(C)
-        D = C // W
-        WPB = c.words_per_block
-        bbb = exact_log2(c.block_bytes)
-        WS = c.warp_size
-        aw = c.addr_width
-        p_in = self.params
+        W, aw = c.width, c.addr_width
 
         # ---------------------------------------------------------------- submodules
         m.submodules.alwt = alwt = ALWT(c.alwt_entries)
@@ -138,134 +123,87 @@ class GraphPEGSM(wiring.Component):
         for k, e in enumerate([f_idx, f_col, f_wt, f_ref, spill]):
             connect(m, e.mem, arb.ports[k])
         connect(m, arb.o, wiring.flipped(self.mem))
-
-        # ---------------------------------------------------------------- kernel state
-        state = Signal(_State)
-        setup_done = Signal()
-        par = Signal(KernelParams(c))            # latched at run / setup
-        mem_err = Signal()
         m.submodules.vlists = lists = VertexLists(c)
-        p = lists.parity                          # the output list
-        m.d.comb += [self.running.eq(state == _State.RUN), self.active.eq(state != _State.IDLE),
-                     self.mem_error.eq(mem_err), self.overflow.eq(lists.overflow)]
+        m.submodules.index = index = IndexFetch(c)
+        m.submodules.chunks = chunks = ChunkIssue(c)
+        m.submodules.joiner = joiner = Joiner(c)
+        m.submodules.edge_buffer = buf = EdgeBuffer(c)
+        m.submodules.pop = pop = PopPort(c)
+        m.submodules.ef = ef = EFExchange(c)
+        m.submodules.control = ctl = KernelControl(c, self._sm)
 
-        def region(parity):
-            return par.spill_base + par.spill_stride * (2 * self._sm) + Mux(parity, par.spill_stride, 0)
+        # ---------------------------------------------------------------- kernel control
+        par, run = ctl.par, ctl.running
+        edge_mode = run & ~par.vertex_mode
+        in_count, in_head = lists.count, lists.head
+        reserved, frozen, donating = buf.reserved, ef.frozen, ef.donating
+        m.d.comb += [getattr(ctl, n).eq(getattr(self, n)) for n in ("setup", "run", "params", "finish")]
+        m.d.comb += [getattr(self, n).eq(getattr(ctl, n)) for n in ("running", "active", "mem_error")]
+        m.d.comb += [
+            ctl.ended.eq(self.o.valid & self.o.ready), ctl.parity.eq(lists.parity), ctl.spill_done.eq(spill.done),
+            ctl.error.eq(spill.error | lists.error | index.error | joiner.error),
+            spill.start.eq(ctl.spill_start), spill.base.eq(ctl.spill_base), spill.finish.eq(ctl.spill_finish),
+            lists.clear.eq(ctl.clear), lists.swap.eq(ctl.swap), alwt.clear.eq(ctl.swap),
+            self.overflow.eq(lists.overflow),
+        ]
 
         # ---------------------------------------------------------------- vertex lists, spill, refill
-        run = state == _State.RUN
-        in_count, in_head, in_rd = lists.count, lists.head, lists.read
         connect(m, wiring.flipped(self.push), lists.push)
         connect(m, lists.refill, f_ref.cmd)
         connect(m, f_ref.o, lists.refill_data)
         m.d.comb += [
-            lists.open.eq(setup_done & ((state == _State.IDLE) | (state == _State.RUN) | (state == _State.DONE))),
-            lists.run.eq(run), lists.stride.eq(par.spill_stride), lists.in_region.eq(region(~p)),
+            lists.open.eq(ctl.open), lists.run.eq(run), lists.stride.eq(par.spill_stride),
+            lists.in_region.eq(ctl.in_region),
             spill.i.p.data[0].eq(lists.spill.payload), spill.i.p.n.eq(1), spill.i.valid.eq(lists.spill.valid),
             lists.spill.ready.eq(spill.i.ready),
         ]
-        with m.If(spill.error | lists.error):
-            m.d.sync += mem_err.eq(1)
+
+        # ---------------------------------------------------------------- ALWT: index fetch, FE entry
+        connect(m, index.cmd, f_idx.cmd)
+        connect(m, f_idx.o, index.beat)
+        m.d.comb += [index.go.eq(edge_mode & (in_count != 0) & alwt.has_free & ~frozen), index.vertex.eq(in_head),
+                     index.free_idx.eq(alwt.free_idx), index.row_ptr.eq(par.row_ptr), alwt.alloc_v.eq(in_head),
+                     alwt.start_fe.eq(edge_mode & ~alwt.has_fe & alwt.has_rd & ~donating)]
+        m.d.comb += [getattr(alwt, n).eq(getattr(index, n))
+                     for n in ("alloc", "fill", "fill_idx", "fill_s", "fill_e", "fill_bad")]
+
+        # ---------------------------------------------------------------- edge and weight fetch, joiner
+        connect(m, chunks.cols, f_col.cmd)
+        connect(m, chunks.weights, f_wt.cmd)
+        connect(m, chunks.desc, joiner.desc)
+        connect(m, f_col.o, joiner.edges)
+        connect(m, f_wt.o, joiner.weights)
+        m.d.comb += [
+            chunks.fe.eq(edge_mode & alwt.has_fe), chunks.hold.eq(donating), chunks.fe_v.eq(alwt.fe_v),
+            chunks.fe_s.eq(alwt.fe_s), chunks.fe_rem.eq(alwt.fe_rem), chunks.col.eq(par.col),
+            chunks.weight.eq(par.weight), chunks.use_wt.eq(par.use_wt), chunks.reserved.eq(reserved),
+            alwt.issue.eq(chunks.issue), alwt.issue_n.eq(chunks.chunk),
+            joiner.csc.eq(par.csc), joiner.use_wt.eq(par.use_wt),
+            self.stall_alwt.eq(edge_mode & (in_count != 0) & ~alwt.has_free & ~frozen),
+            self.stall_buffer.eq(chunks.stall),
+        ]
 
         # ---------------------------------------------------------------- edge buffer
-        m.submodules.edge_buffer = buf = EdgeBuffer(c)
-        reserved, buffered = buf.reserved, buf.buffered
-        bw_n, bw_rec = buf.write.n, buf.write.rec       # records written this cycle
+        # vertex-list mode: the input list's head goes straight to the buffer
+        vmove = Signal()
+        m.d.comb += [vmove.eq(run & par.vertex_mode & (in_count != 0) & (reserved < c.edge_buffer_edges)),
+                     lists.read.eq(index.alloc | vmove),
+                     buf.reserve.eq(Mux(chunks.issue, chunks.chunk, 0) + vmove), buf.take.eq(pop.take)]
+        with m.If(vmove):
+            m.d.comb += [buf.write.n.eq(1), buf.write.rec[0].src.eq(in_head), buf.write.rec[0].dst.eq(in_head)]
+        with m.Else():
+            m.d.comb += buf.write.eq(joiner.o)
 
-        # ---------------------------------------------------------------- EF registers
-        m.submodules.ef = ef = EFExchange(c)
-        frozen, donating = ef.frozen, ef.donating
+        # ---------------------------------------------------------------- pop port, EF registers
+        connect(m, pop.o, wiring.flipped(self.o))
+        m.d.comb += [
+            pop.run.eq(run), pop.finish.eq(ctl.ending), pop.buffered.eq(buf.buffered),
+            pop.drained.eq(lists.empty & ~alwt.any_valid & (reserved == buf.buffered) & ~frozen),
+            pop.head.eq(buf.head), self.idle.eq(pop.idle), ef.reserved.eq(reserved),
+        ]
         m.d.comb += [getattr(ef, n).eq(getattr(self, n)) for n in EF_IN]
         m.d.comb += [getattr(self, n).eq(getattr(ef, n)) for n in EF_OUT]
         m.d.comb += [getattr(ef, n).eq(getattr(alwt, n)) for n in ("remaining", "has_free", "big_rem", "big_s", "big_v")]
         m.d.comb += [getattr(alwt, n).eq(getattr(ef, n))
                      for n in ("donate", "donate_m", "receive", "recv_v", "recv_s", "recv_e")]
-        m.d.comb += ef.reserved.eq(reserved)
-
-        # ---------------------------------------------------------------- ALWT: index fetch
-        edge_mode = run & ~par.vertex_mode
-        m.submodules.index = index = IndexFetch(c)
-        alloc = index.alloc
-        connect(m, index.cmd, f_idx.cmd)
-        connect(m, f_idx.o, index.beat)
-        m.d.comb += [index.go.eq(edge_mode & (in_count != 0) & alwt.has_free & ~frozen), index.vertex.eq(in_head),
-                     index.free_idx.eq(alwt.free_idx), index.row_ptr.eq(par.row_ptr), alwt.alloc_v.eq(in_head)]
-        m.d.comb += [getattr(alwt, n).eq(getattr(index, n))
-                     for n in ("alloc", "fill", "fill_idx", "fill_s", "fill_e", "fill_bad")]
-        with m.If(index.error):
-            m.d.sync += mem_err.eq(1)
-
-        # ---------------------------------------------------------------- ALWT: edge fetch
-        m.d.comb += alwt.start_fe.eq(edge_mode & ~alwt.has_fe & alwt.has_rd & ~donating)
-        m.submodules.joiner = joiner = Joiner(c)
-        m.submodules.chunks = chunks = ChunkIssue(c)
-        issue, chunk = chunks.issue, chunks.chunk
-        connect(m, chunks.cols, f_col.cmd)
-        connect(m, chunks.weights, f_wt.cmd)
-        connect(m, chunks.desc, joiner.desc)
-        m.d.comb += [
-            chunks.fe.eq(edge_mode & alwt.has_fe), chunks.hold.eq(donating), chunks.fe_v.eq(alwt.fe_v),
-            chunks.fe_s.eq(alwt.fe_s), chunks.fe_rem.eq(alwt.fe_rem), chunks.col.eq(par.col),
-            chunks.weight.eq(par.weight), chunks.use_wt.eq(par.use_wt), chunks.reserved.eq(reserved),
-            alwt.issue.eq(issue), alwt.issue_n.eq(chunk),
-        ]
-
-        m.d.comb += [
-            self.stall_alwt.eq(edge_mode & (in_count != 0) & ~alwt.has_free & ~frozen),
-            self.stall_buffer.eq(chunks.stall),
-        ]
-
-        # ---------------------------------------------------------------- joiner
-        connect(m, f_col.o, joiner.edges)
-        connect(m, f_wt.o, joiner.weights)
-        m.d.comb += [joiner.csc.eq(par.csc), joiner.use_wt.eq(par.use_wt)]
-        with m.If(joiner.error):
-            m.d.sync += mem_err.eq(1)
-
-        # vertex-list mode: the input list's head goes straight to the buffer
-        vmove = Signal()
-        m.d.comb += vmove.eq(run & par.vertex_mode & (in_count != 0) & (reserved < C))
-        m.d.comb += in_rd.eq(alloc | vmove)
-        with m.If(vmove):
-            m.d.comb += [bw_n.eq(1), bw_rec[0].src.eq(in_head), bw_rec[0].dst.eq(in_head)]
-        with m.Else():
-            m.d.comb += buf.write.eq(joiner.o)
-
-        # ---------------------------------------------------------------- output: warp batches
-        drained = Signal()
-        m.d.comb += drained.eq(lists.empty & ~alwt.any_valid & (reserved == buffered) & ~frozen)
-        m.submodules.pop = pop = PopPort(c)
-        o = self.o
-        connect(m, pop.o, wiring.flipped(o))
-        m.d.comb += [pop.run.eq(state == _State.RUN), pop.finish.eq(state == _State.DONE), pop.drained.eq(drained),
-                     pop.buffered.eq(buffered), pop.head.eq(buf.head), self.idle.eq(pop.idle)]
-        m.d.comb += [buf.take.eq(pop.take), buf.reserve.eq(Mux(issue, chunk, 0) + vmove)]
-
-        # ---------------------------------------------------------------- control
-        m.d.comb += [spill.base.eq(region(p)), alwt.clear.eq(0)]
-        with m.Switch(state):
-            with m.Case(_State.IDLE):
-                with m.If(self.setup):
-                    m.d.sync += [par.eq(p_in), setup_done.eq(1), mem_err.eq(0)]
-                    m.d.comb += lists.clear.eq(1)
-                    # the writer starts at region(0) of the new parameters
-                    m.d.comb += [spill.start.eq(1),
-                                 spill.base.eq(p_in.spill_base + p_in.spill_stride * (2 * self._sm))]
-                with m.Elif(self.run & setup_done):
-                    m.d.sync += [par.vertex_mode.eq(p_in.vertex_mode), par.csc.eq(p_in.csc),
-                                 par.use_wt.eq(p_in.use_wt), par.row_ptr.eq(p_in.row_ptr), par.col.eq(p_in.col),
-                                 par.weight.eq(p_in.weight), state.eq(_State.FLUSH)]
-                    m.d.comb += spill.finish.eq(1)
-            with m.Case(_State.FLUSH):
-                with m.If(spill.done):
-                    m.d.sync += state.eq(_State.SWAP)
-            with m.Case(_State.SWAP):
-                m.d.sync += state.eq(_State.RUN)
-                m.d.comb += [lists.swap.eq(1), spill.start.eq(1), spill.base.eq(region(~p)), alwt.clear.eq(1)]
-            with m.Case(_State.RUN):
-                with m.If(self.finish):
-                    m.d.sync += state.eq(_State.DONE)
-            with m.Case(_State.DONE):
-                with m.If(o.valid & o.ready):
-                    m.d.sync += state.eq(_State.IDLE)
         return m

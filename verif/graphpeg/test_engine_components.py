@@ -11,7 +11,8 @@ vertices, their row pointers read, replies filling the entries in order), the ch
 issue (an FE entry's edges in pieces that never cross a block and fit the buffer; back-pressure of the three
 streams it feeds), the joiner (records from chunk descriptors and the edge and
 weight beats, which come at their own pace; push and pull kernels), the EF exchange
-registers (each R_BC command acted on once, on its first cycle: ERS, ED, ER).
+registers (each R_BC command acted on once, on its first cycle: ERS, ED, ER), the
+kernel control (setup, then kernels: flush, swap, run, done beat; spill regions).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -28,6 +29,7 @@ from amaranth.hdl import UnusedElaboratable
 from amaranth.sim import Simulator
 
 from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from hw.graphpeg.control import KernelControl
 from hw.graphpeg.edge_buffer import EdgeBuffer
 from hw.graphpeg.ef import EFExchange
 from hw.graphpeg.gather import ChunkIssue, IndexFetch, Joiner
@@ -853,3 +855,74 @@ def test_ef_exchange_acts_once_per_command():
 
     simulate(dut, bench)
     assert all(seen.values()), seen
+
+
+# ---------------------------------------------------------------------- KernelControl
+def test_kernel_control_sequences_setup_and_kernels():
+    """A run before any setup is ignored; a setup clears the lists and starts the
+    writer at the SM's region 0; each kernel flushes the writer (as long as it takes),
+    swaps the lists for one cycle while the writer restarts at the other region, runs
+    until ``finish`` and ends when the done beat is taken. Pushes are open after the
+    setup but for the flush and the swap; a run keeps the setup's spill regions; an
+    error is kept until the next setup (which wins over an error of its cycle)."""
+    sm, base, stride = 3, 0x10000, 0x400
+    region = [base + (2 * sm + k) * stride for k in range(2)]
+    dut = KernelControl(SIM, sm)
+    log = []
+
+    async def bench(ctx):
+        parity = 0
+
+        async def step(**ins):
+            for k in ("setup", "run", "finish", "ended", "spill_done", "error"):
+                ctx.set(getattr(dut, k), ins.get(k, 0))
+            ctx.set(dut.parity, parity)
+            out = {k: ctx.get(getattr(dut, k)) for k in ("running", "ending", "active", "open", "clear", "swap",
+                                                        "spill_start", "spill_base", "spill_finish", "in_region",
+                                                        "mem_error")}
+            log.append(out)
+            await ctx.tick()
+            return out
+
+        for k, v in {"spill_base": base, "spill_stride": stride, "row_ptr": 0x100, "col": 0x200, "weight": 0x300,
+                     "use_wt": 1}.items():
+            ctx.set(getattr(dut.params, k), v)
+        o = await step(run=1)                           # before setup: ignored
+        assert not (o["active"] or o["open"] or o["spill_finish"])
+        o = await step(error=1)
+        o = await step(setup=1, error=1)
+        assert o["clear"] and o["spill_start"] and o["spill_base"] == region[0] and o["mem_error"]
+        assert not o["active"]
+        assert ctx.get(dut.par.col) == 0x200 and ctx.get(dut.par.spill_stride) == stride
+        assert not ctx.get(dut.mem_error) and ctx.get(dut.open)
+        for kernel in range(3):
+            ctx.set(dut.params.spill_base, 0x99900)      # a run does not move the spill regions
+            ctx.set(dut.params.col, 0x1000 * (kernel + 1))
+            o = await step(run=1)
+            assert o["spill_finish"] and o["open"] and not o["active"]
+            for _ in range(kernel * 3):                  # the writer takes its time
+                o = await step()
+                assert o["active"] and not (o["open"] or o["swap"] or o["running"])
+            o = await step(spill_done=1)
+            assert not o["swap"]
+            o = await step()
+            assert o["swap"] and o["spill_start"] and o["spill_base"] == region[1 - parity] and not o["open"]
+            parity = 1 - parity                         # (the lists swap at this edge)
+            for _ in range(4):
+                o = await step(error=kernel == 1)
+                assert o["running"] and o["open"] and not o["swap"]
+                assert o["spill_base"] == region[parity] and o["in_region"] == region[1 - parity]
+            assert ctx.get(dut.par.col) == 0x1000 * (kernel + 1)
+            assert ctx.get(dut.par.spill_base) == base
+            o = await step(finish=1, setup=1)            # a setup now is ignored
+            assert o["running"] and not o["clear"]
+            for _ in range(2):
+                o = await step()
+                assert o["ending"] and o["open"] and not o["running"]
+            o = await step(ended=1)
+            assert o["ending"]
+            o = await step()
+            assert not (o["active"] or o["ending"]) and o["mem_error"] == (kernel >= 1)
+
+    simulate(dut, bench)
+    assert sum(o["swap"] for o in log) == 3 and sum(o["clear"] for o in log) == 1
