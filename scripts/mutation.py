@@ -62,8 +62,10 @@ UNITS = {
     "scu": (["hw/scu/unit.py", "hw/scu/hashes.py"], ["verif/scu/test_scu_rtl.py", _IF]),
     "iru": (["hw/iru/unit.py", "hw/iru/partition.py", "hw/iru/fadd.py"],
             ["verif/iru/test_iru_rtl.py", "verif/iru/test_iru_components.py", _IF]),
-    "graphpeg": (["hw/graphpeg/top.py", "hw/graphpeg/engine.py", "hw/graphpeg/alwt.py"],
-                 ["verif/graphpeg/test_graphpeg_rtl.py", _IF]),
+    "graphpeg": (["hw/graphpeg/top.py", "hw/graphpeg/engine.py", "hw/graphpeg/alwt.py", "hw/graphpeg/vlist.py",
+                  "hw/graphpeg/edge_buffer.py", "hw/graphpeg/pop.py", "hw/graphpeg/gather.py", "hw/graphpeg/ef.py",
+                  "hw/graphpeg/control.py"],
+                 ["verif/graphpeg/test_graphpeg_rtl.py", "verif/graphpeg/test_engine_components.py", _IF]),
     "mff": (["hw/mff/unit.py"], ["verif/mff/test_mff_rtl.py", _IF]),
     "emogi": (["hw/emogi/coalescer.py"], ["verif/emogi/test_emogi_rtl.py", _IF]),
 }

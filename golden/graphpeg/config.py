@@ -110,6 +110,14 @@ class GraphPEGConfig(Config):
         check(self.edge_buffer_edges >= self.warp_size,
               f"{n}.edge_buffer_bytes={self.edge_buffer_bytes} holds {self.edge_buffer_edges} edges, fewer than "
               f"a warp ({self.warp_size})")
+        # Progress: while fewer than a warp of edges wait in the buffer (no pop until
+        # the SM has gathered everything), the next chunk (up to a block of edges)
+        # must still fit, or the engine waits for ever.
+        wpb = self.block_bytes // 4 if isinstance(self.block_bytes, int) and self.block_bytes > 0 else 1
+        check(self.edge_buffer_edges >= self.warp_size + wpb - 1,
+              f"{n}.edge_buffer_bytes={self.edge_buffer_bytes} holds {self.edge_buffer_edges} edges: it needs a "
+              f"warp plus a block of edges less one ({self.warp_size} + {wpb} - 1 = {self.warp_size + wpb - 1}), "
+              f"or a chunk can wait for room that no pop frees")
         check_int(n, "addr_width", self.addr_width, 16, 48)
         check_pow2(n, "block_bytes", self.block_bytes, 8, 256)
         check_int(n, "vlist_bytes", self.vlist_bytes, 8, 1 << 24)

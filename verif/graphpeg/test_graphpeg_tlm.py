@@ -22,6 +22,9 @@ from sim.reference import compare, reference
     ({"edge_buffer_bytes": 2050}, "GraphPEGConfig.edge_buffer_bytes must be a multiple of 64 (16 B per edge x "
                                   "width 4), not 2050"),
     ({"edge_buffer_bytes": 256}, "GraphPEGConfig.edge_buffer_bytes=256 holds 16 edges, fewer than a warp (32)"),
+    ({"edge_buffer_bytes": 512}, "GraphPEGConfig.edge_buffer_bytes=512 holds 32 edges: it needs a warp plus a "
+                                 "block of edges less one (32 + 8 - 1 = 39), or a chunk can wait for room that no "
+                                 "pop frees"),
     ({"vlist_bytes": 16}, "GraphPEGConfig.vlist_bytes=16 gives 2 vertices per list, fewer than one block of 8 "
                           "(a refill reads whole blocks)"),
     ({"ef_interval": 8}, "GraphPEGConfig.ef_interval must be in the range [16, 65535], not 8"),
