@@ -16,16 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from golden.units import AreaClaim, units
 
 __all__ = ["PaperFigure", "PAPER_FIGURES", "SHARED_FIGURES", "paper_figures", "ours", "comparison_rows",
            "comparison_table", "figures_for"]
 
 
 @dataclass(frozen=True)
-class PaperFigure:
-    """One figure from a paper and how to compute ours.
+class PaperFigure(AreaClaim):
+    """One figure from a paper and how to compute ours: a unit's
+    :class:`golden.units.AreaClaim` with the ``unit`` (or shared block) it is of.
 
     Parameters
     ----------
@@ -58,40 +61,26 @@ class PaperFigure:
         (``aside_kb``, ``aside_mm2``) and our total without them (``without_mm2``).
     """
 
-    label: str
-    unit: str
-    preset: str
-    metric: str
-    value: float | None
-    units: str
-    source: str
-    why: str
-    node: int | None = None
-    scope: str | None = None
-    paper_kb: float | None = None
-    aside: str | None = None
+    unit: str = ""
 
 
 #: Figures of blocks shared by units (no descriptor of their own): for scale.
 SHARED_FIGURES: list[PaperFigure] = [
-    PaperFigure("fetch engine, Tegra X1 preset", "fetch", "tx1", "area_mm2", None, "mm2",
+    PaperFigure("fetch engine, Tegra X1 preset", "tx1", "area_mm2", None, "mm2",
                 "part of the SCU (§3.1: data fetch + coalescing unit); no separate figure",
                 "for scale: {ours_kb:.2f} KB of SRAM macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 "
-                "of logic", node=32),
-    PaperFigure("fetch engine, GTX 980 preset", "fetch", "gtx980", "area_mm2", None, "mm2",
+                "of logic", node=32, unit="fetch"),
+    PaperFigure("fetch engine, GTX 980 preset", "gtx980", "area_mm2", None, "mm2",
                 "part of the SCU (§3.1: data fetch + coalescing unit); no separate figure",
                 "for scale: {ours_kb:.2f} KB of SRAM macros ({ours_sram_mm2:.4f} mm2) + {ours_logic_mm2:.4f} mm2 "
-                "of logic", node=32),
+                "of logic", node=32, unit="fetch"),
 ]
 
 
 def paper_figures() -> list[PaperFigure]:
     """Every unit's area claims (its descriptor's ``area_claims``, golden/units.py),
     in the units' order, then the shared blocks'."""
-    from golden.units import units
-    out = [PaperFigure(c.label, u.name, c.preset, c.metric, c.value, c.units, c.source, c.why, node=c.node,
-                       scope=c.scope, paper_kb=c.paper_kb, aside=c.aside)
-           for u in units().values() for c in u.area_claims]
+    out = [PaperFigure(**asdict(c), unit=u.name) for u in units().values() for c in u.area_claims]
     return out + SHARED_FIGURES
 
 
