@@ -2,11 +2,11 @@
 the sequence of a setup and of a kernel (flush the spills, swap the vertex lists,
 run, hand out the done beat) and the parameters the engines use meanwhile."""
 from amaranth import *
-from amaranth.lib import enum, wiring
+from amaranth.lib import enum
 from amaranth.lib.wiring import In, Out
 
 from golden.graphpeg import GraphPEGConfig
-from .layouts import KernelParams
+from .layouts import ConfiguredComponent, KernelParams
 
 __all__ = ["KernelControl"]
 
@@ -19,7 +19,7 @@ class _State(enum.Enum, shape=3):
     DONE = 4
 
 
-class KernelControl(wiring.Component):
+class KernelControl(ConfiguredComponent):
     """The kernel control of SM number ``sm`` (GraphPEG §3.2 and §3.3.1: a kernel's
     ``__push_vert`` fill the output vertex list, the next kernel gathers from it).
 
@@ -52,10 +52,6 @@ class KernelControl(wiring.Component):
             "spill_start": Out(1), "spill_base": Out(aw), "spill_finish": Out(1), "spill_done": In(1),
             "in_region": Out(aw), "error": In(1), "mem_error": Out(1),
         })
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

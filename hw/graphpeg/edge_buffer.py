@@ -2,17 +2,17 @@
 gathered edges of one SM waiting for its warps, as ``width`` memory banks so that
 a beat of up to ``width`` records is written and read every cycle."""
 from amaranth import *
-from amaranth.lib import data, memory, wiring
+from amaranth.lib import data, memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from golden.graphpeg import GraphPEGConfig
-from .layouts import EdgeBeat, EdgeRecord
+from .layouts import ConfiguredComponent, EdgeBeat, EdgeRecord
 
 __all__ = ["EdgeBuffer"]
 
 
-class EdgeBuffer(wiring.Component):
+class EdgeBuffer(ConfiguredComponent):
     """The edge buffer of one SM (GraphPEG §3.3.1, Fig. 5: the gathered edges in the
     SM's shared memory, which the warps pop): a ring of ``edge_buffer_edges``
     records in ``width`` banks, record ``i`` in bank ``i % width``.
@@ -39,10 +39,6 @@ class EdgeBuffer(wiring.Component):
         super().__init__({"write": In(EdgeBeat(config)), "reserve": In(range(C + 1)), "take": In(range(W + 1)),
                           "head": Out(data.ArrayLayout(EdgeRecord(), W)),
                           "reserved": Out(range(C + 1)), "buffered": Out(range(C + 1))})
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

@@ -2,10 +2,11 @@
 "RTL"): the SM's side of the balancing between SMs, which the balancer of the top
 (:class:`hw.graphpeg.top.EFBalancer`) drives."""
 from amaranth import *
-from amaranth.lib import wiring
+
 from amaranth.lib.wiring import In, Out
 
 from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from .layouts import ConfiguredComponent
 
 __all__ = ["EFExchange", "EF_IN", "EF_OUT"]
 
@@ -16,7 +17,7 @@ EF_IN = ("bc", "bw_size", "bw0_i", "bw1_i", "bv_i")
 EF_OUT = ("efs", "bs", "bw0_o", "bw1_o", "bv_o")
 
 
-class EFExchange(wiring.Component):
+class EFExchange(ConfiguredComponent):
     """The EF exchange registers of one SM (GraphPEG §3.3.2, Fig. 6: the control
     processor balances the SMs' edges through R_EFS, R_BC, R_BS, R_BW0 and R_BW1).
 
@@ -50,10 +51,6 @@ class EFExchange(wiring.Component):
                         "donate": Out(1), "donate_m": Out(32), "receive": Out(1), "recv_v": Out(32),
                         "recv_s": Out(32), "recv_e": Out(32), "frozen": Out(1), "donating": Out(1)})
         super().__init__(members)
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

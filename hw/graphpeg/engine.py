@@ -41,7 +41,7 @@ from .control import KernelControl
 from .edge_buffer import EdgeBuffer
 from .ef import EF_IN, EF_OUT, EFExchange
 from .gather import ChunkIssue, IndexFetch, Joiner
-from .layouts import EdgeRecord, KernelParams, PopBeat, PushItem
+from .layouts import ConfiguredComponent, EdgeRecord, KernelParams, PopBeat, PushItem
 from .pop import PopPort
 from .vlist import VertexLists
 
@@ -60,7 +60,7 @@ def check_rtl_config(config: GraphPEGConfig) -> None:
         raise ValueError(f"the RTL's ALWT has at most 64 entries, not {config.alwt_entries}")
 
 
-class GraphPEGSM(wiring.Component):
+class GraphPEGSM(ConfiguredComponent):
     """GraphPEG engine of SM number ``sm``.
 
     Attributes
@@ -100,10 +100,6 @@ class GraphPEGSM(wiring.Component):
             "bw0_o": Out(32), "bw1_o": Out(32), "bv_o": Out(32),
             "mem_error": Out(1), "overflow": Out(1), "stall_alwt": Out(1), "stall_buffer": Out(1),
         })
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         c = self._config

@@ -4,18 +4,18 @@ row pointers, the chunk issue that asks the edge and weight engines for the FE
 entry's edges a block at a time, and the joiner that turns their beats into edge
 records."""
 from amaranth import *
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import fifo, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from golden.graphpeg import GraphPEGConfig
 from ..fetch.engine import FetchBeat, FetchCommand
-from .layouts import ChunkDesc, EdgeBeat
+from .layouts import ChunkDesc, ConfiguredComponent, EdgeBeat
 
 __all__ = ["IndexFetch", "ChunkIssue", "Joiner"]
 
 
-class IndexFetch(wiring.Component):
+class IndexFetch(ConfiguredComponent):
     """The index stage of one SM (GraphPEG §3.3.1, Fig. 5: a vertex of the input list
     takes an IVD entry of the ALWT, FI until its ``row_ptr[v]`` and ``row_ptr[v + 1]``
     arrive, then RD).
@@ -42,10 +42,6 @@ class IndexFetch(wiring.Component):
                           "cmd": Out(stream.Signature(FetchCommand(f2))), "beat": In(stream.Signature(FetchBeat(f2))),
                           "alloc": Out(1), "fill": Out(1), "fill_idx": Out(eb), "fill_s": Out(32), "fill_e": Out(32),
                           "fill_bad": Out(1), "error": Out(1)})
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()
@@ -75,7 +71,7 @@ class IndexFetch(wiring.Component):
         return m
 
 
-class ChunkIssue(wiring.Component):
+class ChunkIssue(ConfiguredComponent):
     """The chunk issue of one SM (GraphPEG §3.3.1, Fig. 5: the FE entry of the ALWT
     gathers its vertex's edges, at most a block of them per cycle).
 
@@ -104,10 +100,6 @@ class ChunkIssue(wiring.Component):
                           "weights": Out(stream.Signature(FetchCommand(fw))),
                           "desc": Out(stream.Signature(ChunkDesc())),
                           "issue": Out(1), "chunk": Out(range(WPB + 1)), "stall": Out(1)})
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()
@@ -141,7 +133,7 @@ class ChunkIssue(wiring.Component):
         return m
 
 
-class Joiner(wiring.Component):
+class Joiner(ConfiguredComponent):
     """The joiner of one SM (GraphPEG §3.3.1, Fig. 5: the gathered edges, with their
     source vertex and edge index, go to the edge buffer): it pairs each beat of the
     edge engine (``edges``, neighbours) with the same beat of the weight engine
@@ -166,10 +158,6 @@ class Joiner(wiring.Component):
         super().__init__({"csc": In(1), "use_wt": In(1), "desc": In(stream.Signature(ChunkDesc())),
                           "edges": In(stream.Signature(FetchBeat(fw))), "weights": In(stream.Signature(FetchBeat(fw))),
                           "o": Out(EdgeBeat(config)), "error": Out(1)})
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

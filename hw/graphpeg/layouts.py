@@ -1,11 +1,11 @@
 """The payloads of GraphPEG's RTL (hw/graphpeg/): the records the engine of one SM
 gathers and hands out, its push item and the kernel parameters it holds (paper
 §3.2-§3.3.1; docs/graphpeg.md)."""
-from amaranth.lib import data
+from amaranth.lib import data, wiring
 
 from golden.graphpeg import GraphPEGConfig
 
-__all__ = ["EdgeRecord", "EdgeBeat", "ChunkDesc", "PopBeat", "PushItem", "KernelParams"]
+__all__ = ["ConfiguredComponent", "EdgeRecord", "EdgeBeat", "ChunkDesc", "PopBeat", "PushItem", "KernelParams"]
 
 
 class EdgeRecord(data.StructLayout):
@@ -58,3 +58,12 @@ class KernelParams(data.StructLayout):
         aw = config.addr_width
         super().__init__({"vertex_mode": 1, "csc": 1, "use_wt": 1, "row_ptr": aw, "col": aw, "weight": aw,
                           "spill_base": aw, "spill_stride": aw})
+
+
+class ConfiguredComponent(wiring.Component):
+    """A GraphPEG component built from a :class:`GraphPEGConfig` (kept as
+    ``self._config`` by its constructor): ``config`` reads it back."""
+
+    @property
+    def config(self) -> GraphPEGConfig:
+        return self._config

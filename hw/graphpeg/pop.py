@@ -2,16 +2,16 @@
 records of one SM's edge buffer handed to its warps in warp batches, ``width``
 items a beat, and one ``done`` beat at the end of a kernel."""
 from amaranth import *
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from golden.graphpeg import GraphPEGConfig
-from .layouts import EdgeRecord, PopBeat
+from .layouts import ConfiguredComponent, EdgeRecord, PopBeat
 
 __all__ = ["PopPort"]
 
 
-class PopPort(wiring.Component):
+class PopPort(ConfiguredComponent):
     """The pop port of one SM (GraphPEG §3.2 and §3.3.1, Fig. 5: the warps' ``__pop_edge_*``
     and ``__pop_vert`` read the edge buffer): warp batches of the buffer's records.
 
@@ -35,10 +35,6 @@ class PopPort(wiring.Component):
         super().__init__({"run": In(1), "finish": In(1), "drained": In(1), "buffered": In(range(C + 1)),
                           "head": In(data.ArrayLayout(EdgeRecord(), W)), "take": Out(range(W + 1)),
                           "o": Out(stream.Signature(PopBeat(config))), "idle": Out(1)})
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()

@@ -25,6 +25,7 @@ from golden.graphpeg import CMD_OPS, EF_BC, EF_BS, EF_OUTCOMES, GraphPEGConfig
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .engine import GraphPEGSM, PopBeat, PushItem, check_rtl_config
+from .layouts import ConfiguredComponent
 
 __all__ = ["GraphPEGCommand", "GraphPEGStatus", "EFEvent", "EFRegisters", "EFBalancer", "GraphPEG"]
 
@@ -190,7 +191,7 @@ class EFBalancer(wiring.Component):
         return m
 
 
-class GraphPEG(wiring.Component):
+class GraphPEG(ConfiguredComponent):
     """GraphPEG engines of ``config.sms`` SMs.
 
     Attributes
@@ -220,10 +221,6 @@ class GraphPEG(wiring.Component):
             members[f"push{k}"] = In(stream.Signature(PushItem()))
             members[f"o{k}"] = Out(stream.Signature(PopBeat(config)))
         super().__init__(members)
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         c = self._config

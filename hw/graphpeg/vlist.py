@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden.graphpeg import GraphPEGConfig
 from ..fetch.engine import FetchBeat, FetchCommand
-from .layouts import PushItem
+from .layouts import ConfiguredComponent, PushItem
 
 __all__ = ["VertexList", "VertexLists"]
 
@@ -60,7 +60,7 @@ class VertexList(wiring.Component):
         return m
 
 
-class VertexLists(wiring.Component):
+class VertexLists(ConfiguredComponent):
     """The input and the output vertex list of one SM's engine with their spill and
     refill (GraphPEG §3.3.1, Fig. 5: ``__push_vert`` fills the output list, the
     engines drain the input list; the two swap at every kernel start).
@@ -97,10 +97,6 @@ class VertexLists(wiring.Component):
             "read": In(1), "head": Out(32), "count": Out(range(CAP + 1)), "empty": Out(1),
             "parity": Out(1), "overflow": Out(1), "error": Out(1),
         })
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config
 
     def elaborate(self, platform):
         m = Module()
