@@ -206,8 +206,9 @@ def scu_attached_terms(op: str, st: SCUStatus, config: SCUConfig, gpu, latency: 
         n_in = st.elements_in if op in ("bitmask", "expand", "replicate", "group") else 0
         elements = max(n_in, st.elements_out, probes) / config.width
         elements = max(elements, st.reads.get("mask", 0) * config.block_bytes / 4)   # bitmask words, 32 bits a cycle
-        if op == "group":
+        if op == "group" or flush_sets is not None:
             # the flush visits the occupied sets (an on-chip bit each), a set a cycle
+            # (a grouping operation, or a fused grouping pass: ``flush_sets`` given)
             elements += config.group_sets if flush_sets is None else flush_sets
     else:
         rate = config.width / (config.width + 1) if op == "group" else SERIAL_RATE.get(op, config.width)
@@ -387,7 +388,8 @@ class SCUSession:
         st = self.backend.execute(op)
         if st.cmd_error or st.mem_error:
             raise AlgorithmError(f"SCU {op.op} failed ({'command' if st.cmd_error else 'memory'} error): {op}")
-        self.ops[op.op] += 1
+        label = "group" if op.group_probe else op.op       # a fused grouping pass is grouping work
+        self.ops[label] += 1
         self.elements_in += st.elements_in
         self.elements_out += st.elements_out
         self.requests += st.requests
@@ -403,10 +405,10 @@ class SCUSession:
             c = self._on_memory_system(op, st)
         else:
             self.measured = False
-            c = scu_cycles(op.op, st, self.config, self.gpu.config, clear=op.clear,
+            c = scu_cycles(label, st, self.config, self.gpu.config, clear=op.clear,
                            latency=getattr(self.backend, "latency", None))
         self.cycles += c
-        self.cycles_by_op[op.op] += c
+        self.cycles_by_op[label] += c
         return st
 
     def _hash_array(self, name: str, nbytes: int):
@@ -425,7 +427,7 @@ class SCUSession:
         flits = [0, 0]
         probes = hreq = 0
         self._flush_sets = None
-        with gpu.kernel(f"scu.{op.op}", 0, launch=False) as k:
+        with gpu.kernel(f"scu.{'group' if op.group_probe else op.op}", 0, launch=False) as k:
             for stream in STREAMS:
                 blocks = st.read_blocks.get(stream)
                 if blocks:
@@ -445,8 +447,7 @@ class SCUSession:
 
             def model(lat):
                 terms.update(scu_attached_terms(op.op, st, cfg, gc, lat, flits=flits, probes=probes,
-                                                hash_requests=hreq, clear=op.clear,
-                                                flush_sets=self._flush_sets if op.op == "group" else None))
+                                                hash_requests=hreq, clear=op.clear, flush_sets=self._flush_sets))
                 terms["latency"] = lat
                 return terms["fixed"], max(terms["elements"], terms["port"], terms["little"])
             k.unit_model(model)
@@ -803,20 +804,25 @@ class SSSPSCU(_SCUMode, SSSP):
         first expansion probes every edge with its cost (weight + node cost) in the
         unique-best-cost hash and writes the filtering bitmask; Algorithm 2's
         operations (the edges' and the weights' expansions, the accumulating
-        replication of the node costs) then produce only the kept edges; grouping
-        follows on the kept edges (group, then a gather of each array)."""
+        replication of the node costs) then produce only the kept edges; with
+        grouping, a second expansion of the kept edges (its grouping pass, the
+        filtering bitmask as its output bitmask) writes the grouping vector first,
+        and the three operations write each kept edge at its position in it."""
         scu = self.scu
         filt = scu.buffer("filter", 4 * (total // 32 + 1))
         st = scu.run(SCUOp("expand", n, filt, data=self.m_col, idx=idx, cnt=cnt, probe=True, best=True,
                            weights=self.m_weight, node_cost=dn, clear=self._first_filter))
         self._first_filter = False
         kept = st.elements_out
-        ev_b, ec_b = scu.buffer("ev2", 4 * kept), scu.buffer("ec2", 4 * kept)
-        scu.run(SCUOp("expand", n, ev_b, data=self.m_col, idx=idx, cnt=cnt, omask=filt))
-        scu.run(SCUOp("expand", n, ec_b, data=self.m_weight, idx=idx, cnt=cnt, omask=filt))
-        scu.run(SCUOp("replicate", n, ec_b, data=dn, cnt=cnt, accumulate=True, omask=filt))
+        order = None
         if self.grouping and kept:
-            ev_b, ec_b = self._group(ev_b, [("ev", ev_b), ("ec", ec_b)], kept)
+            order = scu.buffer("order", 4 * kept)
+            scu.run(SCUOp("expand", n, order, data=self.m_col, idx=idx, cnt=cnt, omask=filt, group_probe=True,
+                          target=self.m_dist))
+        ev_b, ec_b = scu.buffer("ev2", 4 * kept), scu.buffer("ec2", 4 * kept)
+        scu.run(SCUOp("expand", n, ev_b, data=self.m_col, idx=idx, cnt=cnt, omask=filt, order=order))
+        scu.run(SCUOp("expand", n, ec_b, data=self.m_weight, idx=idx, cnt=cnt, omask=filt, order=order))
+        scu.run(SCUOp("replicate", n, ec_b, data=dn, cnt=cnt, accumulate=True, omask=filt, order=order))
         self._ev_b, self._ec_b = ev_b, ec_b
         ev = scu.get(ev_b, kept, np.uint32).astype(np.int64)
         ec = scu.get(ec_b, kept, np.uint32).astype(np.float64)
@@ -834,9 +840,17 @@ class SSSPSCU(_SCUMode, SSSP):
     def _near(self, src_v: int, n: int, mask: int) -> np.ndarray:
         scu = self.scu
         nf_b = scu.buffer("nf", 4 * n)
-        st = scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask))
-        if self.grouping and st.elements_out:
-            (nf_b,) = self._group(nf_b, [("nf", nf_b)], st.elements_out)
+        if self.grouping and scu.config.hash_in_memory:
+            # Algorithm 5's contraction: a data compaction's grouping pass writes the
+            # grouping vector, the compaction then writes each element at its position.
+            order = scu.buffer("order", 4 * n)
+            st = scu.run(SCUOp("data", n, order, data=src_v, mask=mask, group_probe=True, target=self.m_dist))
+            if st.elements_out:
+                scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask, order=order))
+        else:
+            st = scu.run(SCUOp("data", n, nf_b, data=src_v, mask=mask))
+            if self.grouping and st.elements_out:
+                (nf_b,) = self._group(nf_b, [("nf", nf_b)], st.elements_out)
         self.a_nf = scu.array_at(nf_b)          # what the next expansion reads
         return scu.get(nf_b, st.elements_out, np.uint32).astype(np.int64)
 

@@ -63,7 +63,15 @@ class SCUOp:
     the cost of element ``j`` of range ``i`` being ``weights[idx[i] + j] +
     node_cost[i]`` (4-byte, modulo 2**32). ``omask`` makes an ``expand``, ``data``
     or ``replicate`` the second pass (only the output positions whose bit is set
-    are produced); ``accumulate`` makes a replication add to the values at ``out``."""
+    are produced); ``accumulate`` makes a replication add to the values at ``out``.
+    ``group_probe`` makes an ``expand`` or ``data`` the grouping pass of Algorithm 5
+    (§4.1, §4.3): every element it produces (with ``omask``: only the kept
+    positions, so that the grouped array has no holes) is probed in the grouping
+    hash by the block of ``target + 4 * id``, and the output is the grouping
+    vector: for each produced element, the position it takes in the grouped array
+    (4 B each). ``order`` (that vector's address) makes an ``expand``, ``data`` or
+    ``replicate`` write its ``i``-th output element at position ``order[i]`` (a
+    scatter; the vector is read on the ``mask`` stream with the filtering bitmask)."""
 
     op: str
     n: int
@@ -84,6 +92,8 @@ class SCUOp:
     accumulate: bool = False
     weights: int | None = None
     node_cost: int | None = None
+    group_probe: bool = False
+    order: int | None = None
 
     def check(self, config: SCUConfig) -> None:
         """Raise :class:`SCUError` for a value the descriptor cannot hold."""
@@ -95,7 +105,7 @@ class SCUOp:
             raise SCUError(f"element size must be 4 or 8 bytes, not {self.esize!r}")
         top = 1 << config.addr_width
         for name in ("out", "data", "idx", "cnt", "target") + tuple(
-                f for f in ("mask", "omask", "weights", "node_cost") if getattr(self, f) is not None):
+                f for f in ("mask", "omask", "weights", "node_cost", "order") if getattr(self, f) is not None):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not 0 <= v < top:
                 raise SCUError(f"{self.op}: address {name}={v!r} is outside the {config.addr_width}-bit space")
@@ -110,8 +120,9 @@ class SCUOp:
         fused passes, ``probe`` and ``omask``, are not in the RTL)."""
         self.check(config)
         if self.probe or self.omask is not None or self.accumulate or self.weights is not None or \
-                self.node_cost is not None:
-            raise SCUError(f"{self.op}: the fused filtering pass (probe / omask) and the accumulating replication "
+                self.node_cost is not None or self.group_probe or self.order is not None:
+            raise SCUError(f"{self.op}: the fused filtering and grouping passes (probe / omask / group_probe / "
+                           "order) and the accumulating replication "
                            "are the paper's SCU (hash_in_memory), modelled by the TLM only; the RTL runs separate "
                            "operations")
         return {"op": OP_CODES[self.op], "n": int(self.n), "out": int(self.out), "data": int(self.data),
@@ -379,9 +390,24 @@ class SCUModel:
                 addr = getattr(op, name)
                 if addr is not None and addr % 4:
                     return f"{name} address {addr:#x} is not a multiple of 4"
+        if op.group_probe or op.order is not None:
+            if not c.hash_in_memory:
+                return "the fused grouping pass (group_probe / order) needs the paper's in-memory hash (hash_in_memory)"
+            if op.group_probe and op.op not in ("expand", "data") or op.order is not None and \
+                    op.op not in ("expand", "data", "replicate"):
+                return (f"{op.op} has no fused grouping pass (expand and data do; replicate writes in a grouping "
+                        "vector's order)")
+            if op.group_probe and (op.probe or op.order is not None):
+                return "a grouping pass writes the grouping vector: it neither probes the filter nor takes one"
+            if op.probe:
+                return "a filtering pass writes a bitmask, not elements in a grouping vector's order"
+            if op.group_probe and op.esize != 4:
+                return "the grouping pass works on 4-byte ids"
+            if op.order is not None and op.order % 4:
+                return f"order address {op.order:#x} is not a multiple of 4"
         if op.data % op.esize:
             return f"data address {op.data:#x} is not a multiple of the element size"
-        outsize = 4 if op.op in ("bitmask", "filter", "group") or op.probe else op.esize
+        outsize = 4 if op.op in ("bitmask", "filter", "group") or op.probe or op.group_probe else op.esize
         if op.out % outsize:
             return f"output address {op.out:#x} is not a multiple of {outsize}"
         streams = op_streams(op)
@@ -419,6 +445,85 @@ class SCUModel:
         st.hash_trace = {"sets": fh.sets_of(keys), "writes": keep, "clear": bool(op.clear), "probed": keys.size}
         self._store(op.out, pack_bits(keep), 4, st)
 
+    def _group_order(self, ids: np.ndarray, target: int, st: SCUStatus) -> np.ndarray:
+        """The grouping hash (§4.3) over ``ids`` (the block of ``target + 4 * id``
+        each): their positions 0..n-1 in grouped order; the hash's trace and cycles
+        in ``st``."""
+        aw = 1 << self.config.addr_width
+        gb = self.config.group_block_bytes.bit_length() - 1
+        blocks = ((target + ids.astype(np.int64) * 4) % aw) >> gb
+        gh = self.group_hash
+        if self.config.hash_in_memory:
+            gh.trace = ([], [], [])
+        order = gh.order(blocks, width=self.config.width)
+        if gh.trace is not None:
+            st.hash_trace = {"sets": gh.sets_of(blocks, gh.key_width), "joined": np.asarray(gh.trace[0], np.int64),
+                             "emitted": np.asarray(gh.trace[1], np.int64),
+                             "flushed_sets": unique(np.asarray(gh.trace[2], np.int64) // gh.ways)}
+            gh.trace = None
+        st.unit_cycles, st.unit_flush = gh.cycles, gh.flush_stats
+        return order
+
+    def _group_pass(self, op: SCUOp, ids: np.ndarray, st: SCUStatus) -> None:
+        """A fused grouping pass (Algorithm 5, §4.1): the produced elements are
+        grouped instead of written; the output is the grouping vector, each
+        element's position in the grouped array (§4.3: "for each input element
+        which order (i.e. position) it will occupy")."""
+        order = self._group_order(ids, op.target, st)
+        pos = np.empty(order.size, np.int64)
+        pos[order] = np.arange(order.size, dtype=np.int64)
+        st.elements_out = pos.size
+        self._store(op.out, pos, 4, st)
+
+    def _scatter(self, op: SCUOp, values: np.ndarray, esize: int, st: SCUStatus, pos=None) -> None:
+        """Output element ``i`` at ``out + esize * order[i]`` (a fused second pass
+        under a grouping vector, read on the ``mask`` stream): the Data Store
+        merges neighbours in one block into one write; an element past the top of
+        the address space is not written (``cmd_error``), one in an error block
+        neither (``mem_error``)."""
+        n = values.size
+        st.elements_out = n
+        if n == 0:
+            return
+        if pos is None:
+            pos = self._linear("mask", op.order, n, 4, st).astype(np.int64)
+        addrs = op.out + pos * esize
+        ok = addrs + esize <= (1 << self.config.addr_width)
+        if not ok.all():
+            st.cmd_error = True
+            addrs, values = addrs[ok], values[ok]
+        if addrs.size == 0:
+            return
+        bb = self.config.block_bytes
+        blocks = addrs - addrs % bb
+        run = np.ones(blocks.size, bool)
+        run[1:] = blocks[1:] != blocks[:-1]
+        wb = blocks[run]
+        st.writes += wb.size
+        st.write_blocks.extend(wb.tolist())
+        ub = unique(wb)
+        bad = ub[self._err_blocks(ub)]
+        if bad.size:
+            st.mem_error = True
+            good = ~np.isin(blocks, bad)
+            addrs, values = addrs[good], values[good]
+        dt = {4: "<u4", 8: "<u8"}[esize]
+        values = np.asarray(values).astype(dt)
+        if addrs.size == 0:
+            return
+        lo, hi = int(addrs.min()), int(addrs.max()) + esize
+        if hi - lo <= max(64 * addrs.size * esize, 1 << 16):
+            # one read-modify-write of the span (a grouping vector is a permutation)
+            raw = self.space.read(lo, hi - lo).copy()
+            touched = np.zeros(hi - lo, bool)
+            offs = (addrs - lo)[:, None] + np.arange(esize)[None, :]
+            raw[offs] = values.view(np.uint8).reshape(-1, esize)
+            touched[offs] = True
+            self.space.write(lo, raw, touched)
+        else:
+            for a, v in zip(addrs.tolist(), values.view(np.uint8).reshape(-1, esize)):
+                self.space.write(a, v)
+
     def execute(self, op: SCUOp) -> SCUStatus:
         """Perform ``op``: read its inputs, write its output, return the status.
         Raises :class:`SCUError` only when ``op`` cannot be encoded
@@ -449,8 +554,7 @@ class SCUModel:
             else:
                 if op.omask is not None:
                     vals = vals[self._omask_bits(op, vals.size, st)]
-                st.elements_out = vals.size
-                self._store(op.out, vals, es, st)
+                self._emit(op, vals, es, st)
         elif kind in ("access", "expand"):
             idx = self._linear("idx", op.idx, n, 4, st).astype(np.int64)[bits]
             cnt = (self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)[bits] if kind == "expand"
@@ -482,8 +586,7 @@ class SCUModel:
             if op.probe:
                 self._probe_pass(op, vals, fh, st, costs)
             else:
-                st.elements_out = vals.size
-                self._store(op.out, vals, es, st)
+                self._emit(op, vals, es, st)
         elif kind == "replicate":
             vals = self._linear("data", op.data, n, es, st)
             cnt = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64)
@@ -492,11 +595,18 @@ class SCUModel:
                 out = out[self._omask_bits(op, out.size, st)]
             if op.accumulate:
                 # Algorithm 2 (§3.4.1): the replication adds each node's accumulated
-                # cost to the weights already at ``out`` (read linearly, modulo 2^(8 esize)).
-                prev = self._linear("data", op.out, out.size, es, st)
+                # cost to the weights already at ``out`` (read linearly, modulo 2^(8 esize);
+                # under a grouping vector, at the positions it gives).
+                if op.order is None:
+                    prev = self._linear("data", op.out, out.size, es, st)
+                else:
+                    pos = self._linear("mask", op.order, out.size, 4, st).astype(np.int64)
+                    prev = self._read_ranges("data", op.out + pos * es, np.ones(out.size, np.int64), es, st)
                 out = (prev.astype(np.uint64) + out.astype(np.uint64)) & np.uint64((1 << (8 * es)) - 1)
-            st.elements_out = out.size
-            self._store(op.out, out, es, st)
+                if op.order is not None:
+                    self._scatter(op, out, es, st, pos)
+                    return st
+            self._emit(op, out, es, st)
         elif kind == "filter":
             ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
             costs = self._linear("cnt", op.cnt, n, 4, st).astype(np.int64) if op.best else None
@@ -509,21 +619,21 @@ class SCUModel:
             self._store(op.out, pack_bits(keep), 4, st)
         elif kind == "group":
             ids = self._linear("data", op.data, n, 4, st).astype(np.int64)
-            gb = self.config.group_block_bytes.bit_length() - 1
-            blocks = ((op.target + ids * 4) % aw) >> gb
-            gh = self.group_hash
-            if self.config.hash_in_memory:
-                gh.trace = ([], [], [])
-            order = gh.order(blocks, width=self.config.width)
-            if gh.trace is not None:
-                st.hash_trace = {"sets": gh.sets_of(blocks, gh.key_width), "joined": np.asarray(gh.trace[0], np.int64),
-                                 "emitted": np.asarray(gh.trace[1], np.int64),
-                                 "flushed_sets": unique(np.asarray(gh.trace[2], np.int64) // gh.ways)}
-                gh.trace = None
-            st.unit_cycles, st.unit_flush = self.group_hash.cycles, self.group_hash.flush_stats
+            order = self._group_order(ids, op.target, st)
             st.elements_out = order.size
             self._store(op.out, order, 4, st)
         return st
+
+    def _emit(self, op: SCUOp, vals: np.ndarray, es: int, st: SCUStatus) -> None:
+        """The produced elements: the grouping vector of a grouping pass, written in
+        a grouping vector's order, or consecutively from ``out``."""
+        if op.group_probe:
+            self._group_pass(op, vals, st)
+        elif op.order is not None:
+            self._scatter(op, vals, es, st)
+        else:
+            st.elements_out = vals.size
+            self._store(op.out, vals, es, st)
 
 
 def ops_with(op: SCUOp, **changes) -> SCUOp:

@@ -12,8 +12,9 @@ __all__ = ["PROFILE"]
 SCALED = ("Table 2's hashes in memory (gtx980: 16 384 x 16 BFS filter entries, tx1: 2112 x 16); the paper's "
                "graphs (Table 5) are replaced by kron, delaunay and road-like generators (docs/datasets.md)")
 TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/scu.md, Paper parameters); "
-             "the fused filtering passes of Algorithms 4 and 5 are modelled (SSSP's grouping runs as a separate "
-             "group and gathers of the kept edges); a hash probe reads its whole 16-way set from the L2 (64 B for "
+             "the fused passes of Algorithms 4 and 5 are modelled (SSSP's grouping: a grouping pass writes each "
+             "kept edge's position, the second passes write each edge there, one write per element whose "
+             "neighbour lands in another block); a hash probe reads its whole 16-way set from the L2 (64 B for "
              "BFS, 128 B for SSSP: 2 or 4 flits on the unit's `width` interconnect ports, docs/scu.md), which is "
              "where the unit's time goes when it is bound by its ports; the paper's graphs are replaced by smaller ones "
              "(docs/datasets.md), whose arrays fit the L2 more often: the baseline's random accesses hit where the "

@@ -159,6 +159,41 @@ def test_group_probes_in_memory_hand_computed():
     assert scu.terms["elements"] == 4 + d
 
 
+def test_grouping_pass_in_memory_hand_computed():
+    """Algorithm 5's grouping pass (a data compaction with ``group_probe``) on the
+    same 4 elements as above, under a bitmask that keeps them all: the same hash
+    traffic as the grouping operation (4 tag reads, 4 entry writes, 2 entries
+    emitted, the d occupied sets read and rewritten), the flush's d sets on the
+    pipeline, charged as a grouping kernel; its output is each
+    element's position; the second pass writes element i at position pos[i]."""
+    cfg = SCUConfig(width=1, hash_in_memory=True, group_sets=3, group_ways=16)
+    gpu, scu = _session(cfg)
+    ids = np.array([0, 1, 32, 2], np.uint32)
+    target = scu.buffer("dist", 4 * 64)
+    src = scu.put("ids", ids)
+    mask = scu.put("mask", np.array([0b1111], np.uint32))
+    pos_b = scu.buffer("pos", 16)
+    st = scu.run(SCUOp("data", 4, pos_b, data=src, mask=mask, group_probe=True, target=target))
+    pos = scu.get(pos_b, 4, np.uint32).astype(np.int64)
+    assert st.elements_out == 4 and sorted(pos.tolist()) == [0, 1, 2, 3]
+    blocks = {(target + 4 * int(i)) >> 7 for i in ids}
+    d = len({fold(b, 2, cfg.group_tag_bits) % 3 for b in blocks})
+    assert scu.hash_requests == 4 + 4 + 2 + d + d and scu.ops["group"] == 1
+    k = gpu.kernels["scu.group"]
+    # hash sectors as above; the ids' block, the mask's block, the positions' block
+    assert k.l2.accesses == 8 + 4 + 2 + 2 * d + 2 * d + 1 + 1 + 1
+    # the pipeline: the bitmask's block (8 words, a word a cycle) outlasts the 4
+    # elements, then the d occupied sets at one a cycle
+    assert scu.terms["elements"] == cfg.block_bytes // 4 + d
+    out = scu.buffer("out", 16)
+    st2 = scu.run(SCUOp("data", 4, out, data=src, mask=mask, order=pos_b))
+    got = scu.get(out, 4, np.uint32)
+    assert st2.elements_out == 4 and [int(got[p]) for p in pos] == ids.tolist()
+    # the elements of block 0 (ids 0, 1, 2) stand together in the grouped output
+    blk = [(target + 4 * int(v)) >> 7 for v in got]
+    assert blk.count(blk[0]) in (1, 3) and (blk[:3] == [blk[0]] * 3 or blk[1:] == [blk[1]] * 3)
+
+
 def test_runs_on_the_memory_system_add_up():
     g = load_graph("kron:scale=10,edgefactor=8,seed=2", cache=False)
     for mode in ("scu", "scu-enhanced"):

@@ -597,6 +597,111 @@ def test_fused_best_cost_passes_equal_the_separate_operations():
         assert f1.reads["cnt"] == 2 * -(-4 * n // mem.block_bytes) and not f1.cmd_error
 
 
+def _runs_of_blocks(ids, target, group_block_bytes) -> int:
+    """Runs of neighbours in one grouping block (the line of ``target[id]``)."""
+    blk = (target + 4 * np.asarray(ids, np.int64)) // group_block_bytes
+    return 1 + int(np.count_nonzero(blk[1:] != blk[:-1])) if blk.size else 0
+
+
+def test_fused_grouping_passes_equal_the_separate_operations():
+    """Algorithm 5's grouping on the in-memory unit (§4.1, §4.3): a grouping pass
+    (an expansion under the filtering bitmask with ``group_probe``) writes each kept
+    edge's position in the grouped array; the second passes (``order``: the edges'
+    and weights' expansions, the accumulating replication) write each kept edge at
+    that position. The result equals the separate operations (group the compacted
+    edges, gather each array in that order), with the same hash state; and it is a
+    grouping: the positions form a permutation, and neighbours share a line far
+    more often than in the kept order (checked without the hash)."""
+    mem = SCUConfig(width=4, hash_in_memory=True, filter_best_sets=29, filter_ways=2, group_sets=7,
+                    group_ways=2)
+    sp = AddressSpace()
+    rng = np.random.default_rng(11)
+    col = sp.alloc("col", rng.integers(0, 400, 4000, dtype=np.uint32), align=4096)
+    wt = sp.alloc("wt", rng.integers(1, 256, 4000, dtype=np.uint32), align=4096)
+    dist = sp.alloc_empty("dist", 512, np.uint32, align=4096)
+    a = {k: sp.alloc_empty(k, 1 << 15, np.uint32, align=4096)
+         for k in ("bits", "v1", "c1", "ord", "g1", "h1", "pos", "v2", "c2", "idx", "cnt", "dn")}
+    sep, fused = SCUModel(mem, sp), SCUModel(mem, sp)
+    for rnd in range(2):
+        n = 250
+        idx, cnt, dn = rng.integers(0, 3900, n), rng.integers(0, 12, n), rng.integers(0, 5000, n)
+        for name, v in (("idx", idx), ("cnt", cnt), ("dn", dn)):
+            sp.write(a[name], v.astype("<u4").view(np.uint8))
+        total = int(cnt.sum())
+        probe = SCUOp("expand", n, a["bits"], data=col, idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
+                      weights=wt, node_cost=a["dn"], clear=rnd == 0)
+        k = fused.execute(probe).elements_out
+        assert sep.execute(probe).elements_out == k and 0 < k < total
+        # separate: the kept edges and costs compacted, grouped, gathered in that order
+        sep.execute(SCUOp("expand", n, a["v1"], data=col, idx=a["idx"], cnt=a["cnt"], omask=a["bits"]))
+        sep.execute(SCUOp("expand", n, a["c1"], data=wt, idx=a["idx"], cnt=a["cnt"], omask=a["bits"]))
+        sep.execute(SCUOp("replicate", n, a["c1"], data=a["dn"], cnt=a["cnt"], accumulate=True, omask=a["bits"]))
+        sep.execute(SCUOp("group", k, a["ord"], data=a["v1"], target=dist))
+        sep.execute(SCUOp("access", k, a["g1"], data=a["v1"], idx=a["ord"]))
+        sep.execute(SCUOp("access", k, a["h1"], data=a["c1"], idx=a["ord"]))
+        # fused: the grouping pass, then the three second passes in its order
+        g = fused.execute(SCUOp("expand", n, a["pos"], data=col, idx=a["idx"], cnt=a["cnt"], omask=a["bits"],
+                                group_probe=True, target=dist))
+        fused.execute(SCUOp("expand", n, a["v2"], data=col, idx=a["idx"], cnt=a["cnt"], omask=a["bits"],
+                            order=a["pos"]))
+        fused.execute(SCUOp("expand", n, a["c2"], data=wt, idx=a["idx"], cnt=a["cnt"], omask=a["bits"],
+                            order=a["pos"]))
+        r = fused.execute(SCUOp("replicate", n, a["c2"], data=a["dn"], cnt=a["cnt"], accumulate=True,
+                                omask=a["bits"], order=a["pos"]))
+        assert g.elements_out == r.elements_out == k and not g.cmd_error and not r.cmd_error
+        assert len(g.hash_trace["sets"]) == k             # only the kept edges are grouped
+        pos = sp.read(a["pos"], 4 * k).view("<u4").astype(np.int64)
+        assert sorted(pos.tolist()) == list(range(k))     # a permutation
+        for x, y in (("g1", "v2"), ("h1", "c2")):
+            assert np.array_equal(sp.read(a[x], 4 * k), sp.read(a[y], 4 * k)), (rnd, x)
+        kept = sp.read(a["v1"], 4 * k).view("<u4")
+        grouped = sp.read(a["v2"], 4 * k).view("<u4")
+        assert np.array_equal(grouped[pos], kept)         # element i at its position
+        # grouped: far fewer runs of neighbours on one line than in the kept order
+        assert 2 * _runs_of_blocks(grouped, dist, mem.group_block_bytes) < \
+            _runs_of_blocks(kept, dist, mem.group_block_bytes)
+        assert sep.group_hash.valid == fused.group_hash.valid and sep.best_hash.key == fused.best_hash.key
+    # data compaction's grouping pass (the near frontier, §4.5.2) and its second pass
+    src = a["v1"]
+    m = sp.alloc("m", np.packbits(rng.random(k) < 0.6, bitorder="little"), align=4096)
+    s1 = sep.execute(SCUOp("data", k, a["g1"], data=src, mask=m))
+    sep.execute(SCUOp("group", s1.elements_out, a["ord"], data=a["g1"], target=dist))
+    sep.execute(SCUOp("access", s1.elements_out, a["h1"], data=a["g1"], idx=a["ord"]))
+    f1 = fused.execute(SCUOp("data", k, a["pos"], data=src, mask=m, group_probe=True, target=dist))
+    f2 = fused.execute(SCUOp("data", k, a["v2"], data=src, mask=m, order=a["pos"]))
+    assert 0 < f1.elements_out == f2.elements_out == s1.elements_out < k
+    assert np.array_equal(sp.read(a["h1"], 4 * f2.elements_out), sp.read(a["v2"], 4 * f2.elements_out))
+    # the second pass reads the grouping vector on the mask stream, writes a block per run of neighbours
+    blocks = (a["v2"] + 4 * sp.read(a["pos"], 4 * f2.elements_out).view("<u4").astype(np.int64)) // mem.block_bytes
+    assert f2.writes == 1 + int(np.count_nonzero(blocks[1:] != blocks[:-1]))
+    assert f2.reads["mask"] == -(-4 * -(-k // 32) // mem.block_bytes) + -(-4 * f2.elements_out // mem.block_bytes)
+
+
+def test_scattered_output_errors():
+    """A second pass under a grouping vector: a position past the top of the address
+    space is not written (cmd_error), one in an error block neither (mem_error); the
+    rest is written."""
+    cfg = SCUConfig.preset("tiny").replace(hash_in_memory=True)
+    sp = AddressSpace()
+    src = sp.alloc("src", np.arange(100, 108, dtype=np.uint32), align=4096)
+    out = sp.alloc_empty("out", 256, np.uint32, align=4096)
+    top = 1 << cfg.addr_width
+    far = (top - out) // 4                       # the position of the top's first word
+    pos = sp.alloc("pos", np.array([3, 2, 1, 0, far, 7, 6, 5], np.uint32), align=4096)
+    st = SCUModel(cfg, sp).execute(SCUOp("data", 8, out, data=src, order=pos))
+    assert st.cmd_error and not st.mem_error and st.elements_out == 8
+    got = sp.read(out, 32).view("<u4").tolist()
+    assert got == [103, 102, 101, 100, 0, 107, 106, 105]
+    bad = out + 64                               # positions 16..23 in an error block
+    pos2 = sp.alloc("pos2", np.array([16, 1, 17, 0], np.uint32), align=4096)
+    m = SCUModel(cfg, sp, is_error=lambda b: b == bad - bad % cfg.block_bytes)
+    st = m.execute(SCUOp("data", 4, out + 128, data=src, order=pos2))
+    assert not st.mem_error                      # out + 128 + 4 * 17 lies elsewhere
+    st = m.execute(SCUOp("data", 4, out, data=src, order=pos2))
+    assert st.mem_error and not st.cmd_error
+    assert sp.read(out, 8).view("<u4").tolist() == [103, 101]
+
+
 def test_fused_passes_are_the_in_memory_unit_only():
     cfg, sp, a, rng, m = setup()                      # tiny: on-chip hashes (the RTL's)
     st = m.execute(SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True))
@@ -616,13 +721,25 @@ def test_fused_passes_are_the_in_memory_unit_only():
            (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
                   weights=a["d4"] + 2, node_cost=a["cnt"]), "weights address"),
            (SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
-                  weights=a["d4"], node_cost=(1 << cfg.addr_width) - 8), "node_cost range")]
+                  weights=a["d4"], node_cost=(1 << cfg.addr_width) - 8), "node_cost range"),
+           (SCUOp("access", 8, a["out"], data=a["d4"], idx=a["idx"], group_probe=True), "no fused grouping"),
+           (SCUOp("bitmask", 8, a["out"], data=a["d4"], order=a["cnt"]), "no fused grouping"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], group_probe=True, order=a["cnt"]), "neither probes"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], group_probe=True, probe=True), "neither probes"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], probe=True, order=a["cnt"]), "writes a bitmask"),
+           (SCUOp("data", 8, a["out"], data=a["d8"], esize=8, group_probe=True), "4-byte ids"),
+           (SCUOp("data", 8, a["out"], data=a["d4"], order=a["cnt"] + 2), "order address")]
     for op, why in bad:
         assert why in mem.cmd_error(op) and mem.execute(op).rejected
     with pytest.raises(SCUError, match="modelled by the TLM only"):
         SCUOp("data", 8, a["out"], data=a["d4"], probe=True).fields(cfg)
     with pytest.raises(SCUError, match="modelled by the TLM only"):
         SCUOp("replicate", 8, a["out"], data=a["d4"], cnt=a["cnt"], omask=a["out"]).fields(cfg)
+    for op in (SCUOp("data", 8, a["out"], data=a["d4"], group_probe=True),
+               SCUOp("data", 8, a["out"], data=a["d4"], order=a["cnt"])):
+        assert m.cmd_error(op).startswith("the fused grouping pass (group_probe / order) needs the paper's")
+        with pytest.raises(SCUError, match="modelled by the TLM only"):
+            op.fields(cfg)
     # a weights range past the top, found while running: that range is skipped, the rest probed
     top = 1 << cfg.addr_width
     st = mem.execute(SCUOp("expand", 8, a["out"], data=a["d4"], idx=a["idx"], cnt=a["cnt"], probe=True, best=True,
