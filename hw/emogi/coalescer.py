@@ -85,6 +85,18 @@ class WarpCoalescer(wiring.Component):
             "i": In(stream.Signature(WarpAccess(config))),
             "o": Out(stream.Signature(ReadRequest(config))),
         })
+        # The W and X registers, attributes so that the formal harness's invariants
+        # can read them (hw/emogi/formal.py; the Verilog is the same as with locals).
+        L, lw = config.lanes, config.addr_width - config.line_bits
+        ow, spl = config.line_bits - config.sector_bits, config.sectors_per_line
+        self.w_valid = Signal(name="w_valid")
+        self.w_line = [Signal(lw, name=f"w_line{i}") for i in range(L)]
+        self.w_off = [Signal(ow, name=f"w_off{i}") for i in range(L)]
+        self.w_rem = Signal(L, name="w_rem")        # lanes whose line has not been picked yet
+        self.x_valid = Signal(name="x_valid")
+        self.x_line = Signal(lw, name="x_line")
+        self.x_mask = Signal(spl, name="x_mask")
+        self.x_last = Signal(name="x_last")         # the warp's last line
 
     @property
     def config(self) -> CoalescerConfig:
@@ -97,13 +109,9 @@ class WarpCoalescer(wiring.Component):
         sb, lb = cfg.sector_bits, cfg.line_bits
         spl = cfg.sectors_per_line
         lw = cfg.addr_width - lb             # line number width
-        ow = lb - sb                         # sector offset width
 
         # ---------------------------------------------------------------- W: warp register
-        w_valid = Signal()
-        w_line = [Signal(lw, name=f"w_line{i}") for i in range(L)]
-        w_off = [Signal(ow, name=f"w_off{i}") for i in range(L)]
-        w_rem = Signal(L)                    # lanes whose line has not been picked yet
+        w_valid, w_line, w_off, w_rem = self.w_valid, self.w_line, self.w_off, self.w_rem
 
         # Line picker: smallest line among the remaining lanes. The key's top bit is set
         # for lanes that are not remaining, so they lose every comparison.
@@ -139,10 +147,7 @@ class WarpCoalescer(wiring.Component):
         m.d.comb += rem_next.eq(w_rem & ~match)
 
         # ---------------------------------------------------------------- X: line register
-        x_valid = Signal()
-        x_line = Signal(lw)
-        x_mask = Signal(spl)
-        x_last = Signal()                    # the warp's last line
+        x_valid, x_line, x_mask, x_last = self.x_valid, self.x_line, self.x_mask, self.x_last
 
         # Run splitter: ``low`` is the lowest set sector; mask + low carries through the
         # run of ones above it, so mask & ~(mask + low) is that run and mask & (mask + low)

@@ -17,7 +17,7 @@ through the warp that is in the coalescer. Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal
 
 from golden.emogi.config import CoalescerConfig
 
@@ -96,6 +96,48 @@ class CoalescerHarness(Elaboratable):
         with m.Elif(hit):
             m.d.sync += covered.eq(1)
         m.d.comb += Assume(~active | ~q_valid[2])          # at most three warps followed (depth bound)
+        # ---- invariants for k-induction (``--mode prove``): the harness's trackers
+        # and the coalescer's W and X registers (its attributes) agree
+        L, spl = cfg.lanes, cfg.sectors_per_line
+        x_here = c.x_valid & c.x_last                 # X holds the last line of the oldest warp
+        held = Signal(range(3))
+        m.d.comb += held.eq(c.w_valid + x_here)
+        m.d.comb += [
+            Assert((q_valid == 0) | (q_valid == 1) | (q_valid == 3)),
+            Assert(q_valid[0] + q_valid[1] + q_valid[2] == held),
+            Assert(warps_in - lasts_out == held),
+            Assert(~c.x_valid | (c.x_mask != 0)),
+            Assert(~c.w_valid | (c.w_rem != 0)),
+            Assert(~c.x_valid | c.x_last | c.w_valid),   # a warp's earlier line: the rest in W
+            Assert(~in_warp | c.x_valid),
+        ]
+        # W's lanes still to pick lie above X's line when both hold the same warp
+        for k in range(L):
+            with m.If(c.x_valid & ~c.x_last & c.w_rem[k]):
+                m.d.comb += Assert(c.w_line[k] > c.x_line)
+        # what X still holds lies above what the warp sent
+        low = Signal(spl)
+        m.d.comb += low.eq(c.x_mask & (~c.x_mask + 1)[:spl])
+        first = Signal(range(spl))
+        for q in range(1, spl):
+            with m.If(low[q]):
+                m.d.comb += first.eq(q)
+        with m.If(in_warp):
+            m.d.comb += Assert(Cat(C(0, sb), first, c.x_line) >= prev_end)
+
+        def in_w(sector):
+            return Cat(*[c.w_rem[k] & (Cat(c.w_off[k], c.w_line[k]) == sector) for k in range(L)]).any()
+
+        def in_x(sector):
+            off, line = sector[:lb - sb], sector[lb - sb:]
+            return c.x_valid & (c.x_line == line) & c.x_mask.bit_select(off, 1)
+
+        # the followed sector of the oldest warp, not sent yet, is in X or in W's lanes to pick
+        with m.If(q_valid[0] & q_on[0] & ~covered):
+            m.d.comb += Assert(in_x(q_sector[0]) | (c.w_valid & ~x_here & in_w(q_sector[0])))
+        # the next warp waits whole in W (none of its lines picked while X holds the last one)
+        with m.If(q_valid[1] & q_on[1]):
+            m.d.comb += Assert(in_w(q_sector[1]))
         # covers
         parts = Signal(3)
         with m.If(ofire):

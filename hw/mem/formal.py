@@ -20,7 +20,7 @@ same payload, until it transfers (the stream rule). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal, Value
+from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal, Value, signed
 
 from golden.fetch import MemPortConfig
 
@@ -164,7 +164,7 @@ class WriterHarness(Elaboratable):
             m.d.sync += [active.eq(1), finished.eq(0)]
         with m.Elif(w.finish):
             m.d.sync += finished.eq(1)
-        with m.If(w.done & finished):
+        with m.Elif(w.done & finished):       # (a start in the same cycle begins the next operation)
             m.d.sync += active.eq(0)
         m.d.comb += [
             Assume(~(w.start & active)),
@@ -180,7 +180,12 @@ class WriterHarness(Elaboratable):
         req, resp = w.mem.req, w.mem.resp
         fire = req.valid & req.ready
         m.d.sync += inflight.eq(inflight + fire - (resp.valid & resp.ready))
-        m.d.comb += Assume(~resp.valid | (inflight > 0))
+        # a response only for a write in flight: the tags the harness saw go out
+        # and not come back yet (any order)
+        outstanding = Signal(max_out)
+        m.d.sync += outstanding.eq((outstanding & ~Mux(resp.valid & resp.ready, 1 << resp.p.tag, 0)) |
+                                   Mux(fire, 1 << req.p.tag, 0))
+        m.d.comb += Assume(~resp.valid | outstanding.bit_select(resp.p.tag, 1))
         # ---- the write requests
         stream_rule(m, req, started, check=True, name="req")
         with m.If(req.valid):
@@ -205,6 +210,8 @@ class WriterHarness(Elaboratable):
         with m.Else():
             m.d.sync += [words_in.eq(words_in + Mux(take, w.i.p.n, 0)),
                          bytes_out.eq(bytes_out + Mux(fire, nbytes, 0))]
+        # operations of at most 48 words (the counters' range: no wrap-around)
+        m.d.comb += Assume(~take | (words_in + w.i.p.n <= 48))
         m.d.comb += Assert(bytes_out <= 4 * words_in)
         with m.If(w.done & active & finished):
             m.d.comb += [Assert(bytes_out == 4 * words_in), Assert(inflight == 0)]
@@ -234,6 +241,52 @@ class WriterHarness(Elaboratable):
                 with m.If(pos % wpb == j):
                     m.d.comb += [Assert(req.p.wmask[4 * j:4 * j + 4] == 0xF),
                                  Assert(req.p.wdata[32 * j:32 * j + 32] == value)]
+        # ---- invariants for k-induction (``--mode prove``): the harness's trackers
+        # and the writer's registers (its attributes) agree in every reachable state
+        from .writer import _State
+        st = w.state
+        m.d.comb += [
+            Assert(outstanding == w.in_flight),
+            Assert(inflight == sum(outstanding[t] for t in range(max_out))),
+            Assert(nxt == w.blk),
+            Assert(w.lead == Mux(written == 0, lead, 0)),
+            Assert(w.lvl >= w.lead),
+            Assert(w.lvl <= w.capacity),
+            Assert(seen == (words_in > watch)),
+            Assert(words_in <= 48),
+        ]
+        # the buffer: the words past the level are zero (the next beat is ORed in)
+        for p in range(w.capacity):
+            with m.If(w.lvl <= p):
+                m.d.comb += Assert(w.buf.word_select(p, 32) == 0)
+        with m.If(~active):
+            m.d.comb += [Assert((st == _State.IDLE) | (st == _State.DONE)), Assert(outstanding == 0),
+                         Assert(w.lvl == w.lead), Assert(bytes_out == 4 * words_in)]
+            with m.If(st == _State.IDLE):
+                m.d.comb += [Assert(w.lvl == 0), Assert(~started | (words_in == 0))]
+        with m.Elif(~finished):
+            m.d.comb += Assert(st == _State.RUN)
+        with m.Else():
+            m.d.comb += Assert((st == _State.FLUSH) | (st == _State.DONE))
+            with m.If(st == _State.DONE):
+                m.d.comb += [Assert(w.lvl == w.lead), Assert(outstanding == 0)]
+        # the writes so far: whole blocks, the first without its lead words; one
+        # partial block at the end (in FLUSH, emptying the buffer) leaves a slack
+        slack = Signal(signed(12))
+        m.d.comb += slack.eq(4 * written * wpb - bytes_out - 4 * lead)
+        with m.If(written == 0):
+            m.d.comb += Assert(bytes_out == 0)
+        with m.Else():
+            m.d.comb += Assert((slack == 0) | ((st != _State.RUN) & (w.lvl == 0) & (slack >= 4) &
+                                               (slack <= 4 * (wpb - 1))))
+        with m.If(active):
+            # words taken = bytes written / 4 + the data words buffered
+            m.d.comb += Assert(4 * words_in == bytes_out + 4 * (w.lvl - w.lead))
+            # the watched word, taken and not written yet, sits in the buffer with its value
+            slot = Signal(8)
+            m.d.comb += slot.eq(pos - written * wpb)
+            with m.If(seen & (written * wpb <= pos)):
+                m.d.comb += [Assert(slot < w.lvl), Assert(w.buf.word_select(slot[:4], 32) == value)]
         # covers
         m.d.comb += [Cover(w.done & finished & (written >= 2) & (lead != 0)),
                      Cover(w.error & active)]

@@ -79,6 +79,20 @@ class SequentialWriter(wiring.Component):
             "done": Out(1),
             "error": Out(1),
         })
+        # The registers, attributes so that the formal harness's invariants can read
+        # them (hw/mem/formal.py; the Verilog is the same as with local signals).
+        bb = port.block_bytes
+        WPB = bb // 4
+        IW = 2 * width if lane_bits == 64 else width      # words per input beat, at most
+        self.capacity = 2 * WPB + IW                        # buffer, in words
+        self.state = Signal(_State, name="state")
+        self.buf = Signal(self.capacity * 32, name="buf")
+        self.lvl = Signal(range(self.capacity + 1), name="lvl")    # words buffered (lead words included)
+        self.lead = Signal(range(WPB), name="lead")                # words before the base in the first block
+        self.blk = Signal(port.addr_width - exact_log2(bb), name="blk")
+        self.in_flight = Signal(1 << port.tag_width, name="in_flight")   # a bit per tag: not answered yet
+        self.err = Signal(name="err")
+        self.tag = Signal(port.tag_width, name="tag")
 
     def elaborate(self, platform):
         m = Module()
@@ -87,18 +101,12 @@ class SequentialWriter(wiring.Component):
         WPB = bb // 4
         e8_ok = self._lane_bits == 64
         IW = 2 * W if e8_ok else W          # words per input beat, at most
-        CAP = 2 * WPB + IW                  # buffer, in words
+        CAP = self.capacity
         bb_bits = exact_log2(bb)
         max_out = 1 << port.tag_width
 
-        state = Signal(_State)
-        buf = Signal(CAP * 32)
-        lvl = Signal(range(CAP + 1))
-        lead = Signal(range(WPB))
-        blk = Signal(port.addr_width - bb_bits)
-        in_flight = Signal(max_out)         # one bit per tag: its write is not answered yet
-        err = Signal()
-        tag = Signal(port.tag_width)
+        state, buf, lvl, lead = self.state, self.buf, self.lvl, self.lead
+        blk, in_flight, err, tag = self.blk, self.in_flight, self.err, self.tag
         m.d.comb += [self.done.eq(state == _State.DONE), self.error.eq(err)]
 
         # ---------------------------------------------------------------- write requests
