@@ -7,7 +7,7 @@ VENV ?= .venv
 JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 PYTEST_ARGS ?= $(if $(filter-out 1,$(JOBS)),-n $(JOBS))
 
-.PHONY: setup run test coverage clean
+.PHONY: setup run test coverage funcov clean
 
 setup:
 	@./scripts/setup.sh
@@ -21,6 +21,10 @@ test: setup
 # Line, branch and toggle coverage of the RTL tests on Verilator (docs/verification.md).
 coverage: setup
 	$(VENV)/bin/python scripts/coverage.py --run --json build/coverage/summary.json
+
+# Functional coverage of the RTL tests: each unit's cover bins reached (docs/verification.md).
+funcov: setup
+	$(VENV)/bin/python scripts/funcov.py --run --json build/funcov/summary.json
 
 clean:
 	rm -rf build .pytest_cache

@@ -72,6 +72,8 @@ class StreamSource(Agent):
         self.on_send = on_send
         self.current: dict | None = None
         self.sent = 0
+        self.waits = 0          # cycles an item was offered and not taken (the design's back-pressure)
+        self.paused = 0         # cycles an item was held back by the pause pattern
         self._valid = self.path + ("valid",)
         self._ready = self.path + ("ready",)
         self._payload = self.path + ("payload",)
@@ -80,14 +82,20 @@ class StreamSource(Agent):
         self.queue.append(item)
 
     def drive(self) -> dict:
-        if self.current is None and self.queue and next(self.pause):
-            self.current = self.queue.popleft()
+        if self.current is None and self.queue:
+            if next(self.pause):
+                self.current = self.queue.popleft()
+            else:
+                self.paused += 1
         if self.current is None:
             return {self._valid: 0}
         return {self._valid: 1, self._payload: self.codec.encode(self.current)}
 
     def clock(self, get) -> None:
-        if self.current is not None and get(self._ready):
+        if self.current is not None:
+            if not get(self._ready):
+                self.waits += 1
+                return
             if self.on_send:
                 self.on_send(self.current)
             self.current = None
@@ -117,6 +125,7 @@ class StreamSink(Agent):
         self.keep = keep
         self.items: list[dict] = []
         self.count = 0
+        self.stalls = 0         # cycles an offered item waited for ready (back-pressure applied)
         self._ready_now = 1
         self._held = None
         self._valid = self.path + ("valid",)
@@ -147,6 +156,7 @@ class StreamSink(Agent):
                 self.on_item(item)
         else:
             self._held = get(self._payload)
+            self.stalls += 1
 
 
 class MemoryAgent(Agent):
@@ -197,6 +207,8 @@ class MemoryAgent(Agent):
         payload = get(self._req_payload) if valid or self._req_held is not None else None
         if self._req_held is not None and (not valid or payload != self._req_held):
             self._protocol_error(valid, payload)
+        if valid and not self._ready_now:
+            m.stats.refused += 1
         if valid and self._ready_now:
             r = self.req_codec.decode(payload)
             m.accept(r["addr"], r["write"], r["wdata"], r["wmask"], r["tag"])

@@ -10,6 +10,7 @@ from typing import Callable
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
+from . import funcov
 from .loop import HangError, Progress
 from .memory import ProtocolError
 
@@ -115,4 +116,6 @@ async def run_harness(dut, h, run: dict, *, done: Callable[[], bool] | None = No
         problems = h.mismatches() + (extra() if extra is not None else [])
     except errors as e:
         cycles, problems = loop.cycle, [f"{type(e).__name__}: {e}"] + (h.mismatches()[:keep] if keep else [])
+    if not problems:
+        funcov.record(h, run.get("name", ""))       # with GRAPHUNITS_FUNCOV set (docs/verification.md)
     return cycles, problems

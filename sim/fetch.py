@@ -14,6 +14,7 @@ from hw.mem.port import MemRequest, MemResponse
 
 from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
+from .funcov import CoverModel, CoverPoint, register
 from .memory import MemoryModel, MemoryTiming
 
 __all__ = ["FetchOp", "FetchHarness"]
@@ -31,8 +32,30 @@ class FetchOp:
     last_cycle: int | None = None
 
 
+#: The fetch engine's functional coverage (sim.funcov; docs/verification.md).
+COVERAGE = register(CoverModel("fetch", (
+    CoverPoint("range", ("empty", "one element", "within a block", "across blocks", "8-byte elements"),
+               "a range (SCU paper §3.1, Address Generator): no element, one, several in one block, several "
+               "blocks, 8-byte elements"),
+    CoverPoint("operation", ("one range", "several ranges"), "ranges per operation"),
+    CoverPoint("merge window", ("shared read", "every segment read"),
+               "a segment served by a read of the last merge_window blocks (Coalescing Unit), or none"),
+    CoverPoint("beats", ("full", "partial last", "empty last"),
+               "output beats: width elements, a partial last beat, a last beat with no element"),
+    CoverPoint("errors", ("command error", "memory error"), "an operation with a command error (misaligned, "
+               "an unsupported size, past the top), one with an error response"),
+    CoverPoint("memory", ("out of order", "refused", "several in flight", "all slots in flight"),
+               "responses out of order, a request refused, more than one read in flight, every block buffer "
+               "slot in flight (max_inflight)"),
+    CoverPoint("streams", ("command paused", "command waits", "output back-pressure"),
+               "the command stream held back, a range the engine did not take at once, the output not ready"),
+)))
+
+
 class FetchHarness:
     """Agents and bookkeeping for one run of the fetch engine."""
+
+    COVERAGE = COVERAGE
 
     def __init__(self, config: FetchConfig, space: AddressSpace, ranges: list[FetchRange], *,
                  timing: MemoryTiming = MemoryTiming(), cmd_pause=None, out_ready=None, seed: int = 0):
@@ -105,6 +128,53 @@ class FetchHarness:
             op.last_cycle = self.cycle
             self.ops.append(op)
             self._cur = FetchOp()
+
+    def coverage(self) -> dict:
+        """The cover bins this run reached (sim.funcov)."""
+        cfg = self.config
+        bb = cfg.block_bytes
+        hits: dict[str, set] = {p.name: set() for p in COVERAGE.points}
+        op_ranges: list[list] = [[]]
+        for r in self.ranges:
+            op_ranges[-1].append(r)
+            if r.count == 0:
+                hits["range"].add("empty")
+            elif r.count == 1:
+                hits["range"].add("one element")
+            else:
+                first, last = r.base // bb, (r.base + r.count * r.esize - 1) // bb
+                hits["range"].add("within a block" if first == last else "across blocks")
+            if r.esize == 8 and r.count:
+                hits["range"].add("8-byte elements")
+            if r.last:
+                hits["operation"].add("one range" if len(op_ranges[-1]) == 1 else "several ranges")
+                op_ranges.append([])
+        # the merge window: an operation (without command errors) whose segments (the
+        # parts of its ranges in one block) outnumber its reads shared one
+        for rs, e in zip(op_ranges, self.expected):
+            segs = sum((r.base + r.count * r.esize - 1) // bb - r.base // bb + 1 for r in rs if r.count)
+            if not e.cmd_error and segs:
+                hits["merge window"].add("shared read" if segs > len(e.requests) else "every segment read")
+        for e in self.expected:
+            if any(b == cfg.width for b in e.beats):
+                hits["beats"].add("full")
+            if e.beats:
+                tail = e.beats[-1]
+                hits["beats"].add("empty last" if tail == 0 else "partial last" if tail < cfg.width else "full")
+            if e.cmd_error:
+                hits["errors"].add("command error")
+            if e.mem_error:
+                hits["errors"].add("memory error")
+        ms = self.model.stats
+        for flag, name in ((ms.reordered, "out of order"), (ms.refused, "refused"),
+                           (ms.max_outstanding > 1, "several in flight"),
+                           (ms.max_outstanding >= cfg.max_inflight, "all slots in flight"),
+                           (self.cmd.paused, "command paused"), (self.cmd.waits, "command waits"),
+                           (self.out.stalls, "output back-pressure")):
+            if flag:
+                hits["memory" if name in ("out of order", "refused", "several in flight", "all slots in flight")
+                     else "streams"].add(name)
+        return hits
 
     def mismatches(self) -> list[str]:
         """Differences between the RTL run and the TLM (empty when they agree)."""

@@ -140,6 +140,10 @@ class MemoryStats:
     read_bytes: int = 0
     write_bytes: int = 0
     errors: int = 0
+    read_errors: int = 0
+    write_errors: int = 0
+    reordered: int = 0          # responses taken before one to an older request
+    refused: int = 0            # cycles a request was offered and not accepted
     max_outstanding: int = 0
     size_hist: Counter = field(default_factory=Counter)   # bytes per request -> count
     read_blocks: list = field(default_factory=list)       # block address of every read, in order
@@ -180,6 +184,8 @@ class MemoryModel:
         self._failing_writes: set = set()  # sequence numbers of writes in flight answered with an error
         self.write_error_cycles: list = []  # the cycles an error response to a write was taken
         self._seq = 0
+        self._issued: list = []           # heap of the sequence numbers in flight (lazy removal)
+        self._answered: set = set()
         self._last_ready = 0
         self._outstanding = 0
         self.cycle = 0
@@ -236,6 +242,10 @@ class MemoryModel:
                 rdata = int.from_bytes(self.space.read(addr, bb).tobytes(), "little")
         if error:
             st.errors += 1
+            if write:
+                st.write_errors += 1
+            else:
+                st.read_errors += 1
         lo, hi = self._lat
         ready = self.cycle + (lo if lo == hi else self._rng.randint(lo, hi))
         if self.timing.in_order:
@@ -244,6 +254,7 @@ class MemoryModel:
         heapq.heappush(self._pending, (ready, self._seq, (tag, rdata, int(error))))
         if write and error:
             self._failing_writes.add(self._seq)
+        heapq.heappush(self._issued, self._seq)
         self._seq += 1
         self._outstanding += 1
         st.max_outstanding = max(st.max_outstanding, self._outstanding)
@@ -251,6 +262,14 @@ class MemoryModel:
     def response_taken(self) -> None:
         """The presented response transferred at the end of the current cycle."""
         _, seq, (tag, _, _) = heapq.heappop(self._pending)
+        issued = self._issued
+        if issued[0] != seq:
+            self.stats.reordered += 1
+            self._answered.add(seq)
+        else:
+            heapq.heappop(issued)
+            while issued and issued[0] in self._answered:
+                self._answered.discard(heapq.heappop(issued))
         if seq in self._failing_writes:
             self._failing_writes.discard(seq)
             self.write_error_cycles.append(self.cycle)

@@ -497,7 +497,7 @@ class GraphPEGFastModel(GraphPEGModel):
         before = dict(self.requests)
         spilled = []
         for e in self.engines:
-            e.overflow = False
+            # (``overflow`` stays set until the next setup, as in the cycle-level model)
             e.start(kernel, 0)                        # swaps the lists, writes the staged spills
             spilled.append(e.in_spilled)
             e.in_list.clear()                         # consumed by this kernel

@@ -714,7 +714,8 @@ class GraphPEGModel:
         self.mem_error = False
         t0 = 0
         for e in self.engines:
-            e.overflow = False
+            # (``overflow`` stays set until the next setup, as the RTL's status flag:
+            # a dropped vertex shows in every kernel's status after it)
             e.start(kernel, t0)
         ef = c.ef_enabled if kernel.ef is None else kernel.ef
         ef = ef and kernel.mode == "edge" and self.sms > 1

@@ -15,6 +15,8 @@ leaves entries invalid and pointers 0.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 __all__ = ["fold", "FilterHash", "GroupHash"]
@@ -99,6 +101,11 @@ class FilterHash(_SetAssoc):
         # first ``fill`` ways and the lowest invalid way is ``fill``.
         self.where: list[dict] = [{} for _ in range(sets)]
         self.fill = [0] * sets
+        #: What the probes met, counted over the hash's life (functional coverage):
+        #: ``duplicate`` (dropped), ``worse`` (best cost: a cost at or above the
+        #: stored one, dropped), ``better`` (best cost: a lower cost kept),
+        #: ``new`` (inserted in a free way), ``evict`` (inserted over a valid way).
+        self.events: Counter = Counter()
 
     def clear(self) -> None:
         super().clear()
@@ -122,6 +129,7 @@ class FilterHash(_SetAssoc):
         W = self.ways
         where, fill, ptr, key, cost, valid = self.where, self.fill, self.ptr, self.key, self.cost, self.valid
         kept = []
+        better = evict = 0
         for i in range(n):
             k, s = keys[i], sets[i]
             d = where[s]
@@ -130,6 +138,7 @@ class FilterHash(_SetAssoc):
                 if best and costs[i] < cost[s * W + w]:
                     cost[s * W + w] = costs[i]
                     kept.append(i)
+                    better += 1
                 continue
             f = fill[s]
             if f < W:                       # the lowest invalid way
@@ -139,6 +148,7 @@ class FilterHash(_SetAssoc):
                 w = ptr[s]
                 ptr[s] = (w + 1) % W
                 del d[key[s * W + w]]
+                evict += 1
             j = s * W + w
             valid[j] = True
             key[j] = k
@@ -146,6 +156,11 @@ class FilterHash(_SetAssoc):
             d[k] = w
             kept.append(i)
         out[kept] = True
+        ev = self.events
+        ev["worse" if best else "duplicate"] += n - len(kept)
+        ev["better"] += better
+        ev["evict"] += evict
+        ev["new"] += len(kept) - better - evict
         return out
 
 
@@ -181,6 +196,11 @@ class GroupHash(_SetAssoc):
         # per set, the valid entries' tags -> way; the valid entries.
         self.where: list[dict] = [{} for _ in range(sets)]
         self.live: set[int] = set()
+        #: What the elements met, counted over the hash's life (functional
+        #: coverage): ``join`` (an entry of their block), ``new`` (a free way),
+        #: ``evict`` (a valid victim emitted), ``full`` (an entry emitted at
+        #: ``size``), ``flushed`` (entries a flush emitted), ``empty_flush``.
+        self.events: Counter = Counter()
 
     def clear(self) -> None:
         super().clear()
@@ -196,11 +216,14 @@ class GroupHash(_SetAssoc):
         tr = self.trace
         d = self.where[s]
         w = d.get(block)
+        ev = self.events
         if w is not None:
             i = s * W + w
+            ev["join"] += 1
         else:
             w = self._victim(s)
             i = s * W + w
+            ev["evict" if self.valid[i] else "new"] += 1
             if self.valid[i]:
                 out.extend(self.members[i])
                 del d[self.tag[i]]
@@ -216,6 +239,7 @@ class GroupHash(_SetAssoc):
         if tr is not None:
             tr[0].append(i)
         if len(m) == self.size:
+            ev["full"] += 1
             out.extend(m)
             self.members[i] = []
             self.valid[i] = False
@@ -231,6 +255,9 @@ class GroupHash(_SetAssoc):
         operation never depends on an earlier one."""
         tr = self.trace
         W = self.ways
+        self.events["flushed"] += len(self.live)
+        if not self.live:
+            self.events["empty_flush"] += 1
         for i in sorted(self.live):
             out.extend(self.members[i])
             self.members[i] = []

@@ -31,6 +31,7 @@ import numpy as np
 from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model, warp_requests
 from hw.emogi import ReadRequest, WarpAccess
 
+from . import funcov
 from ..agents import CycleCounter, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit
@@ -153,6 +154,7 @@ class CoalescerHarness:
         self.cycle = 0
         self.first_in = None
         self.last_out = None
+        self.back_to_back = False       # a warp's first request in the cycle after the last one's (coverage)
         # watchdog: the warps that send requests (a warp with no active lane sends
         # none), the cycles they were accepted and the one the last warp completed
         self._requests = [len(warp_requests(config, a, m)) for a, m in self.warps]
@@ -163,6 +165,12 @@ class CoalescerHarness:
         self._completed = 0
         self._last_done = 0
         self._out_wait = MemoryTiming(req_ready=out_ready).request_cycles()   # the output's longest refusal
+
+    #: Functional coverage (sim.funcov): the model and the bins a run reached.
+    COVERAGE = funcov.MODEL
+
+    def coverage(self) -> dict:
+        return funcov.sample(self)
 
     @property
     def agents(self):
@@ -177,6 +185,8 @@ class CoalescerHarness:
             self._accepted.append((k, self.cycle))
 
     def _request(self, item: dict) -> None:
+        if self.got and self.got[-1].last and self.last_out == self.cycle - 1:
+            self.back_to_back = True
         self.got.append(PCIeRequest(item["addr"], item["size"], bool(item["last"])))
         self.last_out = self.cycle
         if item["last"]:

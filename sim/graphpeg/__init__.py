@@ -36,6 +36,7 @@ from hw.graphpeg.engine import PopBeat, PushItem
 from hw.graphpeg.top import EFEvent, GraphPEGCommand, GraphPEGStatus
 from hw.mem.port import MemRequest, MemResponse
 
+from . import funcov
 from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit, InDesignStats
@@ -235,6 +236,7 @@ class GraphPEGHarness:
         self.kernels: list[dict] = []            # per run: batches per SM, done beats
         self.problems: list[str] = []
         self.pending_lists = [[] for _ in range(config.sms)]   # pushed since the last run
+        self._stride = 0                         # the last setup's spill region size (bytes)
         self.inputs: list[list[list[int]]] = []  # input lists of every run
         self._during = None
         self._open = [None] * config.sms         # the batch being received per SM
@@ -242,6 +244,12 @@ class GraphPEGHarness:
         if expect:
             self.expected = self._tlm()
         self._feed()
+
+    #: Functional coverage (sim.funcov): the model and the bins a run reached.
+    COVERAGE = funcov.MODEL
+
+    def coverage(self) -> dict:
+        return funcov.sample(self)
 
     @property
     def agents(self):
@@ -325,7 +333,10 @@ class GraphPEGHarness:
             else:
                 self._cmd_work.append((f"GraphPEG command {k} (setup)", 0))
             if isinstance(st, Run):
-                self.inputs.append(self.pending_lists)
+                # a list holds vlist_entries vertices, its spill region stride / 4 more: the
+                # pushes past both are dropped (flagged overflow), not this kernel's input
+                room = self.config.vlist_entries + self._stride // 4
+                self.inputs.append([vl[:room] for vl in self.pending_lists])
                 self.pending_lists = [[] for _ in range(self.config.sms)]
                 self.kernels.append({"batches": [[] for _ in range(self.config.sms)],
                                      "done": [0] * self.config.sms, "cycle0": self.cycle, "ef": [],
@@ -333,6 +344,7 @@ class GraphPEGHarness:
                 self._during = st.during or None
             elif isinstance(st, Setup):
                 self.pending_lists = [[] for _ in range(self.config.sms)]
+                self._stride = st.spill_stride
 
     def submit(self, step) -> None:
         """Append one more step (RTL in the loop)."""
@@ -593,7 +605,8 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
     "graph": {...}, "kernels": [{"mode", "ef", "ef_interval", "ef_shift", "weights", "csc",
     "lists": per-SM vertex counts or "all", "vertices": per-SM vertex lists (instead of
     "lists"), "pick": "zero" (only vertices of degree 0), "during": per-SM counts,
-    "skew": bool}], "cmd_errors": bool}``. Returns ``(space, steps, graph)``."""
+    "skew": bool}], "cmd_errors": bool, "spill_stride": bytes per spill region (default: room
+    for every vertex; a small one overflows)}``. Returns ``(space, steps, graph)``."""
     rng = np.random.default_rng(spec.get("seed", 0))
     r = random.Random(spec.get("seed", 0))
     gs = spec.get("graph", {})
@@ -617,7 +630,7 @@ def make_workload(config: GraphPEGConfig, spec: dict) -> tuple[AddressSpace, lis
         raw = np.concatenate([np.zeros(off // 4, np.uint32), arr.astype(np.uint32)])
         bases[name] = space.alloc(name, raw, align=256) + off
     bb = config.block_bytes
-    stride = -(-4 * (int(row_ptr[-1]) + 4 * V + 64) // bb) * bb
+    stride = spec.get("spill_stride") or -(-4 * (int(row_ptr[-1]) + 4 * V + 64) // bb) * bb
     spill = space.reserve("spill", 2 * config.sms * stride, np.uint8, align=256)
     graph = {"row_ptr": row_ptr, "col": col, "weight": w, "csc_row_ptr": t.row_ptr, "csc_col": t.col,
              "csc_weight": csc_w, "bases": bases}

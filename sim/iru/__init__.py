@@ -35,6 +35,7 @@ from golden.memory import AddressSpace
 from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
 from hw.mem.port import MemRequest, MemResponse
 
+from . import funcov
 from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit
@@ -189,6 +190,12 @@ class IRUHarness:
         self._cur = None
         for op in ops:
             self.submit(op)
+
+    #: Functional coverage (sim.funcov): the model and the bins a run reached.
+    COVERAGE = funcov.MODEL
+
+    def coverage(self) -> dict:
+        return funcov.sample(self)
 
     @property
     def agents(self):

@@ -27,6 +27,7 @@ from golden.mff import (MFF_OPS, MFFCommand, MFFConfig, MFFFunctional, MFFModel,
 from hw.mem.port import MemRequest, MemResponse
 from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 
+from . import funcov
 from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..memory import MemoryModel, MemoryTiming, Pattern
@@ -97,6 +98,12 @@ class MFFHarness:
         self._per_element = (self.model.timing.request_cycles() + ready_wait(spad_ready) + ready_wait(done_ready)
                              + ready_wait(cmd_pause))
         self._feed()
+
+    #: Functional coverage (sim.funcov): the model and the bins a run reached.
+    COVERAGE = funcov.MODEL
+
+    def coverage(self) -> dict:
+        return funcov.sample(self)
 
     @property
     def agents(self):

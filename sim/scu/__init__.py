@@ -20,6 +20,7 @@ from golden.scu import SCUConfig, SCUModel, SCUOp, SCUStatus, STREAMS, pack_bits
 from hw.mem.port import MemRequest, MemResponse
 from hw.scu.unit import SCUCommand, SCUStatusLayout
 
+from . import funcov
 from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..memory import MemoryModel, MemoryTiming
@@ -55,9 +56,10 @@ class SCUHarness:
         self.model = MemoryModel(space, config.block_bytes, timing)
         self.expected: list[SCUStatus] | None = None
         self.ref_space = None
+        self.tlm: SCUModel | None = None        # the reference, kept for its hashes' events (coverage)
         if expect:
             self.ref_space = space.copy()
-            tlm = SCUModel(config, self.ref_space, is_error=self.model.is_error)
+            tlm = self.tlm = SCUModel(config, self.ref_space, is_error=self.model.is_error)
             self.expected = [tlm.execute(op) if isinstance(op, SCUOp) else SCUStatus(cmd_error=True)
                              for op in self.ops]
         self._cmd_codec = Codec(SCUCommand(config))
@@ -73,6 +75,12 @@ class SCUHarness:
                                  on_item=self._status, keep=False)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
                                self.model)
+
+    #: Functional coverage (sim.funcov): the model and the bins a run reached.
+    COVERAGE = funcov.MODEL
+
+    def coverage(self) -> dict:
+        return funcov.sample(self)
 
     def encode(self, op) -> dict:
         if isinstance(op, SCUOp):

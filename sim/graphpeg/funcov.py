@@ -1,0 +1,83 @@
+"""GraphPEG's functional coverage model (sim.funcov; docs/verification.md,
+"Functional coverage"): the behaviours its RTL tests must reach (GraphPEG paper
+§3.3: the ALWT and edge gathering, the vertex lists with spill and refill, the
+EF exchange between SMs), sampled from a run's steps, the TLM's kernel results
+and the memory model's and agents' counters."""
+from __future__ import annotations
+
+from ..funcov import CoverModel, CoverPoint, register
+
+__all__ = ["MODEL", "sample"]
+
+MODEL = register(CoverModel("graphpeg", (
+    CoverPoint("kernel", ("edge push", "edge pull (CSC)", "vertex", "with weights", "without weights"),
+               "kernels of each kind (§3.2: __pop_edge on CSR and CSC vertex arrays, __pop_vert), with and "
+               "without the weight array"),
+    CoverPoint("configuration", ("one SM", "several SMs"), "engines per configuration"),
+    CoverPoint("ALWT", ("full", "entries left"), "the adjacency-list working table: every entry in use at "
+               "once, or never (§3.3.1)"),
+    CoverPoint("edge buffer", ("full", "never full"), "every edge-buffer record reserved at once, or never"),
+    CoverPoint("vertex lists", ("spilled", "refilled", "overflow", "pushed during a kernel"),
+               "a list spilled to its region in memory and refilled from it, a spill region overflowing "
+               "(vertices dropped), vertices pushed while a kernel runs (the next kernel's)"),
+    CoverPoint("EF balancing", ("off", "checked, no move", "edges moved"),
+               "the early-finish exchange (§3.3.2): off, on without a move, edges moved to an idle SM"),
+    CoverPoint("errors", ("command error", "memory error"),
+               "a command refused (bad arrays, run before setup), an error response"),
+    CoverPoint("memory", ("out of order", "refused", "several in flight"),
+               "the memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("streams", ("command paused", "pushes paused", "pop back-pressure", "status back-pressure"),
+               "the testbench holding back commands and pushes, warps not ready to pop, the status not ready"),
+)))
+
+
+def sample(h) -> dict:
+    """The bins one run of :class:`sim.graphpeg.GraphPEGHarness` reached."""
+    from . import Run
+    cfg = h.config
+    hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    hits["configuration"].add("one SM" if cfg.sms == 1 else "several SMs")
+    for k, step in enumerate(h.steps):
+        exp = h.expected[k] if h.expected and k < len(h.expected) else None
+        if exp is not None and exp.get("cmd_error"):
+            hits["errors"].add("command error")
+        if not isinstance(step, Run):
+            continue
+        kr = step.kernel
+        if kr.mode == "vertex":
+            hits["kernel"].add("vertex")
+        else:
+            hits["kernel"].add("edge pull (CSC)" if kr.csc else "edge push")
+            hits["kernel"].add("with weights" if kr.weight is not None else "without weights")
+        if any(step.during.values()):
+            hits["vertex lists"].add("pushed during a kernel")
+        if exp is None or "result" not in exp:
+            continue
+        r = exp["result"]
+        hits["ALWT"].add("full" if r.peak_alwt >= cfg.alwt_entries else "entries left")
+        hits["edge buffer"].add("full" if r.peak_reserved >= cfg.edge_buffer_edges else "never full")
+        if r.requests.get("spill"):
+            hits["vertex lists"].add("spilled")
+        if r.requests.get("refill"):
+            hits["vertex lists"].add("refilled")
+        if r.spill_overflow:
+            hits["vertex lists"].add("overflow")
+        ef = cfg.ef_enabled if kr.ef is None else kr.ef
+        if not ef:
+            hits["EF balancing"].add("off")
+        elif r.moved:
+            hits["EF balancing"].add("edges moved")
+        elif r.ef_checks:
+            hits["EF balancing"].add("checked, no move")
+        if r.mem_error:
+            hits["errors"].add("memory error")
+    s = h.model.stats
+    for flag, name in ((s.reordered, "out of order"), (s.refused, "refused"), (s.max_outstanding > 1,
+                                                                                 "several in flight")):
+        if flag:
+            hits["memory"].add(name)
+    for flag, name in ((h.cmd.paused, "command paused"), (any(p.paused for p in h.pushes), "pushes paused"),
+                       (any(p.stalls for p in h.pops), "pop back-pressure"), (h.status.stalls, "status back-pressure")):
+        if flag:
+            hits["streams"].add(name)
+    return hits

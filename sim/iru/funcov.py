@@ -1,0 +1,72 @@
+"""The IRU's functional coverage model (sim.funcov; docs/verification.md,
+"Functional coverage"): the behaviours its RTL tests must reach (IRU paper §4:
+the partitions' hashes, the filter/merge operations, the replier's reasons for a
+reply, the request ring), sampled from a run's operations, the TLM's results and
+the memory models' and agents' counters."""
+from __future__ import annotations
+
+from golden.iru import FILTER_OPS, REPLY_KINDS
+
+from ..funcov import CoverModel, CoverPoint, register
+
+__all__ = ["MODEL", "sample"]
+
+MODEL = register(CoverModel("iru", (
+    CoverPoint("operation", FILTER_OPS, "reorder only (none), and the filter/merge operations min and fadd (§4.3)"),
+    CoverPoint("element size", ("4-byte", "8-byte"), "the reordered array's element size"),
+    CoverPoint("length", ("one warp or less", "several warps", "partial last warp"),
+               "elements per operation against the warp size (entry_size)"),
+    CoverPoint("reply", REPLY_KINDS, "why a reply was sent (docs/iru.md, Data replier): a full entry, the "
+               "disabled threads, the timeout, the flush when no more input comes, the final reply"),
+    CoverPoint("merging", ("merged or filtered", "nothing merged"),
+               "a filtering operation that disabled threads (duplicates merged), one that disabled none"),
+    CoverPoint("ring", ("request forwarded", "elements on the ring"),
+               "a warp request forwarded to another partition, elements shipped over the ring (§4.2)"),
+    CoverPoint("errors", ("memory error", "command error"),
+               "an error response to a prefetch, an array past the top of the address space"),
+    CoverPoint("memory", ("out of order", "refused", "several in flight"),
+               "a partition's memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("streams", ("command paused", "requests paused", "reply back-pressure", "status back-pressure"),
+               "the testbench holding back commands and warp requests, replies and the status not ready"),
+)))
+
+
+def sample(h) -> dict:
+    """The bins one run of :class:`sim.iru.IRUHarness` reached."""
+    cfg = h.config
+    hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    W = cfg.entry_size
+    for k, (op, _policy) in enumerate(h.ops):
+        hits["operation"].add(op.op)
+        hits["element size"].add(f"{op.esize}-byte")
+        hits["length"].add("one warp or less" if op.n <= W else "several warps")
+        if op.n % W:
+            hits["length"].add("partial last warp")
+        if k >= len(h.expected):
+            continue
+        st = h.expected[k].status
+        for kind, n in st.kinds.items():
+            if n:
+                hits["reply"].add(kind)
+        if op.op != "none" and not st.cmd_error:
+            hits["merging"].add("merged or filtered" if st.disabled else "nothing merged")
+        if st.forwarded:
+            hits["ring"].add("request forwarded")
+        if st.ring:
+            hits["ring"].add("elements on the ring")
+        if st.mem_error:
+            hits["errors"].add("memory error")
+        if st.cmd_error:
+            hits["errors"].add("command error")
+    for m in h.models:
+        s = m.stats
+        for flag, name in ((s.reordered, "out of order"), (s.refused, "refused"),
+                           (s.max_outstanding > 1, "several in flight")):
+            if flag:
+                hits["memory"].add(name)
+    for flag, name in ((h.cmd.paused, "command paused"), (any(r.paused for r in h.reqs), "requests paused"),
+                       (any(r.stalls for r in h.replies), "reply back-pressure"),
+                       (h.status.stalls, "status back-pressure")):
+        if flag:
+            hits["streams"].add(name)
+    return hits

@@ -1,0 +1,78 @@
+"""The MFF's functional coverage model (sim.funcov; docs/verification.md,
+"Functional coverage"): the behaviours its RTL tests must reach (the MFF slides,
+"How MFF Unit Works": work registers chasing C[i] then V[C[i]], the tag unit's
+coalescing, the retry queue, scatter write-backs), sampled from a run's
+commands, the structural TLM's counters and the memory model's and agents'."""
+from __future__ import annotations
+
+from golden.mff import MFFCommand
+
+from ..funcov import CoverModel, CoverPoint, register
+
+__all__ = ["MODEL", "sample"]
+
+MODEL = register(CoverModel("mff", (
+    CoverPoint("command", ("gather", "scatter", "invalidate", "poke"),
+               "every command, and a host write between commands (a barrier)"),
+    CoverPoint("V elements", ("4-byte", "8-byte"), "the gathered array's element size"),
+    CoverPoint("threads", ("one thread", "full warp", "inactive thread", "several elements", "no element"),
+               "a command of one thread, of 32 threads, a thread of size 0, a thread gathering several "
+               "elements, a command with no element at all"),
+    CoverPoint("tag unit", ("coalesced (linked)", "hit", "allocation", "retry", "register pool empty"),
+               "a register linked to a read in flight (the coalescing), served by a line held, a block "
+               "read allocated, a register sent to the retry queue (no entry free), the issue engine "
+               "waiting for a free work register"),
+    CoverPoint("write-back", ("dirty line written", "write error"),
+               "a scatter's dirty line written back, an error response to a write-back"),
+    CoverPoint("errors", ("read error",), "an error response to a block read"),
+    CoverPoint("memory", ("out of order", "refused", "several in flight"),
+               "the memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("streams", ("command paused", "command waits", "scratchpad back-pressure", "done back-pressure"),
+               "the command stream held back or not taken at once, the scratchpad and done streams not ready"),
+)))
+
+
+def sample(h) -> dict:
+    """The bins one run of :class:`sim.mff.MFFHarness` reached."""
+    hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    for it in h.items:
+        if not isinstance(it, MFFCommand):
+            hits["command"].add("poke")
+            continue
+        hits["command"].add(it.op)
+        if it.op == "gather":
+            hits["V elements"].add(f"{it.vsize}-byte")
+        if it.op != "invalidate":
+            n = len(it.threads)
+            if n == 1:
+                hits["threads"].add("one thread")
+            if n == 32:
+                hits["threads"].add("full warp")
+            if any(t.size == 0 for t in it.threads):
+                hits["threads"].add("inactive thread")
+            if any(t.size > 1 for t in it.threads):
+                hits["threads"].add("several elements")
+            if it.elements == 0:
+                hits["threads"].add("no element")
+    if h.tlm is not None:
+        st = h.tlm.stats
+        for key, name in (("links", "coalesced (linked)"), ("hits", "hit"), ("allocations", "allocation"),
+                          ("retries", "retry"), ("pool_stalls", "register pool empty")):
+            if st.get(key):
+                hits["tag unit"].add(name)
+        if h.tlm.write_blocks:
+            hits["write-back"].add("dirty line written")
+    ms = h.model.stats
+    if ms.write_errors:
+        hits["write-back"].add("write error")
+    if ms.read_errors:
+        hits["errors"].add("read error")
+    for flag, name in ((ms.reordered, "out of order"), (ms.refused, "refused"),
+                       (ms.max_outstanding > 1, "several in flight")):
+        if flag:
+            hits["memory"].add(name)
+    for flag, name in ((h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),
+                       (h.spad.stalls, "scratchpad back-pressure"), (h.done.stalls, "done back-pressure")):
+        if flag:
+            hits["streams"].add(name)
+    return hits
