@@ -42,34 +42,12 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter, WriterBeat
 from .hashes import FilterUnit, GroupUnit
+from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
 
 OP = OP_CODES
 CMP = CMP_CODES
-
-
-class SCUCommand(data.StructLayout):
-    """A command descriptor (fields as :meth:`golden.scu.SCUOp.fields` encodes them)."""
-
-    def __init__(self, config: SCUConfig):
-        aw, cw = config.addr_width, config.count_width
-        super().__init__({
-            "op": 3, "n": cw, "out": aw, "data": aw, "mask": aw, "use_mask": 1, "idx": aw, "cnt": aw,
-            "esize8": 1, "cmp": 3, "signed": 1, "ref": 64, "best": 1, "clear": 1, "target": aw,
-        })
-
-
-class SCUStatusLayout(data.StructLayout):
-    """Completion of a command. ``reads`` counts block reads per stream (idx, cnt,
-    mask, data), ``writes`` block writes."""
-
-    def __init__(self, config: SCUConfig):
-        cw = config.count_width
-        super().__init__({
-            "elements_in": cw, "elements_out": cw, "cycles": 32, "reads": data.ArrayLayout(32, len(STREAMS)),
-            "writes": 32, "mem_error": 1, "cmd_error": 1,
-        })
 
 
 class _State(enum.Enum, shape=3):
@@ -81,7 +59,7 @@ class _State(enum.Enum, shape=3):
     STATUS = 5
 
 
-class SCU(wiring.Component):
+class SCU(ConfiguredComponent):
     """Stream Compaction Unit with the Filtering/Grouping unit.
 
     Parameters
@@ -113,10 +91,6 @@ class SCU(wiring.Component):
             "mem": Out(MemPortSignature(config.port)),
             "busy": Out(1),
         })
-
-    @property
-    def config(self) -> SCUConfig:
-        return self._config
 
     def elaborate(self, platform):
         cfg = self._config

@@ -1,0 +1,39 @@
+"""The payloads of the SCU's RTL (hw/scu/): its command descriptor and status (SCU
+paper §3.2, Fig. 7; docs/scu.md), and the base of its components."""
+from amaranth.lib import data, wiring
+
+from golden.scu import STREAMS, SCUConfig
+
+__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout"]
+
+
+class SCUCommand(data.StructLayout):
+    """A command descriptor (fields as :meth:`golden.scu.SCUOp.fields` encodes them)."""
+
+    def __init__(self, config: SCUConfig):
+        aw, cw = config.addr_width, config.count_width
+        super().__init__({
+            "op": 3, "n": cw, "out": aw, "data": aw, "mask": aw, "use_mask": 1, "idx": aw, "cnt": aw,
+            "esize8": 1, "cmp": 3, "signed": 1, "ref": 64, "best": 1, "clear": 1, "target": aw,
+        })
+
+
+class SCUStatusLayout(data.StructLayout):
+    """Completion of a command. ``reads`` counts block reads per stream (idx, cnt,
+    mask, data), ``writes`` block writes."""
+
+    def __init__(self, config: SCUConfig):
+        cw = config.count_width
+        super().__init__({
+            "elements_in": cw, "elements_out": cw, "cycles": 32, "reads": data.ArrayLayout(32, len(STREAMS)),
+            "writes": 32, "mem_error": 1, "cmd_error": 1,
+        })
+
+
+class ConfiguredComponent(wiring.Component):
+    """An SCU component built from a :class:`SCUConfig` (kept as ``self._config`` by
+    its constructor): ``config`` reads it back."""
+
+    @property
+    def config(self) -> SCUConfig:
+        return self._config
