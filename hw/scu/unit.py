@@ -42,6 +42,7 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter, WriterBeat
 from .hashes import FilterUnit, GroupUnit
+from .packer import BitPacker
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -337,30 +338,13 @@ class SCU(ConfiguredComponent):
                 m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- bit packer
-        pk = Signal(32 + W)
-        pk_cnt = Signal(range(32 + W + 1))
-        pk_in = Signal(W)
-        pk_k = Signal(range(W + 1))
-        pk_ready = Signal()
-        pk_flush = Signal()
-        pk_emit = Signal()
-        m.d.comb += pk_emit.eq((pk_cnt >= 32) | (pk_flush & (pk_cnt != 0)))
-        pk_out = Signal()
+        m.submodules.packer = packer = BitPacker(cfg)
+        pk_in, pk_k, pk_ready, pk_flush = packer.bits, packer.k, packer.ready, packer.flush
         with m.If(bitout):
-            m.d.comb += [wi.valid.eq(pk_emit), wi.p.n.eq(1), wi.p.data[0].eq(pk[:32])]
-        m.d.comb += pk_out.eq(bitout & wfire)
-        # Room for W more bits, counting a word leaving this cycle.
-        m.d.comb += pk_ready.eq((pk_cnt < 32) | (pk_out & (pk_cnt >= 32)))
-        pk_base = Signal(32 + W)
-        pk_base_cnt = Signal(range(32 + W + 1))
-        m.d.comb += [pk_base.eq(Mux(pk_out, pk >> 32, pk)),
-                     pk_base_cnt.eq(Mux(pk_out, Mux(pk_cnt >= 32, pk_cnt - 32, 0), pk_cnt))]
-        pk_mask = Signal(W)
-        for k in range(W):
-            m.d.comb += pk_mask[k].eq(k < pk_k)
-        m.d.sync += [pk.eq(pk_base | ((pk_in & pk_mask) << pk_base_cnt)), pk_cnt.eq(pk_base_cnt + pk_k)]
+            m.d.comb += [wi.valid.eq(packer.o.valid), wi.p.n.eq(1), wi.p.data[0].eq(packer.o.payload)]
+        m.d.comb += [packer.o.ready.eq(bitout & wi.ready), packer.clear.eq(state == _State.START)]
         with m.If(state == _State.START):
-            m.d.sync += [pk.eq(0), pk_cnt.eq(0), wpos.eq(r.out)]
+            m.d.sync += wpos.eq(r.out)
 
         # ---------------------------------------------------------------- whole-beat ops
         # Bitmask constructor (§3.2.4).
@@ -558,7 +542,7 @@ class SCU(ConfiguredComponent):
         done = Signal()
         with m.Switch(r.op):
             with m.Case(OP["bitmask"]):
-                m.d.comb += done.eq(inputs_done & (pk_cnt == 0))
+                m.d.comb += done.eq(inputs_done & packer.empty)
             with m.Case(OP["data"]):
                 m.d.comb += done.eq(inputs_done)
             with m.Case(OP["access"], OP["expand"]):
@@ -566,7 +550,7 @@ class SCU(ConfiguredComponent):
             with m.Case(OP["replicate"]):
                 m.d.comb += done.eq(serial_done & ~cur_v)
             with m.Case(OP["filter"]):
-                m.d.comb += done.eq(serial_done & ~filt.busy & (pk_cnt == 0))
+                m.d.comb += done.eq(serial_done & ~filt.busy & packer.empty)
             with m.Default():          # group
                 m.d.comb += done.eq(grp_flushed)
         m.d.comb += pk_flush.eq(inputs_done & (~is_["filter"] | (serial_done & ~filt.busy)))
