@@ -43,6 +43,7 @@ from ..mem.port import MemPortSignature
 from ..mem.writer import SequentialWriter, WriterBeat
 from .hashes import FilterUnit, GroupUnit
 from .packer import BitPacker
+from .lanes import Comparator, LaneCompactor
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -347,45 +348,14 @@ class SCU(ConfiguredComponent):
             m.d.sync += wpos.eq(r.out)
 
         # ---------------------------------------------------------------- whole-beat ops
-        # Bitmask constructor (§3.2.4).
-        ref = r.ref
-        cmp_bits = Signal(W)
-        for k in range(W):
-            lane = D.p.data[k]
-            v = Signal(64, name=f"cmp_v{k}")
-            rv = Signal(64, name=f"cmp_r{k}")
-            if support8:
-                m.d.comb += [v.eq(Mux(e8, lane, Mux(r.signed, lane[:32].as_signed(), lane[:32]))),
-                             rv.eq(Mux(e8, ref, Mux(r.signed, ref[:32].as_signed(), ref[:32])))]
-            else:
-                m.d.comb += [v.eq(Mux(r.signed, lane[:32].as_signed(), lane[:32])),
-                             rv.eq(Mux(r.signed, ref[:32].as_signed(), ref[:32]))]
-            eq = v == rv
-            lt = Mux(r.signed, v.as_signed() < rv.as_signed(), v < rv)
-            res = Signal(name=f"cmp{k}")
-            with m.Switch(r.cmp):
-                with m.Case(CMP["eq"]):
-                    m.d.comb += res.eq(eq)
-                with m.Case(CMP["ne"]):
-                    m.d.comb += res.eq(~eq)
-                with m.Case(CMP["lt"]):
-                    m.d.comb += res.eq(lt)
-                with m.Case(CMP["le"]):
-                    m.d.comb += res.eq(lt | eq)
-                with m.Case(CMP["gt"]):
-                    m.d.comb += res.eq(~lt & ~eq)
-                with m.Default():      # ge
-                    m.d.comb += res.eq(~lt)
-            m.d.comb += cmp_bits[k].eq(res & lane_bits[k])
-        # Data compaction: kept lanes moved to the front.
-        kept = Signal(range(W + 1))
-        m.d.comb += kept.eq(sum(lane_bits[k] for k in range(W)))
-        comp = [Signal(LB, name=f"comp{p}") for p in range(W)]
-        for k in range(W):
-            before = sum(lane_bits[j] for j in range(k)) if k else C(0, 1)
-            for p in range(k + 1):
-                with m.If(lane_bits[k] & (before == p)):
-                    m.d.comb += comp[p].eq(D.p.data[k])
+        # Bitmask constructor (§3.2.4) and data compaction: kept lanes moved to the front.
+        m.submodules.comparator = cmpu = Comparator(cfg)
+        m.d.comb += [cmpu.lanes.eq(D.p.data), cmpu.valid.eq(lane_bits), cmpu.ref.eq(r.ref), cmpu.cmp.eq(r.cmp),
+                     cmpu.signed.eq(r.signed), cmpu.e8.eq(e8)]
+        cmp_bits = cmpu.bits
+        m.submodules.compactor = compactor = LaneCompactor(cfg)
+        m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(lane_bits)]
+        kept, comp = compactor.n, compactor.o
 
         # ---------------------------------------------------------------- lane unit (serial ops)
         hv = Signal()                     # a beat is held

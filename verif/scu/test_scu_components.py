@@ -2,7 +2,9 @@
 under Amaranth's simulator, each against an independent expectation written here in
 plain Python (a list of bits, the paper's comparison rule, a deque of beats), never
 against the RTL itself: the bit packer (bits in order, 32 to a word, the last word
-zero-padded on a flush; back-pressure).
+zero-padded on a flush; back-pressure), the bitmask constructor's comparators (the
+six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compactor
+(the kept lanes in order).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -14,7 +16,8 @@ from dataclasses import replace
 import pytest
 from amaranth.sim import Simulator
 
-from golden.scu import SCUConfig
+from golden.scu import CMP_CODES, SCUConfig
+from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
 
 TINY = SCUConfig.preset("tiny")
@@ -112,5 +115,76 @@ def test_bit_packer_ready_and_clear():
         assert ctx.get(dut.empty)
         ctx.set(dut.flush, 1)
         assert not ctx.get(dut.o.valid)
+
+    simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- Comparator
+def _compare(cmp: str, a: int, b: int) -> bool:
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[cmp]
+
+
+def _as(value: int, bits: int, signed: bool) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if signed and value >> (bits - 1) else value
+
+
+@pytest.mark.parametrize("width, esize", [(1, 4), (4, 4), (2, 8), (8, 8)])
+def test_comparator_follows_the_comparison_rule(width, esize):
+    """Random lanes against random references (equal ones, neighbours, sign bits set,
+    garbage above bit 31 for 4-byte elements) for every comparison, signed and
+    unsigned: ``bits[k] = valid[k] and (lane cmp ref)`` on the element's value."""
+    cfg = replace(_config(width), max_elem_bytes=8 if esize == 8 else 4)
+    dut = Comparator(cfg)
+    rng = random.Random(width * 10 + esize)
+    LB = 64 if esize == 8 else 32
+    seen = set()
+
+    async def bench(ctx):
+        for _ in range(300):
+            ref = rng.choice([0, 1, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 63, rng.getrandbits(64)])
+            lanes = [rng.choice([ref, ref + 1, ref - 1, rng.getrandbits(64), rng.getrandbits(32)]) % (1 << LB)
+                     for _ in range(width)]
+            valid = rng.getrandbits(width)
+            cmp = rng.choice(list(CMP_CODES))
+            signed = rng.random() < 0.5
+            e8 = esize == 8 and rng.random() < 0.7
+            for k in range(width):
+                ctx.set(dut.lanes[k], lanes[k])
+            ctx.set(dut.ref, ref)
+            ctx.set(dut.cmp, CMP_CODES[cmp])
+            ctx.set(dut.signed, signed)
+            ctx.set(dut.e8, e8)
+            ctx.set(dut.valid, valid)
+            bits = 64 if e8 else 32
+            want = 0
+            for k in range(width):
+                hit = _compare(cmp, _as(lanes[k], bits, signed), _as(ref, bits, signed))
+                want |= (hit and (valid >> k) & 1) << k
+                seen.add((cmp, signed, hit))
+            assert ctx.get(dut.bits) == want, (cmp, signed, e8, lanes, ref, valid)
+
+    simulate(dut, bench)
+    assert len(seen) == 24                   # every comparison, both signs, both outcomes
+
+
+# ---------------------------------------------------------------------- LaneCompactor
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+def test_lane_compactor_moves_kept_lanes_to_the_front(width):
+    """Every keep pattern (width <= 4) or random ones: ``o`` is the kept lanes in
+    order, then zeros; ``n`` their number."""
+    dut = LaneCompactor(_config(width))
+    rng = random.Random(width)
+    patterns = list(range(1 << width)) if width <= 4 else [rng.getrandbits(width) for _ in range(200)] + [0, 255]
+
+    async def bench(ctx):
+        for keep in patterns:
+            lanes = [rng.getrandbits(32) for _ in range(width)]
+            for k in range(width):
+                ctx.set(dut.lanes[k], lanes[k])
+            ctx.set(dut.keep, keep)
+            kept = [v for k, v in enumerate(lanes) if (keep >> k) & 1]
+            assert ctx.get(dut.n) == len(kept)
+            assert [ctx.get(dut.o[p]) for p in range(width)] == kept + [0] * (width - len(kept)), (keep, lanes)
 
     simulate(dut, bench)
