@@ -44,6 +44,7 @@ from ..mem.writer import SequentialWriter, WriterBeat
 from .hashes import FilterUnit, GroupUnit
 from .packer import BitPacker
 from .lanes import Comparator, LaneCompactor
+from .mask import MaskBits
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -115,7 +116,7 @@ class SCU(ConfiguredComponent):
         connect(m, arb.o, flipped(self.mem))
         m.submodules.filter = filt = FilterUnit(cfg)
         m.submodules.group = grp = GroupUnit(cfg)
-        D, I, Cn, M = eng["data"].o, eng["idx"].o, eng["cnt"].o, eng["mask"].o
+        D, I, Cn = eng["data"].o, eng["idx"].o, eng["cnt"].o
 
         # ---------------------------------------------------------------- the command
         c = self.cmd.p
@@ -257,29 +258,14 @@ class SCU(ConfiguredComponent):
                 m.d.sync += pend[s].eq(0)
 
         # ---------------------------------------------------------------- bitmask bits
-        mbuf = Signal(64)
-        mcnt = Signal(range(65))
-        mlast = Signal()
-        mtake = Signal(range(W + 1))        # bits consumed this cycle
-        m.d.comb += M.ready.eq(r.use_mask & ~mlast & (mcnt <= 32) & (state == _State.RUN))
-        mfire = Signal()
-        m.d.comb += mfire.eq(M.valid & M.ready)
-        after = Signal(64)
-        after_cnt = Signal(range(65))
-        m.d.comb += [after.eq(mbuf >> mtake), after_cnt.eq(mcnt - mtake)]
-        with m.If(mfire):
-            m.d.sync += [mbuf.eq(after | (Mux(M.p.n != 0, M.p.data[0][:32], 0) << after_cnt)),
-                         mcnt.eq(after_cnt + (M.p.n << 5))]
-            with m.If(M.p.last):
-                m.d.sync += mlast.eq(1)
-                with m.If(M.p.error.mem):
-                    m.d.sync += mem_err.eq(1)
-                with m.If(M.p.error.cmd):
-                    m.d.sync += rng_err.eq(1)
-        with m.Else():
-            m.d.sync += [mbuf.eq(after), mcnt.eq(after_cnt)]
-        with m.If(state == _State.START):
-            m.d.sync += [mbuf.eq(0), mcnt.eq(0), mlast.eq(0)]
+        m.submodules.mask_bits = maskq = MaskBits(cfg)
+        connect(m, eng["mask"].o, maskq.i)
+        m.d.comb += [maskq.enable.eq(r.use_mask & (state == _State.RUN)), maskq.clear.eq(state == _State.START)]
+        mbuf, mcnt, mtake, mlast = maskq.bits, maskq.count, maskq.take, maskq.last
+        with m.If(maskq.mem_error):
+            m.d.sync += mem_err.eq(1)
+        with m.If(maskq.cmd_error):
+            m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- joiner
         P_valid = Mux(gather, I.valid, D.valid)

@@ -4,19 +4,22 @@ plain Python (a list of bits, the paper's comparison rule, a deque of beats), ne
 against the RTL itself: the bit packer (bits in order, 32 to a word, the last word
 zero-padded on a flush; back-pressure), the bitmask constructor's comparators (the
 six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compactor
-(the kept lanes in order).
+(the kept lanes in order), the bitmask bits (a queue of the mask words' bits:
+taken a few at a time, at most 32 held, the last beat and its error flags, clear).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
 from __future__ import annotations
 
 import random
+from collections import deque
 from dataclasses import replace
 
 import pytest
 from amaranth.sim import Simulator
 
 from golden.scu import CMP_CODES, SCUConfig
+from hw.scu.mask import MaskBits
 from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
 
@@ -188,3 +191,77 @@ def test_lane_compactor_moves_kept_lanes_to_the_front(width):
             assert [ctx.get(dut.o[p]) for p in range(width)] == kept + [0] * (width - len(kept)), (keep, lanes)
 
     simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- MaskBits
+@pytest.mark.parametrize("width, seed", [(1, 1), (2, 2), (4, 3), (8, 4), (8, 5)])
+def test_mask_bits_queue_the_words_bits(width, seed):
+    """Operations of a few mask words (the last beat sometimes a marker without a
+    word, sometimes with error flags) offered at random while a consumer takes up
+    to ``width`` of the bits held at random: ``bits`` are always the oldest held
+    (0 past ``count``), a beat is taken only while enabled and with at most 32 bits
+    held, ``last`` after the final beat, its errors flagged in the cycle it is
+    taken; ``clear`` starts the next operation empty."""
+    dut = MaskBits(_config(width))
+    rng = random.Random(seed)
+    flags = {"mem": 0, "cmd": 0, "refused_full": 0}
+
+    async def bench(ctx):
+        for op in range(16):
+            words = [rng.getrandbits(32) for _ in range(rng.choice([0, 1, 2, 5]))]
+            marker = not words or rng.random() < 0.3          # an empty last beat
+            beats = [(w, 1, False) for w in words]
+            if marker:
+                beats.append((0, 0, True))
+            else:
+                beats[-1] = (beats[-1][0], 1, True)
+            err = rng.choice([(0, 0), (0, 0), (1, 0), (0, 1)])
+            ctx.set(dut.clear, 1)
+            ctx.set(dut.enable, 0)
+            await ctx.tick()
+            ctx.set(dut.clear, 0)
+            assert ctx.get(dut.count) == 0 and not ctx.get(dut.last)
+            held = deque()
+            want_total = [((w >> j) & 1) for w in words for j in range(32)]
+            taken = []
+            cycles = 0
+            while beats or held:
+                enable = rng.random() < 0.8
+                ctx.set(dut.enable, enable)
+                offer = bool(beats) and rng.random() < 0.7
+                ctx.set(dut.i.valid, offer)
+                if beats:
+                    w, n, last = beats[0]
+                    ctx.set(dut.i.p.data[0], w)
+                    ctx.set(dut.i.p.n, n)
+                    ctx.set(dut.i.p.last, last)
+                    ctx.set(dut.i.p.error.mem, err[0] if last else 0)
+                    ctx.set(dut.i.p.error.cmd, err[1] if last else 0)
+                assert ctx.get(dut.count) == len(held)
+                want_bits = list(held)[:width] + [0] * max(0, width - len(held))
+                assert ctx.get(dut.bits) == sum(b << j for j, b in enumerate(want_bits))
+                take = rng.randint(0, min(width, len(held)))
+                ctx.set(dut.take, take)
+                ready = ctx.get(dut.i.ready)
+                assert ready == (enable and len(held) <= 32 and not ctx.get(dut.last))
+                flags["refused_full"] += enable and len(held) > 32
+                fire = offer and ready
+                last_now = fire and beats[0][2]
+                assert ctx.get(dut.mem_error) == (last_now and err[0] == 1)
+                assert ctx.get(dut.cmd_error) == (last_now and err[1] == 1)
+                flags["mem"] += ctx.get(dut.mem_error)
+                flags["cmd"] += ctx.get(dut.cmd_error)
+                await ctx.tick()
+                for _ in range(take):
+                    taken.append(held.popleft())
+                if fire:
+                    w, n, last = beats.pop(0)
+                    held.extend(((w >> j) & 1) for j in range(32 * n))
+                    if last:
+                        assert ctx.get(dut.last)
+                cycles += 1
+                assert cycles < 500
+            assert taken == want_total
+
+    simulate(dut, bench)
+    assert flags["mem"] and flags["cmd"] and flags["refused_full"]
