@@ -45,6 +45,7 @@ from .hashes import FilterUnit, GroupUnit
 from .packer import BitPacker
 from .lanes import Comparator, LaneCompactor
 from .mask import MaskBits
+from .command import CommandCheck
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -132,32 +133,10 @@ class SCU(ConfiguredComponent):
         need_c = is_["replicate"] | is_["expand"] | (is_["filter"] & r.best)
 
         # Command errors (same rules as SCUModel.cmd_error).
-        cop = {name: (c.op == code) for name, code in OP.items()}
-        c_bitout4 = cop["bitmask"] | cop["filter"] | cop["group"]
-        c_uses_idx = cop["access"] | cop["expand"]
-        c_uses_cnt = cop["replicate"] | cop["expand"] | (cop["filter"] & c.best)
-        # The linear input streams' ranges must end at or below the top of the address
-        # space (the fetch engines' rule, hw/fetch/engine.py): checked here, so that a
-        # stream never ends early while the others go on (the joiner would wait).
+        m.submodules.check = check = CommandCheck(cfg)
+        m.d.comb += check.cmd.eq(c)
+        cmd_bad = check.bad
         top = 1 << AW
-        c_end = {name: Signal(AW + CW + 4, name=f"cmd_end_{name}") for name in STREAMS}
-        m.d.comb += [
-            c_end["data"].eq(c.data + Mux(c.esize8, c.n << 3, c.n << 2)),
-            c_end["idx"].eq(c.idx + (c.n << 2)),
-            c_end["cnt"].eq(c.cnt + (c.n << 2)),
-            c_end["mask"].eq(c.mask + (((c.n + 31) >> 5) << 2)),
-        ]
-        c_past = ((~c_uses_idx & (c_end["data"] > top)) | (c_uses_idx & (c_end["idx"] > top)) |
-                  (c_uses_cnt & (c_end["cnt"] > top)) | (c.use_mask & (c_end["mask"] > top)))
-        cmd_bad = Signal()
-        m.d.comb += cmd_bad.eq(
-            (c.op > max(OP.values())) | (cop["bitmask"] & (c.cmp > max(CMP.values()))) |
-            (c.esize8 & (not support8)) | ((cop["filter"] | cop["group"]) & c.esize8) |
-            (cop["group"] & c.use_mask) |
-            Mux(c.esize8, c.data[:3] != 0, c.data[:2] != 0) |
-            Mux(c_bitout4 | ~c.esize8, c.out[:2] != 0, c.out[:3] != 0) |
-            (c_uses_idx & (c.idx[:2] != 0)) | (c_uses_cnt & (c.cnt[:2] != 0)) | (c.use_mask & (c.mask[:2] != 0)) |
-            c_past)
 
         # ---------------------------------------------------------------- counters and status
         cycles = Signal(32)

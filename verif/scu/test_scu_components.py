@@ -5,7 +5,8 @@ against the RTL itself: the bit packer (bits in order, 32 to a word, the last wo
 zero-padded on a flush; back-pressure), the bitmask constructor's comparators (the
 six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compactor
 (the kept lanes in order), the bitmask bits (a queue of the mask words' bits:
-taken a few at a time, at most 32 held, the last beat and its error flags, clear).
+taken a few at a time, at most 32 held, the last beat and its error flags, clear),
+the command check (random descriptors against the TLM's rules, SCUModel.cmd_error).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -18,7 +19,9 @@ from dataclasses import replace
 import pytest
 from amaranth.sim import Simulator
 
-from golden.scu import CMP_CODES, SCUConfig
+from golden.memory import AddressSpace
+from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
+from hw.scu.command import CommandCheck
 from hw.scu.mask import MaskBits
 from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
@@ -265,3 +268,58 @@ def test_mask_bits_queue_the_words_bits(width, seed):
 
     simulate(dut, bench)
     assert flags["mem"] and flags["cmd"] and flags["refused_full"]
+
+
+# ---------------------------------------------------------------------- CommandCheck
+def _descriptor(op: SCUOp) -> dict:
+    """The command payload of ``op`` field by field (SCUCommand)."""
+    return {"op": OP_CODES[op.op], "n": op.n, "out": op.out, "data": op.data, "mask": op.mask or 0,
+            "use_mask": int(op.mask is not None), "idx": op.idx, "cnt": op.cnt, "esize8": int(op.esize == 8),
+            "cmp": CMP_CODES[op.cmp], "signed": int(op.signed), "ref": op.ref, "best": int(op.best),
+            "clear": int(op.clear), "target": op.target}
+
+
+@pytest.mark.parametrize("name, esize", [("tiny", 8), ("w4-4B", 4)])
+def test_command_check_follows_the_tlm_rules(name, esize):
+    """Random descriptors of every operation (aligned and misaligned addresses, 4- and
+    8-byte elements, with and without a bitmask, ranges that end below, at and past
+    the top of the address space) are rejected exactly when the TLM's
+    ``SCUModel.cmd_error`` names a reason; unknown operation and comparison codes
+    always are."""
+    cfg = replace(TINY, width=4, max_elem_bytes=esize)
+    model = SCUModel(cfg, AddressSpace(addr_bits=cfg.addr_width))
+    dut = CommandCheck(cfg)
+    rng = random.Random(esize)
+    top = 1 << cfg.addr_width
+    outcomes = {}
+
+    def addr(n_bytes):
+        kind = rng.random()
+        if kind < 0.3:                      # near the top: ends below, at or past it
+            a = top - n_bytes + rng.choice([-8, -4, 0, 4, 8])
+        else:
+            a = rng.randrange(0, 1 << 20) * 8
+        return max(0, a + rng.choice([0, 0, 0, 0, 4, 2, 1])) % top
+
+    async def bench(ctx):
+        for i in range(600):
+            kind = rng.choice(list(OP_CODES))
+            n = rng.choice([0, 1, 31, 32, 33, rng.randrange(1000)])
+            es = rng.choice([4, 8])
+            kw = {"data": addr(n * es), "esize": es, "out": addr(0) if rng.random() < 0.9 else top - 4,
+                  "idx": addr(4 * n), "cnt": addr(4 * n), "mask": addr(4 * (-(-n // 32))) if rng.random() < 0.5 else None,
+                  "cmp": rng.choice(list(CMP_CODES)), "best": rng.random() < 0.5, "clear": rng.random() < 0.3}
+            op = SCUOp(kind, n, **kw)
+            fields = _descriptor(op)
+            want = model.cmd_error(op) is not None
+            if rng.random() < 0.05:                 # an unknown operation or comparison code
+                fields["op"] = max(OP_CODES.values()) + 1 if rng.random() < 0.5 else fields["op"]
+                fields["cmp"] = rng.choice([6, 7]) if fields["op"] == OP_CODES["bitmask"] else fields["cmp"]
+                want = want or fields["op"] > max(OP_CODES.values()) or fields["cmp"] > max(CMP_CODES.values())
+            ctx.set(dut.cmd, fields)
+            got = bool(ctx.get(dut.bad))
+            assert got == want, (op, model.cmd_error(op))
+            outcomes[(kind, got)] = outcomes.get((kind, got), 0) + 1
+
+    simulate(dut, bench)
+    assert all(outcomes.get((k, b)) for k in OP_CODES for b in (False, True)), outcomes
