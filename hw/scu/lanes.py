@@ -6,15 +6,11 @@ from amaranth.lib import data
 from amaranth.lib.wiring import In, Out
 
 from golden.scu import CMP_CODES, SCUConfig
-from .layouts import ConfiguredComponent
+from .layouts import ConfiguredComponent, lane_bits
 
 __all__ = ["Comparator", "LaneCompactor"]
 
 CMP = CMP_CODES
-
-
-def _lane_bits(config: SCUConfig) -> int:
-    return 64 if config.max_elem_bytes == 8 else 32
 
 
 class Comparator(ConfiguredComponent):
@@ -32,7 +28,7 @@ class Comparator(ConfiguredComponent):
 
     def __init__(self, config: SCUConfig):
         self._config = config
-        W, LB = config.width, _lane_bits(config)
+        W, LB = config.width, lane_bits(config)
         super().__init__({"lanes": In(data.ArrayLayout(LB, W)), "valid": In(W), "ref": In(64), "cmp": In(3),
                           "signed": In(1), "e8": In(1), "bits": Out(W)})
 
@@ -84,7 +80,7 @@ class LaneCompactor(ConfiguredComponent):
 
     def __init__(self, config: SCUConfig):
         self._config = config
-        W, LB = config.width, _lane_bits(config)
+        W, LB = config.width, lane_bits(config)
         super().__init__({"lanes": In(data.ArrayLayout(LB, W)), "keep": In(W), "o": Out(data.ArrayLayout(LB, W)),
                           "n": Out(range(W + 1))})
 

@@ -4,7 +4,7 @@ from amaranth.lib import data, wiring
 
 from golden.scu import STREAMS, SCUConfig
 
-__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout"]
+__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "lane_bits"]
 
 
 class SCUCommand(data.StructLayout):
@@ -28,6 +28,20 @@ class SCUStatusLayout(data.StructLayout):
             "elements_in": cw, "elements_out": cw, "cycles": 32, "reads": data.ArrayLayout(32, len(STREAMS)),
             "writes": 32, "mem_error": 1, "cmd_error": 1,
         })
+
+
+def lane_bits(config: SCUConfig) -> int:
+    """Bits of an element lane: 64 on a unit that takes 8-byte elements, else 32."""
+    return 64 if config.max_elem_bytes == 8 else 32
+
+
+class LaneItem(data.StructLayout):
+    """One lane of a held beat, handed to the serial operations (SCU §3.1, §4): the
+    element ``value``, its ``index`` (gathers) and ``count`` (replication, expansion;
+    the best-cost filter's cost), and its bitmask ``bit``."""
+
+    def __init__(self, config: SCUConfig):
+        super().__init__({"value": lane_bits(config), "index": 32, "count": 32, "bit": 1})
 
 
 class ConfiguredComponent(wiring.Component):

@@ -46,6 +46,7 @@ from .packer import BitPacker
 from .lanes import Comparator, LaneCompactor
 from .mask import MaskBits
 from .command import CommandCheck
+from .replicate import Replicator
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -398,24 +399,12 @@ class SCU(ConfiguredComponent):
             m.d.sync += gdata_done.eq(0)
 
         # Replication (§3.1): the element of the selected lane, count times, W per beat.
-        cur_v = Signal()
-        cur_val = Signal(LB)
-        cur_rem = Signal(32)
-        rep_n = Signal(range(W + 1))
-        m.d.comb += rep_n.eq(Mux(cur_rem > W, W, cur_rem))
-        cur_finishing = Signal()
-        m.d.comb += cur_finishing.eq(~cur_v | (wfire & (cur_rem <= W)))
+        m.submodules.replicator = rep = Replicator(cfg)
+        m.d.comb += [rep.i.p.value.eq(hd[lane]), rep.i.p.count.eq(hc[lane])]
+        cur_v = rep.busy
         with m.If(is_["replicate"]):
-            m.d.comb += [wi.valid.eq(cur_v), wi.p.n.eq(rep_n)]
-            for k in range(W):
-                m.d.comb += wi.p.data[k].eq(cur_val)
-            with m.If(wfire):
-                m.d.sync += cur_rem.eq(cur_rem - rep_n)
-                with m.If(cur_rem <= W):
-                    m.d.sync += cur_v.eq(0)
-            with m.If(hv & (hpend != 0) & cur_finishing):
-                m.d.comb += lane_done.eq(1)
-                m.d.sync += [cur_v.eq(1), cur_val.eq(hd[lane]), cur_rem.eq(hc[lane])]
+            m.d.comb += [wi.valid.eq(rep.o.valid), wi.p.n.eq(rep.o.p.n), wi.p.data.eq(rep.o.p.data),
+                         rep.o.ready.eq(wi.ready), rep.i.valid.eq(hv & (hpend != 0)), lane_done.eq(rep.i.ready & rep.i.valid)]
 
         # Filtering unit (§4.2): every element in order, probed if its bit is set.
         fi = filt.i

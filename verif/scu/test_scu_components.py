@@ -6,7 +6,8 @@ zero-padded on a flush; back-pressure), the bitmask constructor's comparators (t
 six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compactor
 (the kept lanes in order), the bitmask bits (a queue of the mask words' bits:
 taken a few at a time, at most 32 held, the last beat and its error flags, clear),
-the command check (random descriptors against the TLM's rules, SCUModel.cmd_error).
+the command check (random descriptors against the TLM's rules, SCUModel.cmd_error),
+the replicator (each element count times, width copies a beat, back-pressure).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -23,6 +24,7 @@ from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
 from hw.scu.command import CommandCheck
 from hw.scu.mask import MaskBits
+from hw.scu.replicate import Replicator
 from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
 
@@ -323,3 +325,71 @@ def test_command_check_follows_the_tlm_rules(name, esize):
 
     simulate(dut, bench)
     assert all(outcomes.get((k, b)) for k in OP_CODES for b in (False, True)), outcomes
+
+
+# ---------------------------------------------------------------------- Replicator
+@pytest.mark.parametrize("width, seed", [(1, 1), (2, 2), (4, 3), (8, 4)])
+def test_replicator_writes_each_element_count_times(width, seed):
+    """Elements with counts 1 .. 3 x width (and around the width) offered at random,
+    beats taken at random: each element's beats are ``min(width, left)`` copies of
+    it and never mix two elements; an element is taken only when the previous one's
+    last beat leaves (or none is held); ``busy`` while one is held."""
+    dut = Replicator(replace(_config(width), max_elem_bytes=8))
+    rng = random.Random(seed)
+    items = [(rng.getrandbits(64), rng.choice([1, width, width + 1, 2 * width - 1, rng.randint(1, 3 * width)]))
+             for _ in range(60)]
+    want = [(v, min(width, c - j)) for v, c in items for j in range(0, c, width)]
+    got = []
+
+    async def bench(ctx):
+        todo = list(items)
+        cycles = 0
+        while todo or ctx.get(dut.busy):
+            offer = bool(todo) and rng.random() < 0.7
+            ctx.set(dut.i.valid, offer)
+            if todo:
+                ctx.set(dut.i.p.value, todo[0][0])
+                ctx.set(dut.i.p.count, todo[0][1])
+                ctx.set(dut.i.p.index, rng.getrandbits(32))          # ignored
+            rdy = rng.random() < 0.6
+            ctx.set(dut.o.ready, rdy)
+            if ctx.get(dut.o.valid) and rdy:
+                n = ctx.get(dut.o.p.n)
+                lanes = [ctx.get(dut.o.p.data[k]) for k in range(width)]
+                assert lanes[:n] == [lanes[0]] * n
+                got.append((lanes[0], n))
+            taken = offer and ctx.get(dut.i.ready)
+            await ctx.tick()
+            if taken:
+                todo.pop(0)
+            cycles += 1
+            assert cycles < 5000
+
+    simulate(dut, bench)
+    assert got == want
+
+
+@pytest.mark.parametrize("width", [1, 4])
+def test_replicator_has_no_bubble_between_elements(width):
+    """With elements always offered and beats always taken, a beat leaves every cycle
+    after the first element is taken (§3.1's throughput: width output elements a
+    cycle), also where a count is a multiple of the width."""
+    dut = Replicator(_config(width))
+    counts = [width, 1, 2 * width, width + 1, 3, width]
+
+    async def bench(ctx):
+        ctx.set(dut.o.ready, 1)
+        ctx.set(dut.i.valid, 1)
+        beats = sum(-(-c // width) for c in counts)
+        k = 0
+        for cycle in range(beats + 1):
+            ctx.set(dut.i.p.count, counts[k] if k < len(counts) else 0)
+            ctx.set(dut.i.p.value, k)
+            ctx.set(dut.i.valid, k < len(counts))
+            assert ctx.get(dut.o.valid) == (cycle > 0), cycle
+            if ctx.get(dut.i.ready) and k < len(counts):
+                k += 1
+            await ctx.tick()
+        assert not ctx.get(dut.busy)
+
+    simulate(dut, bench)
