@@ -4,7 +4,7 @@ from amaranth.lib import data, wiring
 
 from golden.scu import STREAMS, SCUConfig
 
-__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "lane_bits"]
+__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "HeldBeat", "lane_bits"]
 
 
 class SCUCommand(data.StructLayout):
@@ -42,6 +42,17 @@ class LaneItem(data.StructLayout):
 
     def __init__(self, config: SCUConfig):
         super().__init__({"value": lane_bits(config), "index": 32, "count": 32, "bit": 1})
+
+
+class HeldBeat(data.StructLayout):
+    """A joined beat for the serial operations: its element ``data``, ``idx`` and
+    ``cnt`` lanes, the bitmask ``bits``, the lanes still to hand on (``pend``) and
+    ``last`` (the operation's last beat)."""
+
+    def __init__(self, config: SCUConfig):
+        W = config.width
+        super().__init__({"pend": W, "last": 1, "bits": W, "data": data.ArrayLayout(lane_bits(config), W),
+                          "idx": data.ArrayLayout(32, W), "cnt": data.ArrayLayout(32, W)})
 
 
 class ConfiguredComponent(wiring.Component):

@@ -47,6 +47,7 @@ from .lanes import Comparator, LaneCompactor
 from .mask import MaskBits
 from .command import CommandCheck
 from .replicate import Replicator
+from .lane_unit import LaneUnit
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -324,22 +325,11 @@ class SCU(ConfiguredComponent):
         kept, comp = compactor.n, compactor.o
 
         # ---------------------------------------------------------------- lane unit (serial ops)
-        hv = Signal()                     # a beat is held
-        hpend = Signal(W)
-        hlast = Signal()
-        hd = Signal(data.ArrayLayout(LB, W))
-        hi_ = Signal(data.ArrayLayout(32, W))
-        hc = Signal(data.ArrayLayout(32, W))
-        hbits = Signal(W)                 # bitmask bits (filter: probe or not)
-        lane = Signal(range(max(W, 2)))
-        for k in reversed(range(W)):
-            with m.If(hpend[k]):
-                m.d.comb += lane.eq(k)
-        lane_done = Signal()              # the selected lane is finished this cycle
-        hpend_next = Signal(W)
-        m.d.comb += hpend_next.eq(Mux(lane_done, hpend & ~(1 << lane), hpend))
-        h_free = Signal()
-        m.d.comb += h_free.eq(~hv | (hpend_next == 0))
+        m.submodules.lanes = lu = LaneUnit(cfg)
+        lane_done = lu.o.ready            # the offered lane is finished this cycle
+        has_lane = lu.o.valid
+        h_free = lu.i.ready
+        serial_done = lu.done             # the last beat's lanes are all handed on
         # Pending lanes of a new beat.
         new_pend = Signal(W)
         cnt_pos = Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
@@ -349,18 +339,9 @@ class SCU(ConfiguredComponent):
             m.d.comb += new_pend.eq(lane_bits)
         with m.Else():
             m.d.comb += new_pend.eq(lane_bits & cnt_pos)
-        with m.If(jfire & serial):
-            m.d.sync += [hv.eq(1), hpend.eq(new_pend), hlast.eq(P_last), hbits.eq(lane_bits),
-                         hd.eq(D.p.data), hi_.eq(I.p.data), hc.eq(Cn.p.data)]
-        with m.Elif(hv):
-            m.d.sync += hpend.eq(hpend_next)
-            with m.If(hpend_next == 0):
-                m.d.sync += hv.eq(0)
-        serial_done = Signal()            # the last beat's lanes are all handed on
-        with m.If(hv & hlast & (hpend_next == 0)):
-            m.d.sync += serial_done.eq(1)
-        with m.If(state == _State.START):
-            m.d.sync += [serial_done.eq(0), hv.eq(0)]
+        m.d.comb += [lu.i.valid.eq(inputs_ok & serial), lu.i.p.pend.eq(new_pend), lu.i.p.last.eq(P_last),
+                     lu.i.p.bits.eq(lane_bits), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
+                     lu.i.p.cnt.eq(Cn.p.data), lu.clear.eq(state == _State.START)]
 
         # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
         # A range whose base data + idx * esize lies at or past the top of the address
@@ -372,15 +353,15 @@ class SCU(ConfiguredComponent):
         running = state == _State.RUN
         g_base = Signal(AW + 36)
         g_over = Signal()
-        m.d.comb += [g_base.eq(r.data + (hi_[lane] << esh)), g_over.eq(g_base >= top)]
-        with m.If(hv & (hpend != 0)):
+        m.d.comb += [g_base.eq(r.data + (lu.o.p.index << esh)), g_over.eq(g_base >= top)]
+        with m.If(has_lane):
             m.d.comb += [gcmd_valid.eq(gather & running & ~g_over), gcmd.base.eq(g_base[:AW]),
-                         gcmd.count.eq(Mux(is_["expand"], hc[lane], 1)), gcmd.last.eq(0)]
+                         gcmd.count.eq(Mux(is_["expand"], lu.o.p.count, 1)), gcmd.last.eq(0)]
         with m.Elif(serial_done & ~closing_sent):
             m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data), gcmd.count.eq(0),
                          gcmd.last.eq(1)]
         gcmd_fire = eng["data"].cmd.valid & eng["data"].cmd.ready & gather
-        with m.If(gcmd_fire & ~(hv & (hpend != 0))):
+        with m.If(gcmd_fire & ~(has_lane)):
             m.d.sync += closing_sent.eq(1)
         with m.If(state == _State.START):
             m.d.sync += closing_sent.eq(0)
@@ -400,18 +381,18 @@ class SCU(ConfiguredComponent):
 
         # Replication (§3.1): the element of the selected lane, count times, W per beat.
         m.submodules.replicator = rep = Replicator(cfg)
-        m.d.comb += [rep.i.p.value.eq(hd[lane]), rep.i.p.count.eq(hc[lane])]
+        m.d.comb += [rep.i.p.value.eq(lu.o.p.value), rep.i.p.count.eq(lu.o.p.count)]
         cur_v = rep.busy
         with m.If(is_["replicate"]):
             m.d.comb += [wi.valid.eq(rep.o.valid), wi.p.n.eq(rep.o.p.n), wi.p.data.eq(rep.o.p.data),
-                         rep.o.ready.eq(wi.ready), rep.i.valid.eq(hv & (hpend != 0)), lane_done.eq(rep.i.ready & rep.i.valid)]
+                         rep.o.ready.eq(wi.ready), rep.i.valid.eq(has_lane), lane_done.eq(rep.i.ready & rep.i.valid)]
 
         # Filtering unit (§4.2): every element in order, probed if its bit is set.
         fi = filt.i
-        m.d.comb += [fi.p.key.eq(hd[lane][:32]), fi.p.cost.eq(hc[lane]), fi.p.probe.eq(hbits.bit_select(lane, 1)),
+        m.d.comb += [fi.p.key.eq(lu.o.p.value[:32]), fi.p.cost.eq(lu.o.p.count), fi.p.probe.eq(lu.o.p.bit),
                      fi.p.best.eq(r.best)]
         with m.If(is_["filter"]):
-            m.d.comb += [fi.valid.eq(hv & (hpend != 0)), lane_done.eq(fi.valid & fi.ready),
+            m.d.comb += [fi.valid.eq(has_lane), lane_done.eq(fi.valid & fi.ready),
                          filt.o.ready.eq(pk_ready), pk_in.eq(filt.o.p.keep), pk_k.eq(filt.o.valid & pk_ready)]
             with m.If(filt.o.valid & filt.o.ready & filt.o.p.keep):
                 m.d.sync += out_count.eq(out_count + 1)
@@ -420,11 +401,11 @@ class SCU(ConfiguredComponent):
         gi = grp.i
         gbits = exact_log2(cfg.group_block_bytes)
         tgt = Signal(AW)
-        m.d.comb += tgt.eq(r.target + (hd[lane][:32] << 2))
+        m.d.comb += tgt.eq(r.target + (lu.o.p.value[:32] << 2))
         gpos = Signal(CW)
         m.d.comb += [gi.p.key.eq(tgt[gbits:]), gi.p.pos.eq(gpos)]
         with m.If(is_["group"]):
-            m.d.comb += [gi.valid.eq(hv & (hpend != 0)), lane_done.eq(gi.valid & gi.ready)]
+            m.d.comb += [gi.valid.eq(has_lane), lane_done.eq(gi.valid & gi.ready)]
             m.d.comb += [wi.valid.eq(grp.o.valid), wi.p.n.eq(grp.o.p.n), grp.o.ready.eq(wi.ready)]
             for k in range(W):
                 m.d.comb += wi.p.data[k].eq(grp.o.p.data[k])
@@ -444,11 +425,11 @@ class SCU(ConfiguredComponent):
         # Gathers: a lane is done when its range command is taken, or at once when its
         # base lies past the top (not issued).
         g_skip = Signal()
-        m.d.comb += g_skip.eq(gather & running & hv & (hpend != 0) & g_over)
+        m.d.comb += g_skip.eq(gather & running & has_lane & g_over)
         with m.If(g_skip):
             m.d.sync += rng_err.eq(1)
         with m.If(gather):
-            m.d.comb += lane_done.eq((gcmd_fire & hv & (hpend != 0)) | g_skip)
+            m.d.comb += lane_done.eq((gcmd_fire & has_lane) | g_skip)
 
         # ---------------------------------------------------------------- downstream readiness
         with m.If(is_["bitmask"]):

@@ -7,7 +7,8 @@ six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compacto
 (the kept lanes in order), the bitmask bits (a queue of the mask words' bits:
 taken a few at a time, at most 32 held, the last beat and its error flags, clear),
 the command check (random descriptors against the TLM's rules, SCUModel.cmd_error),
-the replicator (each element count times, width copies a beat, back-pressure).
+the replicator (each element count times, width copies a beat, back-pressure), the
+lane unit (a held beat's pending lanes handed on one at a time, lowest first).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -23,6 +24,7 @@ from amaranth.sim import Simulator
 from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
 from hw.scu.command import CommandCheck
+from hw.scu.lane_unit import LaneUnit
 from hw.scu.mask import MaskBits
 from hw.scu.replicate import Replicator
 from hw.scu.lanes import Comparator, LaneCompactor
@@ -391,5 +393,72 @@ def test_replicator_has_no_bubble_between_elements(width):
                 k += 1
             await ctx.tick()
         assert not ctx.get(dut.busy)
+
+    simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- LaneUnit
+@pytest.mark.parametrize("width, seed", [(1, 1), (2, 2), (4, 3), (8, 4)])
+def test_lane_unit_hands_on_pending_lanes_in_order(width, seed):
+    """Beats with random pending lanes (none, some, all) offered at random, lanes
+    taken at random: the lanes leave in beat order, lowest lane first, each with its
+    own value, index, count and bit; a beat is taken only when nothing is held or
+    the held beat's last lane leaves in that cycle; ``done`` rises the cycle after
+    the last beat's lanes are all gone and ``clear`` lowers it."""
+    dut = LaneUnit(replace(_config(width), max_elem_bytes=8))
+    rng = random.Random(seed)
+
+    def beat(last):
+        return {"pend": rng.choice([0, (1 << width) - 1, rng.getrandbits(width)]), "last": last,
+                "bits": rng.getrandbits(width), "data": [rng.getrandbits(64) for _ in range(width)],
+                "idx": [rng.getrandbits(32) for _ in range(width)], "cnt": [rng.getrandbits(32) for _ in range(width)]}
+
+    async def bench(ctx):
+        for op in range(5):
+            beats = [beat(False) for _ in range(rng.randint(0, 12))] + [beat(True)]
+            want = [(b["data"][k], b["idx"][k], b["cnt"][k], (b["bits"] >> k) & 1)
+                    for b in beats for k in range(width) if (b["pend"] >> k) & 1]
+            got = []
+            ctx.set(dut.clear, 1)
+            await ctx.tick()
+            ctx.set(dut.clear, 0)
+            held = 0                                  # pending lanes of the held beat, as the model sees it
+            was_done = False
+            for cycle in range(2000):
+                assert ctx.get(dut.done) == was_done, cycle
+                if was_done:
+                    break
+                offer = bool(beats) and rng.random() < 0.6
+                ctx.set(dut.i.valid, offer)
+                if beats:
+                    ctx.set(dut.i.p, beats[0])
+                valid = ctx.get(dut.o.valid)
+                assert valid == (held != 0)
+                take = valid and rng.random() < 0.6
+                ctx.set(dut.o.ready, take)
+                if take:
+                    got.append((ctx.get(dut.o.p.value), ctx.get(dut.o.p.index), ctx.get(dut.o.p.count),
+                                ctx.get(dut.o.p.bit)))
+                    held &= held - 1                  # the lowest pending lane leaves
+                assert ctx.get(dut.i.ready) == (held == 0)
+                last_gone = False
+                if offer and held == 0:
+                    b = beats.pop(0)
+                    held = b["pend"]
+                    current_last = b["last"]
+                    if not held and current_last:
+                        last_gone = "next"            # an empty last beat: done one cycle after it leaves
+                elif take and held == 0 and current_last:
+                    last_gone = True
+                await ctx.tick()
+                if last_gone is True:
+                    was_done = True
+                elif last_gone == "next":
+                    ctx.set(dut.i.valid, 0)
+                    ctx.set(dut.o.ready, 0)
+                    assert not ctx.get(dut.done)
+                    await ctx.tick()
+                    was_done = True
+            assert was_done and got == want
 
     simulate(dut, bench)
