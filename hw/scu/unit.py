@@ -48,6 +48,7 @@ from .mask import MaskBits
 from .command import CommandCheck
 from .replicate import Replicator
 from .lane_unit import LaneUnit
+from .gather import GatherIssue
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -221,14 +222,13 @@ class SCU(ConfiguredComponent):
         nwords = (r.n + 31) >> 5
         lin = {"data": (r.data, r.n, e8), "idx": (r.idx, r.n, 0), "cnt": (r.cnt, r.n, 0),
                "mask": (r.mask, nwords, 0)}
-        gcmd_valid = Signal()
-        gcmd = Signal(eng["data"].cmd.p.shape())
+        m.submodules.gather = gth = GatherIssue(cfg)
         for s in STREAMS:
             base, count, es8 = lin[s]
             ec = eng[s].cmd
             if s == "data":
                 with m.If(gather):
-                    m.d.comb += [ec.valid.eq(gcmd_valid), ec.p.eq(gcmd)]
+                    m.d.comb += [ec.valid.eq(gth.cmd.valid), ec.p.eq(gth.cmd.p), gth.cmd.ready.eq(ec.ready)]
                 with m.Else():
                     m.d.comb += [ec.valid.eq(pend[s]), ec.p.base.eq(base), ec.p.count.eq(count),
                                  ec.p.esize8.eq(es8), ec.p.last.eq(1)]
@@ -347,37 +347,18 @@ class SCU(ConfiguredComponent):
         # A range whose base data + idx * esize lies at or past the top of the address
         # space is not issued (its base would wrap around) and sets rng_err; one that
         # starts below the top and runs past it is the data engine's command error.
-        esh = Mux(e8, 3, 2)
-        closing_sent = Signal()
-        m.d.comb += gcmd.esize8.eq(e8)
         running = state == _State.RUN
-        g_base = Signal(AW + 36)
-        g_over = Signal()
-        m.d.comb += [g_base.eq(r.data + (lu.o.p.index << esh)), g_over.eq(g_base >= top)]
-        with m.If(has_lane):
-            m.d.comb += [gcmd_valid.eq(gather & running & ~g_over), gcmd.base.eq(g_base[:AW]),
-                         gcmd.count.eq(Mux(is_["expand"], lu.o.p.count, 1)), gcmd.last.eq(0)]
-        with m.Elif(serial_done & ~closing_sent):
-            m.d.comb += [gcmd_valid.eq(gather & running), gcmd.base.eq(r.data), gcmd.count.eq(0),
-                         gcmd.last.eq(1)]
-        gcmd_fire = eng["data"].cmd.valid & eng["data"].cmd.ready & gather
-        with m.If(gcmd_fire & ~(has_lane)):
-            m.d.sync += closing_sent.eq(1)
-        with m.If(state == _State.START):
-            m.d.sync += closing_sent.eq(0)
-        gdata_done = Signal()
+        m.d.comb += [gth.lane.valid.eq(has_lane), gth.lane.p.eq(lu.o.p), gth.enable.eq(gather & running),
+                     gth.base.eq(r.data), gth.e8.eq(e8), gth.expand.eq(is_["expand"]), gth.lanes_done.eq(serial_done),
+                     gth.clear.eq(state == _State.START), gth.d.valid.eq(D.valid & gather), gth.d.p.eq(D.p)]
+        gdata_done = gth.done
         with m.If(gather):
-            m.d.comb += [wi.valid.eq(D.valid), wi.p.n.eq(D.p.n), D.ready.eq(wi.ready)]
-            for k in range(W):
-                m.d.comb += wi.p.data[k].eq(D.p.data[k])
-            with m.If(D.valid & D.ready & D.p.last):
-                m.d.sync += gdata_done.eq(1)
-                with m.If(D.p.error.mem):
-                    m.d.sync += mem_err.eq(1)
-                with m.If(D.p.error.cmd):
-                    m.d.sync += rng_err.eq(1)
-        with m.If(state == _State.START):
-            m.d.sync += gdata_done.eq(0)
+            m.d.comb += [wi.valid.eq(gth.o.valid), wi.p.n.eq(gth.o.p.n), wi.p.data.eq(gth.o.p.data),
+                         gth.o.ready.eq(wi.ready), D.ready.eq(gth.d.ready), lane_done.eq(gth.lane.ready)]
+        with m.If(gth.mem_error):
+            m.d.sync += mem_err.eq(1)
+        with m.If(gth.cmd_error | gth.skip):
+            m.d.sync += rng_err.eq(1)
 
         # Replication (§3.1): the element of the selected lane, count times, W per beat.
         m.submodules.replicator = rep = Replicator(cfg)
@@ -421,15 +402,6 @@ class SCU(ConfiguredComponent):
         with m.If(state == _State.START):
             m.d.sync += flush_sent.eq(0)
         m.d.comb += grp_flushed.eq(flush_sent & ~grp.busy)
-
-        # Gathers: a lane is done when its range command is taken, or at once when its
-        # base lies past the top (not issued).
-        g_skip = Signal()
-        m.d.comb += g_skip.eq(gather & running & has_lane & g_over)
-        with m.If(g_skip):
-            m.d.sync += rng_err.eq(1)
-        with m.If(gather):
-            m.d.comb += lane_done.eq((gcmd_fire & has_lane) | g_skip)
 
         # ---------------------------------------------------------------- downstream readiness
         with m.If(is_["bitmask"]):

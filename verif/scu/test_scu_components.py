@@ -8,7 +8,9 @@ six comparisons, signed and unsigned, 4- and 8-byte elements), the lane compacto
 taken a few at a time, at most 32 held, the last beat and its error flags, clear),
 the command check (random descriptors against the TLM's rules, SCUModel.cmd_error),
 the replicator (each element count times, width copies a beat, back-pressure), the
-lane unit (a held beat's pending lanes handed on one at a time, lowest first).
+lane unit (a held beat's pending lanes handed on one at a time, lowest first), the
+gathers (one range per lane, those past the top skipped, one closing range; the
+gathered beats passed on).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -24,6 +26,7 @@ from amaranth.sim import Simulator
 from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
 from hw.scu.command import CommandCheck
+from hw.scu.gather import GatherIssue
 from hw.scu.lane_unit import LaneUnit
 from hw.scu.mask import MaskBits
 from hw.scu.replicate import Replicator
@@ -462,3 +465,99 @@ def test_lane_unit_hands_on_pending_lanes_in_order(width, seed):
             assert was_done and got == want
 
     simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- GatherIssue
+@pytest.mark.parametrize("expand, e8, seed", [(False, False, 1), (True, False, 2), (False, True, 3), (True, True, 4)])
+def test_gather_issue_one_range_per_lane(expand, e8, seed):
+    """Lanes (index, count) from a data base 64 elements below the top of the address
+    space, so that indexes of 64 and more lie past it: each lane below the top
+    becomes one range (base + index * esize, count with expand else 1), in order;
+    the others leave at once with ``skip`` and issue nothing; after the lanes, one
+    closing range (count 0, last), once; nothing while not enabled. Random
+    back-pressure on the commands."""
+    cfg = replace(_config(2), max_elem_bytes=8)
+    dut = GatherIssue(cfg)
+    rng = random.Random(seed)
+    es = 8 if e8 else 4
+    top = 1 << cfg.addr_width
+    base = top - 64 * es
+    lanes = [(rng.choice([0, 1, 63, 64, 65, rng.randrange(128), 2**31 + 5, 2**32 - 1]), rng.randint(1, 9))
+             for _ in range(40)]
+    want = [(base + i * es, c if expand else 1, 0) for i, c in lanes if base + i * es < top] + [(base, 0, 1)]
+    got, skips = [], []
+
+    async def bench(ctx):
+        ctx.set(dut.base, base)
+        ctx.set(dut.e8, e8)
+        ctx.set(dut.expand, expand)
+        ctx.set(dut.clear, 1)
+        await ctx.tick()
+        ctx.set(dut.clear, 0)
+        todo = list(lanes)
+        for cycle in range(600):
+            enable = cycle >= 5 and not 100 <= cycle < 110
+            ctx.set(dut.enable, enable)
+            ctx.set(dut.lane.valid, bool(todo))
+            if todo:
+                ctx.set(dut.lane.p.index, todo[0][0])
+                ctx.set(dut.lane.p.count, todo[0][1])
+            ctx.set(dut.lanes_done, not todo)
+            rdy = rng.random() < 0.6
+            ctx.set(dut.cmd.ready, rdy)
+            if ctx.get(dut.cmd.valid):
+                assert enable and ctx.get(dut.cmd.p.esize8) == e8
+                if rdy:
+                    got.append((ctx.get(dut.cmd.p.base), ctx.get(dut.cmd.p.count), ctx.get(dut.cmd.p.last)))
+            if ctx.get(dut.skip):
+                assert enable and todo
+                skips.append(todo[0][0])
+            left = ctx.get(dut.lane.ready)
+            await ctx.tick()
+            if left:
+                todo.pop(0)
+        assert not todo
+
+    simulate(dut, bench)
+    assert got == want
+    assert skips == [i for i, _ in lanes if base + i * es >= top] and skips
+
+
+def test_gather_issue_passes_the_gathered_beats_on():
+    """The data engine's beats leave unchanged on ``o`` under back-pressure; ``done``
+    after the last one, whose error flags are flagged in the cycle it leaves."""
+    cfg = _config(4)
+    dut = GatherIssue(cfg)
+    rng = random.Random(7)
+    beats = [([rng.getrandbits(32) for _ in range(4)], rng.randint(0, 4)) for _ in range(30)]
+    got = []
+    flags = []
+
+    async def bench(ctx):
+        todo = list(beats)
+        for cycle in range(300):
+            last = len(todo) == 1
+            ctx.set(dut.d.valid, bool(todo) and rng.random() < 0.7)
+            if todo:
+                for k in range(4):
+                    ctx.set(dut.d.p.data[k], todo[0][0][k])
+                ctx.set(dut.d.p.n, todo[0][1])
+                ctx.set(dut.d.p.last, last)
+                ctx.set(dut.d.p.error.mem, last)
+                ctx.set(dut.d.p.error.cmd, 0)
+            rdy = rng.random() < 0.6
+            ctx.set(dut.o.ready, rdy)
+            assert ctx.get(dut.d.ready) == rdy
+            assert ctx.get(dut.done) == (not todo)
+            if ctx.get(dut.o.valid) and rdy:
+                n = ctx.get(dut.o.p.n)
+                got.append(([ctx.get(dut.o.p.data[k]) for k in range(4)], n))
+                flags.append((ctx.get(dut.mem_error), ctx.get(dut.cmd_error)))
+                todo.pop(0)
+            else:
+                assert not ctx.get(dut.mem_error)
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert got == beats
+    assert flags == [(0, 0)] * (len(beats) - 1) + [(1, 0)]
