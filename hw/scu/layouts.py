@@ -3,8 +3,10 @@ paper §3.2, Fig. 7; docs/scu.md), and the base of its components."""
 from amaranth.lib import data, wiring
 
 from golden.scu import STREAMS, SCUConfig
+from ..fetch.engine import FetchError
 
-__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "HeldBeat", "lane_bits"]
+__all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "HeldBeat", "BeatHead", "Joined",
+           "lane_bits"]
 
 
 class SCUCommand(data.StructLayout):
@@ -53,6 +55,23 @@ class HeldBeat(data.StructLayout):
         W = config.width
         super().__init__({"pend": W, "last": 1, "bits": W, "data": data.ArrayLayout(lane_bits(config), W),
                           "idx": data.ArrayLayout(32, W), "cnt": data.ArrayLayout(32, W)})
+
+
+class BeatHead(data.StructLayout):
+    """What the joiner needs of a fetch engine's beat: ``n`` elements, ``last``, the
+    ``error`` flags (hw/fetch/engine.py, FetchBeat)."""
+
+    def __init__(self, config: SCUConfig):
+        super().__init__({"n": range(config.width + 1), "last": 1, "error": FetchError()})
+
+
+class Joined(data.StructLayout):
+    """A joined beat: its ``n`` elements, the lanes kept by the bitmask (``bits``),
+    ``last``."""
+
+    def __init__(self, config: SCUConfig):
+        W = config.width
+        super().__init__({"n": range(W + 1), "bits": W, "last": 1})
 
 
 class ConfiguredComponent(wiring.Component):

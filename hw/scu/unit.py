@@ -49,6 +49,7 @@ from .command import CommandCheck
 from .replicate import Replicator
 from .lane_unit import LaneUnit
 from .gather import GatherIssue
+from .joiner import Joiner
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -242,45 +243,32 @@ class SCU(ConfiguredComponent):
         m.submodules.mask_bits = maskq = MaskBits(cfg)
         connect(m, eng["mask"].o, maskq.i)
         m.d.comb += [maskq.enable.eq(r.use_mask & (state == _State.RUN)), maskq.clear.eq(state == _State.START)]
-        mbuf, mcnt, mtake, mlast = maskq.bits, maskq.count, maskq.take, maskq.last
         with m.If(maskq.mem_error):
             m.d.sync += mem_err.eq(1)
         with m.If(maskq.cmd_error):
             m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- joiner
-        P_valid = Mux(gather, I.valid, D.valid)
-        P_n = Mux(gather, I.p.n, D.p.n)
-        P_last = Mux(gather, I.p.last, D.p.last)
-        P_err = Mux(gather, I.p.error.mem, D.p.error.mem)
-        P_cerr = Mux(gather, I.p.error.cmd, D.p.error.cmd)
-        bits_ok = ~r.use_mask | (mcnt >= P_n)
-        inputs_ok = Signal()
-        m.d.comb += inputs_ok.eq((state == _State.RUN) & P_valid & (~need_c | Cn.valid) & bits_ok)
-        lane_bits = Signal(W)
-        for k in range(W):
-            m.d.comb += lane_bits[k].eq((k < P_n) & (~r.use_mask | mbuf[k]))
-        down_ready = Signal()        # the consumer of this op takes a beat now
-        jfire = Signal()
-        m.d.comb += jfire.eq(inputs_ok & down_ready)
+        m.submodules.joiner = jn = Joiner(cfg)
         m.d.comb += [
-            D.ready.eq(jfire & ~gather),
-            I.ready.eq(jfire & gather),
-            Cn.ready.eq(jfire & need_c),
+            jn.p.valid.eq(Mux(gather, I.valid, D.valid)), jn.p.p.n.eq(Mux(gather, I.p.n, D.p.n)),
+            jn.p.p.last.eq(Mux(gather, I.p.last, D.p.last)), jn.p.p.error.eq(Mux(gather, I.p.error, D.p.error)),
+            D.ready.eq(jn.p.ready & ~gather), I.ready.eq(jn.p.ready & gather),
+            jn.c.valid.eq(Cn.valid), jn.c.p.error.eq(Cn.p.error), Cn.ready.eq(jn.c.ready),
+            jn.mask_bits.eq(maskq.bits), jn.mask_count.eq(maskq.count), maskq.take.eq(jn.take),
+            jn.use_mask.eq(r.use_mask), jn.need_c.eq(need_c), jn.enable.eq(state == _State.RUN),
+            jn.clear.eq(state == _State.START),
         ]
-        with m.If(jfire & r.use_mask):
-            m.d.comb += mtake.eq(P_n)
-        inputs_done = Signal()
-        with m.If(jfire & P_last):
-            m.d.sync += inputs_done.eq(1)
-            with m.If(P_err | (need_c & Cn.p.error.mem)):
-                m.d.sync += mem_err.eq(1)
-            # The linear ranges are checked when the command arrives; an engine's
-            # command error is reported all the same.
-            with m.If(P_cerr | (need_c & Cn.p.error.cmd)):
-                m.d.sync += rng_err.eq(1)
-        with m.If(state == _State.START):
-            m.d.sync += inputs_done.eq(0)
+        P_n, P_last, lane_bits = jn.o.p.n, jn.o.p.last, jn.o.p.bits
+        inputs_ok, down_ready = jn.o.valid, jn.o.ready     # down_ready: the consumer of this op takes a beat now
+        jfire = jn.o.valid & jn.o.ready
+        inputs_done = jn.done
+        with m.If(jn.mem_error):
+            m.d.sync += mem_err.eq(1)
+        # The linear ranges are checked when the command arrives; an engine's
+        # command error is reported all the same.
+        with m.If(jn.cmd_error):
+            m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- writer input mux
         # ``wi``: what the operation produces; the Data Store gets it with the elements
@@ -432,6 +420,6 @@ class SCU(ConfiguredComponent):
                 m.d.comb += done.eq(grp_flushed)
         m.d.comb += pk_flush.eq(inputs_done & (~is_["filter"] | (serial_done & ~filt.busy)))
         all_streams = (~pend["data"] & ~pend["idx"] & ~pend["cnt"] & ~pend["mask"] &
-                       (~r.use_mask | mlast))
+                       (~r.use_mask | maskq.last))
         m.d.comb += core_done.eq((state == _State.RUN) & done & all_streams)
         return m

@@ -10,7 +10,8 @@ the command check (random descriptors against the TLM's rules, SCUModel.cmd_erro
 the replicator (each element count times, width copies a beat, back-pressure), the
 lane unit (a held beat's pending lanes handed on one at a time, lowest first), the
 gathers (one range per lane, those past the top skipped, one closing range; the
-gathered beats passed on).
+gathered beats passed on), the joiner (beats joined with the counts and the bitmask
+bits, each input at its own pace).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -27,6 +28,7 @@ from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
 from hw.scu.command import CommandCheck
 from hw.scu.gather import GatherIssue
+from hw.scu.joiner import Joiner
 from hw.scu.lane_unit import LaneUnit
 from hw.scu.mask import MaskBits
 from hw.scu.replicate import Replicator
@@ -561,3 +563,78 @@ def test_gather_issue_passes_the_gathered_beats_on():
     simulate(dut, bench)
     assert got == beats
     assert flags == [(0, 0)] * (len(beats) - 1) + [(1, 0)]
+
+
+# ---------------------------------------------------------------------- Joiner
+@pytest.mark.parametrize("width, use_mask, need_c, seed",
+                         [(1, True, False, 1), (2, False, True, 2), (4, True, True, 3), (8, True, False, 4),
+                          (8, False, False, 5)])
+def test_joiner_aligns_beats_counts_and_bits(width, use_mask, need_c, seed):
+    """Primary beats (0 .. width elements, the last with error flags), count beats
+    and bitmask bits each arrive at their own random pace, and the consumer takes
+    joined beats at random: joined beat i has beat i's n and last, its bits are the
+    next n bitmask bits (all ones without a bitmask) masked to the n lanes, exactly n
+    bits are taken, and the count beats are taken in step (only with need_c);
+    nothing while not enabled; ``done`` after the last beat; its error flags (and the
+    last count beat's, with need_c) in the cycle it is taken."""
+    dut = Joiner(_config(width))
+    rng = random.Random(seed)
+    beats = [rng.randint(0, width) for _ in range(40)]
+    err = (1, 0) if seed % 2 else (0, 1)
+    maskbits = [rng.randrange(2) for _ in range(sum(beats))]
+    want, pos = [], 0
+    for n in beats:
+        bits = maskbits[pos:pos + n] if use_mask else [1] * n
+        want.append((n, sum(b << k for k, b in enumerate(bits))))
+        pos += n
+    got, flags = [], []
+
+    async def bench(ctx):
+        ctx.set(dut.use_mask, use_mask)
+        ctx.set(dut.need_c, need_c)
+        todo = list(beats)
+        counts = len(beats)                 # count beats not yet taken
+        held = deque()                      # bitmask bits held (at most 64)
+        source = deque(maskbits)
+        for cycle in range(1000):
+            enable = not 50 <= cycle < 60
+            ctx.set(dut.enable, enable)
+            ctx.set(dut.p.valid, bool(todo) and rng.random() < 0.7)
+            if todo:
+                last = len(todo) == 1
+                ctx.set(dut.p.p.n, todo[0])
+                ctx.set(dut.p.p.last, last)
+                ctx.set(dut.p.p.error.mem, last and err[0])
+                ctx.set(dut.p.p.error.cmd, last and err[1])
+            c_valid = counts > 0 and rng.random() < 0.7
+            ctx.set(dut.c.valid, c_valid)
+            ctx.set(dut.c.p.error.mem, counts == 1 or not need_c)  # last one's; unused: garbage
+            ctx.set(dut.c.p.error.cmd, 0)
+            ctx.set(dut.mask_count, len(held))
+            ctx.set(dut.mask_bits, sum(b << k for k, b in enumerate(list(held)[:width])))
+            rdy = rng.random() < 0.6
+            ctx.set(dut.o.ready, rdy)
+            if ctx.get(dut.o.valid):
+                assert enable and todo and (not need_c or c_valid) and (not use_mask or len(held) >= todo[0])
+            fire = ctx.get(dut.o.valid) and rdy
+            assert ctx.get(dut.p.ready) == fire
+            assert ctx.get(dut.c.ready) == (fire and need_c)
+            assert ctx.get(dut.take) == (todo[0] if fire and use_mask else 0)
+            assert ctx.get(dut.done) == (not todo)
+            if fire:
+                got.append((ctx.get(dut.o.p.n), ctx.get(dut.o.p.bits)))
+                assert ctx.get(dut.o.p.last) == (len(todo) == 1)
+                flags.append((ctx.get(dut.mem_error), ctx.get(dut.cmd_error)))
+            await ctx.tick()
+            if fire:
+                for _ in range(todo[0] if use_mask else 0):
+                    held.popleft()
+                todo.pop(0)
+                counts -= need_c
+            while source and len(held) < 64 and rng.random() < 0.5:
+                held.append(source.popleft())
+        assert not todo
+
+    simulate(dut, bench)
+    assert got == want
+    assert flags == [(0, 0)] * (len(beats) - 1) + [(err[0] | need_c, err[1])]
