@@ -50,6 +50,7 @@ from .replicate import Replicator
 from .lane_unit import LaneUnit
 from .gather import GatherIssue
 from .joiner import Joiner
+from .output import OutputCut
 from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
@@ -274,24 +275,16 @@ class SCU(ConfiguredComponent):
         # ``wi``: what the operation produces; the Data Store gets it with the elements
         # that would lie past the top of the address space cut off (the writer would
         # wrap around to address 0): those are dropped and the status has cmd_error.
-        wi = stream.Signature(WriterBeat(W, LB)).flip().create()
+        m.submodules.output = cut = OutputCut(cfg)
+        connect(m, cut.o, store.i)
+        m.d.comb += [cut.base.eq(r.out), cut.start.eq(state == _State.START)]
+        wi = cut.i
         wfire = Signal()
         m.d.comb += [wi.p.e8.eq(e8 & ~bitout & ~is_["group"]), wfire.eq(wi.valid & wi.ready)]
         with m.If(wfire & ~bitout):
             m.d.sync += out_count.eq(out_count + wi.p.n)
-        wpos = Signal(AW + 1)                # the next output byte's address (<= top)
-        room = Signal(AW + 1)                # output elements that still fit below the top
-        fit = Signal(range(W + 1))
-        m.d.comb += [
-            room.eq(Mux(wi.p.e8, (top - wpos) >> 3, (top - wpos) >> 2)),
-            fit.eq(Mux(room < wi.p.n, room, wi.p.n)),
-            store.i.valid.eq(wi.valid), wi.ready.eq(store.i.ready),
-            store.i.p.data.eq(wi.p.data), store.i.p.e8.eq(wi.p.e8), store.i.p.n.eq(fit),
-        ]
-        with m.If(wfire):
-            m.d.sync += wpos.eq(wpos + Mux(wi.p.e8, fit << 3, fit << 2))
-            with m.If(fit != wi.p.n):
-                m.d.sync += rng_err.eq(1)
+        with m.If(cut.cut):
+            m.d.sync += rng_err.eq(1)
 
         # ---------------------------------------------------------------- bit packer
         m.submodules.packer = packer = BitPacker(cfg)
@@ -299,8 +292,6 @@ class SCU(ConfiguredComponent):
         with m.If(bitout):
             m.d.comb += [wi.valid.eq(packer.o.valid), wi.p.n.eq(1), wi.p.data[0].eq(packer.o.payload)]
         m.d.comb += [packer.o.ready.eq(bitout & wi.ready), packer.clear.eq(state == _State.START)]
-        with m.If(state == _State.START):
-            m.d.sync += wpos.eq(r.out)
 
         # ---------------------------------------------------------------- whole-beat ops
         # Bitmask constructor (§3.2.4) and data compaction: kept lanes moved to the front.

@@ -11,7 +11,8 @@ the replicator (each element count times, width copies a beat, back-pressure), t
 lane unit (a held beat's pending lanes handed on one at a time, lowest first), the
 gathers (one range per lane, those past the top skipped, one closing range; the
 gathered beats passed on), the joiner (beats joined with the counts and the bitmask
-bits, each input at its own pace).
+bits, each input at its own pace), the output cut (elements past the top of the
+address space dropped).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -31,6 +32,7 @@ from hw.scu.gather import GatherIssue
 from hw.scu.joiner import Joiner
 from hw.scu.lane_unit import LaneUnit
 from hw.scu.mask import MaskBits
+from hw.scu.output import OutputCut
 from hw.scu.replicate import Replicator
 from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
@@ -638,3 +640,52 @@ def test_joiner_aligns_beats_counts_and_bits(width, use_mask, need_c, seed):
     simulate(dut, bench)
     assert got == want
     assert flags == [(0, 0)] * (len(beats) - 1) + [(err[0] | need_c, err[1])]
+
+
+# ---------------------------------------------------------------------- OutputCut
+@pytest.mark.parametrize("esize, seed", [(4, 1), (8, 2), (4, 3)])
+def test_output_cut_drops_elements_past_the_top(esize, seed):
+    """Operations whose output starts a few elements below the top of the address
+    space (or far below it): beats pass unchanged under back-pressure while they fit;
+    the beat that reaches the top keeps only the elements below it (``cut``), later
+    beats keep none; a new ``start`` begins again from its base."""
+    cfg = replace(_config(4), max_elem_bytes=8)
+    dut = OutputCut(cfg)
+    rng = random.Random(seed)
+    top = 1 << cfg.addr_width
+    cuts = 0
+
+    async def bench(ctx):
+        nonlocal cuts
+        for op in range(8):
+            base = top - esize * rng.choice([1, 2, 3, 7, 20, 1000])
+            beats = [rng.randint(0, 4) for _ in range(12)]
+            ctx.set(dut.base, base)
+            ctx.set(dut.start, 1)
+            ctx.set(dut.i.valid, 0)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            pos = base
+            while beats:
+                ctx.set(dut.i.valid, rng.random() < 0.7)
+                ctx.set(dut.i.p.n, beats[0])
+                ctx.set(dut.i.p.e8, esize == 8)
+                data = [rng.getrandbits(64) for _ in range(4)]
+                for k in range(4):
+                    ctx.set(dut.i.p.data[k], data[k])
+                rdy = rng.random() < 0.7
+                ctx.set(dut.o.ready, rdy)
+                assert ctx.get(dut.i.ready) == rdy and ctx.get(dut.o.valid) == ctx.get(dut.i.valid)
+                fit = min(beats[0], (top - pos) // esize)
+                assert ctx.get(dut.o.p.n) == fit
+                assert [ctx.get(dut.o.p.data[k]) for k in range(4)] == data
+                fire = ctx.get(dut.i.valid) and rdy
+                assert ctx.get(dut.cut) == (fire and fit < beats[0])
+                cuts += ctx.get(dut.cut)
+                await ctx.tick()
+                if fire:
+                    pos += fit * esize
+                    beats.pop(0)
+
+    simulate(dut, bench)
+    assert cuts
