@@ -20,7 +20,8 @@ class MaskBits(ConfiguredComponent):
     last ends the bitmask) while ``enable`` and at most 32 bits are held; ``bits`` are
     the oldest ``width`` held (0 past ``count``); ``take`` of them leave each cycle
     (the caller takes at most ``count``). ``last``: the final beat has been taken;
-    ``mem_error`` / ``cmd_error``: that beat's error flags, in the cycle it is taken. ``clear`` (a new operation) empties the queue.
+    ``mem_error`` / ``cmd_error``: that beat's error flags, in the cycle it is taken.
+    ``clear`` (a new operation) empties the queue.
 
     Parameters
     ----------

@@ -31,41 +31,33 @@ its base itself lies past the top), those output elements are not written, and
 the operation goes on (docs/scu.md, "Errors").
 """
 from amaranth import *
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out, connect, flipped
-from amaranth.utils import exact_log2
 
 from golden.fetch import MemPortConfig
-from golden.scu import CMP_CODES, OP_CODES, STREAMS, SCUConfig
+from golden.scu import OP_CODES, STREAMS, SCUConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
-from ..mem.writer import SequentialWriter, WriterBeat
-from .hashes import FilterUnit, GroupUnit
-from .packer import BitPacker
-from .lanes import Comparator, LaneCompactor
-from .mask import MaskBits
-from .command import CommandCheck
-from .replicate import Replicator
-from .lane_unit import LaneUnit
+from ..mem.writer import SequentialWriter
+from .control import CommandControl, OpDecode
 from .gather import GatherIssue
+from .group_feed import GroupFeed
+from .hashes import FilterUnit, GroupUnit
 from .joiner import Joiner
+from .lane_unit import LaneUnit
+from .lanes import Comparator, LaneCompactor
+from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout, lane_bits
+from .mask import MaskBits
 from .output import OutputCut
-from .layouts import ConfiguredComponent, SCUCommand, SCUStatusLayout
+from .packer import BitPacker
+from .ranges import LinearRanges
+from .replicate import Replicator
+from .status import StatusCounters
 
 __all__ = ["SCUCommand", "SCUStatusLayout", "SCU"]
 
 OP = OP_CODES
-CMP = CMP_CODES
-
-
-class _State(enum.Enum, shape=3):
-    IDLE = 0
-    CLEAR = 1
-    START = 2
-    RUN = 3
-    FINISH = 4
-    STATUS = 5
 
 
 class SCU(ConfiguredComponent):
@@ -104,16 +96,14 @@ class SCU(ConfiguredComponent):
     def elaborate(self, platform):
         cfg = self._config
         m = Module()
-        W, CW, AW = cfg.width, cfg.count_width, cfg.addr_width
-        support8 = cfg.max_elem_bytes == 8
-        LB = 64 if support8 else 32
+        W, AW = cfg.width, cfg.addr_width
 
-        # ---------------------------------------------------------------- submodules
+        # ---------------------------------------------------------------- memory side
         eng = {}
         for s in STREAMS:
             eng[s] = m.submodules[f"fetch_{s}"] = FetchEngine(cfg.stream_fetch(s))
         wport = MemPortConfig(addr_width=AW, block_bytes=cfg.block_bytes, tag_width=cfg.write_tag_width)
-        m.submodules.store = store = SequentialWriter(wport, W, LB)
+        m.submodules.store = store = SequentialWriter(wport, W, lane_bits(cfg))
         ports = [cfg.stream_fetch(s).port for s in STREAMS] + [wport]
         m.submodules.arbiter = arb = MemArbiter(cfg.port, ports)
         for k, s in enumerate(STREAMS):
@@ -124,132 +114,37 @@ class SCU(ConfiguredComponent):
         m.submodules.group = grp = GroupUnit(cfg)
         D, I, Cn = eng["data"].o, eng["idx"].o, eng["cnt"].o
 
-        # ---------------------------------------------------------------- the command
-        c = self.cmd.p
-        r = Signal(SCUCommand(cfg))          # the operation being performed
-        state = Signal(_State)
-        is_ = {name: Signal(name=f"is_{name}") for name in OP}
-        for name, code in OP.items():
-            m.d.comb += is_[name].eq(r.op == code)
-        e8 = r.esize8
-        bitout = is_["bitmask"] | is_["filter"]
-        gather = is_["access"] | is_["expand"]
-        serial = gather | is_["replicate"] | is_["filter"] | is_["group"]
-        need_c = is_["replicate"] | is_["expand"] | (is_["filter"] & r.best)
-
-        # Command errors (same rules as SCUModel.cmd_error).
-        m.submodules.check = check = CommandCheck(cfg)
-        m.d.comb += check.cmd.eq(c)
-        cmd_bad = check.bad
-        top = 1 << AW
-
-        # ---------------------------------------------------------------- counters and status
-        cycles = Signal(32)
-        reads = [Signal(32, name=f"reads_{s}") for s in STREAMS]
-        writes = Signal(32)
-        out_count = Signal(CW)
-        mem_err = Signal()
-        cmd_err = Signal()                   # rejected as it arrived
-        rng_err = Signal()                   # a range past the top found while running
-        st = self.status
+        # ---------------------------------------------------------------- control and status
+        m.submodules.control = ctl = CommandControl(cfg)
+        m.submodules.counters = cnt = StatusCounters(cfg)
+        connect(m, flipped(self.cmd), ctl.cmd)
+        connect(m, ctl.status, flipped(self.status))
+        r, start, running = ctl.op, ctl.start, ctl.run       # the operation being performed
         m.d.comb += [
-            st.valid.eq(state == _State.STATUS),
-            st.p.elements_in.eq(Mux(cmd_err, 0, r.n)),
-            st.p.elements_out.eq(out_count),
-            st.p.cycles.eq(cycles),
-            st.p.writes.eq(writes),
-            # The Data Store's flag belongs to the last operation that started it: a
-            # rejected command (which never starts it) reports no memory error.
-            st.p.mem_error.eq(~cmd_err & (mem_err | store.error)),
-            st.p.cmd_error.eq(cmd_err | rng_err),
+            self.busy.eq(ctl.busy), ctl.report.eq(cnt.o), filt.clear.eq(ctl.filter_clear),
+            grp.clear.eq(ctl.group_clear), ctl.filter_busy.eq(filt.busy), ctl.group_busy.eq(grp.busy),
+            store.start.eq(start), store.base.eq(Mux(start, r.out, 0)), store.finish.eq(ctl.finish),
+            ctl.written.eq(store.done), cnt.clear.eq(ctl.accept), cnt.counting.eq(ctl.counting),
+            cnt.grant.eq(arb.grant), cnt.n.eq(r.n), cnt.rejected.eq(ctl.rejected), cnt.store_error.eq(store.error),
         ]
-        for k in range(len(STREAMS)):
-            m.d.comb += st.p.reads[k].eq(reads[k])
-        with m.If((state != _State.IDLE) & (state != _State.STATUS)):
-            m.d.sync += cycles.eq(cycles + 1)
-            for k in range(len(STREAMS)):
-                m.d.sync += reads[k].eq(reads[k] + arb.grant[k])
-            m.d.sync += writes.eq(writes + arb.grant[len(STREAMS)])
-        m.d.comb += self.busy.eq(state != _State.IDLE)
+        m.submodules.decode = op = OpDecode(cfg)
+        m.d.comb += [op.op.eq(r.op), op.best.eq(r.best)]
+        e8, bitout, gather, serial, need_c = r.esize8, op.bitout, op.gather, op.serial, op.need_c
 
-        # ---------------------------------------------------------------- control
-        need_clear = Signal(init=1)          # memories hold garbage after reset
-        pend = {s: Signal(name=f"pend_{s}") for s in STREAMS}
-        core_done = Signal()
-        m.d.comb += self.cmd.ready.eq(state == _State.IDLE)
-        with m.Switch(state):
-            with m.Case(_State.IDLE):
-                with m.If(self.cmd.valid):
-                    m.d.sync += [r.eq(c), cmd_err.eq(cmd_bad), rng_err.eq(0), mem_err.eq(0), out_count.eq(0),
-                                 cycles.eq(1), writes.eq(0)] + [x.eq(0) for x in reads]
-                    with m.If(cmd_bad):
-                        m.d.sync += state.eq(_State.STATUS)
-                    with m.Elif(c.clear | need_clear):
-                        m.d.sync += state.eq(_State.CLEAR)
-                    with m.Else():
-                        m.d.sync += state.eq(_State.START)
-            with m.Case(_State.CLEAR):
-                # One pulse starts both clears; wait until they are done.
-                with m.If(~filt.busy & ~grp.busy & ~need_clear):
-                    m.d.sync += state.eq(_State.START)
-                with m.If(need_clear):
-                    m.d.comb += [filt.clear.eq(1), grp.clear.eq(need_clear)]
-                    m.d.sync += need_clear.eq(0)
-            with m.Case(_State.START):
-                m.d.comb += [store.start.eq(1), store.base.eq(r.out)]
-                m.d.sync += [
-                    pend["data"].eq(~gather),
-                    pend["idx"].eq(gather),
-                    pend["cnt"].eq(need_c),
-                    pend["mask"].eq(r.use_mask),
-                    state.eq(_State.RUN),
-                ]
-            with m.Case(_State.RUN):
-                with m.If(core_done):
-                    m.d.comb += store.finish.eq(1)
-                    m.d.sync += state.eq(_State.FINISH)
-            with m.Case(_State.FINISH):
-                with m.If(store.done):
-                    m.d.sync += state.eq(_State.STATUS)
-            with m.Default():          # STATUS
-                with m.If(st.ready):
-                    m.d.sync += state.eq(_State.IDLE)
-        # A clear requested by the command clears the filter hash.
-        clear_pulse = Signal()
-        m.d.comb += clear_pulse.eq((state == _State.IDLE) & self.cmd.valid & ~cmd_bad & c.clear)
-        with m.If(clear_pulse):
-            m.d.comb += filt.clear.eq(1)
-
-        # Range commands of the linear streams.
-        nwords = (r.n + 31) >> 5
-        lin = {"data": (r.data, r.n, e8), "idx": (r.idx, r.n, 0), "cnt": (r.cnt, r.n, 0),
-               "mask": (r.mask, nwords, 0)}
+        # ---------------------------------------------------------------- range commands, bitmask bits, joiner
+        m.submodules.ranges = rng = LinearRanges(cfg)
         m.submodules.gather = gth = GatherIssue(cfg)
-        for s in STREAMS:
-            base, count, es8 = lin[s]
-            ec = eng[s].cmd
-            if s == "data":
-                with m.If(gather):
-                    m.d.comb += [ec.valid.eq(gth.cmd.valid), ec.p.eq(gth.cmd.p), gth.cmd.ready.eq(ec.ready)]
-                with m.Else():
-                    m.d.comb += [ec.valid.eq(pend[s]), ec.p.base.eq(base), ec.p.count.eq(count),
-                                 ec.p.esize8.eq(es8), ec.p.last.eq(1)]
-            else:
-                m.d.comb += [ec.valid.eq(pend[s]), ec.p.base.eq(base), ec.p.count.eq(count),
-                             ec.p.esize8.eq(es8), ec.p.last.eq(1)]
-            with m.If(ec.valid & ec.ready & pend[s]):
-                m.d.sync += pend[s].eq(0)
-
-        # ---------------------------------------------------------------- bitmask bits
+        m.d.comb += [rng.start.eq(start), rng.op.eq(r), rng.gather.eq(gather), rng.need_c.eq(need_c)]
+        for s in ("idx", "cnt", "mask"):
+            connect(m, getattr(rng, s), eng[s].cmd)
+        ec = eng["data"].cmd
+        with m.If(gather):
+            m.d.comb += [ec.valid.eq(gth.cmd.valid), ec.p.eq(gth.cmd.p), gth.cmd.ready.eq(ec.ready)]
+        with m.Else():
+            m.d.comb += [ec.valid.eq(rng.data.valid), ec.p.eq(rng.data.p), rng.data.ready.eq(ec.ready)]
         m.submodules.mask_bits = maskq = MaskBits(cfg)
         connect(m, eng["mask"].o, maskq.i)
-        m.d.comb += [maskq.enable.eq(r.use_mask & (state == _State.RUN)), maskq.clear.eq(state == _State.START)]
-        with m.If(maskq.mem_error):
-            m.d.sync += mem_err.eq(1)
-        with m.If(maskq.cmd_error):
-            m.d.sync += rng_err.eq(1)
-
-        # ---------------------------------------------------------------- joiner
+        m.d.comb += [maskq.enable.eq(r.use_mask & running), maskq.clear.eq(start)]
         m.submodules.joiner = jn = Joiner(cfg)
         m.d.comb += [
             jn.p.valid.eq(Mux(gather, I.valid, D.valid)), jn.p.p.n.eq(Mux(gather, I.p.n, D.p.n)),
@@ -257,160 +152,94 @@ class SCU(ConfiguredComponent):
             D.ready.eq(jn.p.ready & ~gather), I.ready.eq(jn.p.ready & gather),
             jn.c.valid.eq(Cn.valid), jn.c.p.error.eq(Cn.p.error), Cn.ready.eq(jn.c.ready),
             jn.mask_bits.eq(maskq.bits), jn.mask_count.eq(maskq.count), maskq.take.eq(jn.take),
-            jn.use_mask.eq(r.use_mask), jn.need_c.eq(need_c), jn.enable.eq(state == _State.RUN),
-            jn.clear.eq(state == _State.START),
+            jn.use_mask.eq(r.use_mask), jn.need_c.eq(need_c), jn.enable.eq(running), jn.clear.eq(start),
         ]
-        P_n, P_last, lane_bits = jn.o.p.n, jn.o.p.last, jn.o.p.bits
-        inputs_ok, down_ready = jn.o.valid, jn.o.ready     # down_ready: the consumer of this op takes a beat now
-        jfire = jn.o.valid & jn.o.ready
-        inputs_done = jn.done
-        with m.If(jn.mem_error):
-            m.d.sync += mem_err.eq(1)
-        # The linear ranges are checked when the command arrives; an engine's
-        # command error is reported all the same.
-        with m.If(jn.cmd_error):
-            m.d.sync += rng_err.eq(1)
+        lane_bits_, jfire = jn.o.p.bits, jn.o.valid & jn.o.ready
 
-        # ---------------------------------------------------------------- writer input mux
-        # ``wi``: what the operation produces; the Data Store gets it with the elements
-        # that would lie past the top of the address space cut off (the writer would
-        # wrap around to address 0): those are dropped and the status has cmd_error.
+        # ---------------------------------------------------------------- the output (``wi``) and whole-beat ops
+        # The Data Store gets the output with the elements past the top of the address space cut off.
         m.submodules.output = cut = OutputCut(cfg)
         connect(m, cut.o, store.i)
-        m.d.comb += [cut.base.eq(r.out), cut.start.eq(state == _State.START)]
         wi = cut.i
-        wfire = Signal()
-        m.d.comb += [wi.p.e8.eq(e8 & ~bitout & ~is_["group"]), wfire.eq(wi.valid & wi.ready)]
-        with m.If(wfire & ~bitout):
-            m.d.sync += out_count.eq(out_count + wi.p.n)
-        with m.If(cut.cut):
-            m.d.sync += rng_err.eq(1)
-
-        # ---------------------------------------------------------------- bit packer
+        m.d.comb += [cut.base.eq(r.out), cut.start.eq(start), wi.p.e8.eq(e8 & ~bitout & ~op.group)]
+        with m.If(wi.valid & wi.ready & ~bitout):
+            m.d.comb += [cnt.out_inc.eq(1), cnt.out_add.eq(wi.p.n)]
         m.submodules.packer = packer = BitPacker(cfg)
-        pk_in, pk_k, pk_ready, pk_flush = packer.bits, packer.k, packer.ready, packer.flush
         with m.If(bitout):
             m.d.comb += [wi.valid.eq(packer.o.valid), wi.p.n.eq(1), wi.p.data[0].eq(packer.o.payload)]
-        m.d.comb += [packer.o.ready.eq(bitout & wi.ready), packer.clear.eq(state == _State.START)]
-
-        # ---------------------------------------------------------------- whole-beat ops
+        m.d.comb += [packer.o.ready.eq(bitout & wi.ready), packer.clear.eq(start)]
         # Bitmask constructor (§3.2.4) and data compaction: kept lanes moved to the front.
         m.submodules.comparator = cmpu = Comparator(cfg)
-        m.d.comb += [cmpu.lanes.eq(D.p.data), cmpu.valid.eq(lane_bits), cmpu.ref.eq(r.ref), cmpu.cmp.eq(r.cmp),
+        m.d.comb += [cmpu.lanes.eq(D.p.data), cmpu.valid.eq(lane_bits_), cmpu.ref.eq(r.ref), cmpu.cmp.eq(r.cmp),
                      cmpu.signed.eq(r.signed), cmpu.e8.eq(e8)]
-        cmp_bits = cmpu.bits
         m.submodules.compactor = compactor = LaneCompactor(cfg)
-        m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(lane_bits)]
-        kept, comp = compactor.n, compactor.o
+        m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(lane_bits_)]
 
         # ---------------------------------------------------------------- lane unit (serial ops)
         m.submodules.lanes = lu = LaneUnit(cfg)
-        lane_done = lu.o.ready            # the offered lane is finished this cycle
-        has_lane = lu.o.valid
-        h_free = lu.i.ready
-        serial_done = lu.done             # the last beat's lanes are all handed on
-        # Pending lanes of a new beat.
-        new_pend = Signal(W)
-        cnt_pos = Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
-        with m.If(is_["filter"] | is_["group"]):
-            m.d.comb += new_pend.eq(Cat(*[(k < P_n) for k in range(W)]))
-        with m.Elif(is_["access"]):
-            m.d.comb += new_pend.eq(lane_bits)
-        with m.Else():
-            m.d.comb += new_pend.eq(lane_bits & cnt_pos)
-        m.d.comb += [lu.i.valid.eq(inputs_ok & serial), lu.i.p.pend.eq(new_pend), lu.i.p.last.eq(P_last),
-                     lu.i.p.bits.eq(lane_bits), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
-                     lu.i.p.cnt.eq(Cn.p.data), lu.clear.eq(state == _State.START)]
-
+        lane_done, has_lane, serial_done = lu.o.ready, lu.o.valid, lu.done
+        # The lanes to hand on: every element (filter, group), the kept ones (access), the
+        # kept ones with a count (replicate, expand).
+        every = Cat(*[(k < jn.o.p.n) for k in range(W)])
+        counted = lane_bits_ & Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
+        new_pend = Mux(op.filter | op.group, every, Mux(op.access, lane_bits_, counted))
+        m.d.comb += [lu.i.valid.eq(jn.o.valid & serial), lu.i.p.pend.eq(new_pend), lu.i.p.last.eq(jn.o.p.last),
+                     lu.i.p.bits.eq(lane_bits_), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
+                     lu.i.p.cnt.eq(Cn.p.data), lu.clear.eq(start)]
         # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
-        # A range whose base data + idx * esize lies at or past the top of the address
-        # space is not issued (its base would wrap around) and sets rng_err; one that
-        # starts below the top and runs past it is the data engine's command error.
-        running = state == _State.RUN
         m.d.comb += [gth.lane.valid.eq(has_lane), gth.lane.p.eq(lu.o.p), gth.enable.eq(gather & running),
-                     gth.base.eq(r.data), gth.e8.eq(e8), gth.expand.eq(is_["expand"]), gth.lanes_done.eq(serial_done),
-                     gth.clear.eq(state == _State.START), gth.d.valid.eq(D.valid & gather), gth.d.p.eq(D.p)]
-        gdata_done = gth.done
+                     gth.base.eq(r.data), gth.e8.eq(e8), gth.expand.eq(op.expand), gth.lanes_done.eq(serial_done),
+                     gth.clear.eq(start), gth.d.valid.eq(D.valid & gather), gth.d.p.eq(D.p)]
         with m.If(gather):
             m.d.comb += [wi.valid.eq(gth.o.valid), wi.p.n.eq(gth.o.p.n), wi.p.data.eq(gth.o.p.data),
                          gth.o.ready.eq(wi.ready), D.ready.eq(gth.d.ready), lane_done.eq(gth.lane.ready)]
-        with m.If(gth.mem_error):
-            m.d.sync += mem_err.eq(1)
-        with m.If(gth.cmd_error | gth.skip):
-            m.d.sync += rng_err.eq(1)
-
         # Replication (§3.1): the element of the selected lane, count times, W per beat.
         m.submodules.replicator = rep = Replicator(cfg)
-        m.d.comb += [rep.i.p.value.eq(lu.o.p.value), rep.i.p.count.eq(lu.o.p.count)]
-        cur_v = rep.busy
-        with m.If(is_["replicate"]):
+        m.d.comb += rep.i.p.eq(lu.o.p)
+        with m.If(op.replicate):
             m.d.comb += [wi.valid.eq(rep.o.valid), wi.p.n.eq(rep.o.p.n), wi.p.data.eq(rep.o.p.data),
                          rep.o.ready.eq(wi.ready), rep.i.valid.eq(has_lane), lane_done.eq(rep.i.ready & rep.i.valid)]
-
         # Filtering unit (§4.2): every element in order, probed if its bit is set.
         fi = filt.i
         m.d.comb += [fi.p.key.eq(lu.o.p.value[:32]), fi.p.cost.eq(lu.o.p.count), fi.p.probe.eq(lu.o.p.bit),
                      fi.p.best.eq(r.best)]
-        with m.If(is_["filter"]):
-            m.d.comb += [fi.valid.eq(has_lane), lane_done.eq(fi.valid & fi.ready),
-                         filt.o.ready.eq(pk_ready), pk_in.eq(filt.o.p.keep), pk_k.eq(filt.o.valid & pk_ready)]
-            with m.If(filt.o.valid & filt.o.ready & filt.o.p.keep):
-                m.d.sync += out_count.eq(out_count + 1)
-
+        with m.If(op.filter):
+            m.d.comb += [fi.valid.eq(has_lane), lane_done.eq(fi.valid & fi.ready), filt.o.ready.eq(packer.ready),
+                         packer.bits.eq(filt.o.p.keep), packer.k.eq(filt.o.valid & packer.ready),
+                         cnt.out_inc.eq(filt.o.valid & filt.o.ready & filt.o.p.keep), cnt.out_add.eq(1)]
         # Grouping unit (§4.3): key = the block of the element's target.
-        gi = grp.i
-        gbits = exact_log2(cfg.group_block_bytes)
-        tgt = Signal(AW)
-        m.d.comb += tgt.eq(r.target + (lu.o.p.value[:32] << 2))
-        gpos = Signal(CW)
-        m.d.comb += [gi.p.key.eq(tgt[gbits:]), gi.p.pos.eq(gpos)]
-        with m.If(is_["group"]):
-            m.d.comb += [gi.valid.eq(has_lane), lane_done.eq(gi.valid & gi.ready)]
-            m.d.comb += [wi.valid.eq(grp.o.valid), wi.p.n.eq(grp.o.p.n), grp.o.ready.eq(wi.ready)]
-            for k in range(W):
-                m.d.comb += wi.p.data[k].eq(grp.o.p.data[k])
-        with m.If(gi.valid & gi.ready):
-            m.d.sync += gpos.eq(gpos + 1)
-        with m.If(state == _State.START):
-            m.d.sync += gpos.eq(0)
-        grp_flushed = Signal()
-        flush_sent = Signal()
-        with m.If(running & is_["group"] & serial_done & ~flush_sent):
-            m.d.comb += grp.flush.eq(1)
-            m.d.sync += flush_sent.eq(1)
-        with m.If(state == _State.START):
-            m.d.sync += flush_sent.eq(0)
-        m.d.comb += grp_flushed.eq(flush_sent & ~grp.busy)
+        m.submodules.group_feed = gf = GroupFeed(cfg)
+        connect(m, gf.o, grp.i)
+        m.d.comb += [gf.lane.p.eq(lu.o.p), gf.target.eq(r.target), gf.enable.eq(running & op.group),
+                     gf.lanes_done.eq(serial_done), gf.unit_busy.eq(grp.busy), grp.flush.eq(gf.flush),
+                     gf.clear.eq(start)]
+        with m.If(op.group):
+            m.d.comb += [gf.lane.valid.eq(has_lane), lane_done.eq(gf.lane.ready), wi.valid.eq(grp.o.valid),
+                         wi.p.n.eq(grp.o.p.n), grp.o.ready.eq(wi.ready)] + \
+                [wi.p.data[k].eq(grp.o.p.data[k]) for k in range(W)]
 
         # ---------------------------------------------------------------- downstream readiness
-        with m.If(is_["bitmask"]):
-            m.d.comb += [down_ready.eq(pk_ready), pk_in.eq(cmp_bits), pk_k.eq(Mux(jfire, P_n, 0))]
-            with m.If(jfire):
-                m.d.sync += out_count.eq(out_count + sum(cmp_bits[k] for k in range(W)))
-        with m.Elif(is_["data"]):
-            m.d.comb += [down_ready.eq(wi.ready), wi.valid.eq(inputs_ok), wi.p.n.eq(kept)]
-            for k in range(W):
-                m.d.comb += wi.p.data[k].eq(comp[k])
+        with m.If(op.bitmask):
+            m.d.comb += [jn.o.ready.eq(packer.ready), packer.bits.eq(cmpu.bits), packer.k.eq(Mux(jfire, jn.o.p.n, 0)),
+                         cnt.out_inc.eq(jfire), cnt.out_add.eq(sum(cmpu.bits[k] for k in range(W)))]
+        with m.Elif(op.data):
+            m.d.comb += [jn.o.ready.eq(wi.ready), wi.valid.eq(jn.o.valid), wi.p.n.eq(compactor.n),
+                         wi.p.data.eq(compactor.o)]
         with m.Else():
-            m.d.comb += down_ready.eq(h_free)
+            m.d.comb += jn.o.ready.eq(lu.i.ready)
 
-        # ---------------------------------------------------------------- end of the operation
+        # ---------------------------------------------------------------- errors, end of the operation
+        m.d.comb += [cnt.mem_error.eq(maskq.mem_error | jn.mem_error | gth.mem_error),
+                     cnt.range_error.eq(maskq.cmd_error | jn.cmd_error | gth.cmd_error | gth.skip | cut.cut)]
+        # The operation's work is done (per operation; the default is group's).
+        ends = {("bitmask",): jn.done & packer.empty, ("data",): jn.done, ("access", "expand"): gth.done,
+                ("replicate",): serial_done & ~rep.busy, ("filter",): serial_done & ~filt.busy & packer.empty}
         done = Signal()
+        m.d.comb += done.eq(gf.flushed)
         with m.Switch(r.op):
-            with m.Case(OP["bitmask"]):
-                m.d.comb += done.eq(inputs_done & packer.empty)
-            with m.Case(OP["data"]):
-                m.d.comb += done.eq(inputs_done)
-            with m.Case(OP["access"], OP["expand"]):
-                m.d.comb += done.eq(gdata_done)
-            with m.Case(OP["replicate"]):
-                m.d.comb += done.eq(serial_done & ~cur_v)
-            with m.Case(OP["filter"]):
-                m.d.comb += done.eq(serial_done & ~filt.busy & packer.empty)
-            with m.Default():          # group
-                m.d.comb += done.eq(grp_flushed)
-        m.d.comb += pk_flush.eq(inputs_done & (~is_["filter"] | (serial_done & ~filt.busy)))
-        all_streams = (~pend["data"] & ~pend["idx"] & ~pend["cnt"] & ~pend["mask"] &
-                       (~r.use_mask | maskq.last))
-        m.d.comb += core_done.eq((state == _State.RUN) & done & all_streams)
+            for names, end in ends.items():
+                with m.Case(*(OP[name] for name in names)):
+                    m.d.comb += done.eq(end)
+        m.d.comb += [packer.flush.eq(jn.done & (~op.filter | (serial_done & ~filt.busy))),
+                     ctl.done.eq(done & rng.idle & (~r.use_mask | maskq.last))]
         return m

@@ -12,7 +12,10 @@ lane unit (a held beat's pending lanes handed on one at a time, lowest first), t
 gathers (one range per lane, those past the top skipped, one closing range; the
 gathered beats passed on), the joiner (beats joined with the counts and the bitmask
 bits, each input at its own pace), the output cut (elements past the top of the
-address space dropped).
+address space dropped), the command control (IDLE, CLEAR, START, RUN, FINISH,
+STATUS: the hashes' clears, rejected commands, handshakes with the environment),
+the operation decode, the status counters, the linear range commands, the
+grouping unit's feed (keys, positions, one flush).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_scu_rtl.py."""
@@ -28,14 +31,18 @@ from amaranth.sim import Simulator
 from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
 from hw.scu.command import CommandCheck
+from hw.scu.control import CommandControl, OpDecode
 from hw.scu.gather import GatherIssue
+from hw.scu.group_feed import GroupFeed
 from hw.scu.joiner import Joiner
 from hw.scu.lane_unit import LaneUnit
 from hw.scu.mask import MaskBits
 from hw.scu.output import OutputCut
 from hw.scu.replicate import Replicator
+from hw.scu.status import StatusCounters
 from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
+from hw.scu.ranges import LinearRanges
 
 TINY = SCUConfig.preset("tiny")
 
@@ -318,7 +325,8 @@ def test_command_check_follows_the_tlm_rules(name, esize):
             n = rng.choice([0, 1, 31, 32, 33, rng.randrange(1000)])
             es = rng.choice([4, 8])
             kw = {"data": addr(n * es), "esize": es, "out": addr(0) if rng.random() < 0.9 else top - 4,
-                  "idx": addr(4 * n), "cnt": addr(4 * n), "mask": addr(4 * (-(-n // 32))) if rng.random() < 0.5 else None,
+                  "idx": addr(4 * n), "cnt": addr(4 * n),
+                  "mask": addr(4 * (-(-n // 32))) if rng.random() < 0.5 else None,
                   "cmp": rng.choice(list(CMP_CODES)), "best": rng.random() < 0.5, "clear": rng.random() < 0.3}
             op = SCUOp(kind, n, **kw)
             fields = _descriptor(op)
@@ -689,3 +697,261 @@ def test_output_cut_drops_elements_past_the_top(esize, seed):
 
     simulate(dut, bench)
     assert cuts
+
+
+# ---------------------------------------------------------------------- CommandControl
+def test_command_control_sequences_commands():
+    """Commands one after another (a first one after reset, rejected ones, ones with
+    ``clear``, plain ones) with random delays from the environment: a command is
+    taken only in IDLE; a rejected one goes straight to the status (no clear, no
+    start); after reset both hashes are cleared (one pulse), a ``clear`` command
+    pulses the filter's clear as it is taken; CLEAR waits for both hashes; one
+    ``start`` cycle; RUN until ``done`` (``finish`` then), FINISH until ``written``,
+    the status (``report``) offered until taken; ``counting`` in all states but
+    IDLE and STATUS, ``busy`` in all but IDLE."""
+    cfg = _config(2)
+    dut = CommandControl(cfg)
+    rng = random.Random(3)
+    good = SCUOp("data", 5, 0x100, data=0x200)
+    bad = SCUOp("data", 5, 0x102, data=0x200)           # misaligned output
+    cmds = [(good, False)] + [(rng.choice([good, bad]), rng.random() < 0.4) for _ in range(25)]
+    seen = {"rejected": 0, "clears": 0, "plain": 0}
+
+    async def step(ctx, counting=True, busy=True):
+        assert ctx.get(dut.counting) == counting and ctx.get(dut.busy) == busy
+        assert not ctx.get(dut.cmd.ready) and not ctx.get(dut.accept)
+        await ctx.tick()
+
+    async def bench(ctx):
+        first = True
+        for k, (op, clear) in enumerate(cmds):
+            fields = dict(_descriptor(op), clear=int(clear))
+            for _ in range(rng.randint(0, 2)):           # idle cycles
+                assert ctx.get(dut.cmd.ready) and not ctx.get(dut.busy) and not ctx.get(dut.counting)
+                await ctx.tick()
+            ctx.set(dut.cmd.p, fields)
+            ctx.set(dut.cmd.valid, 1)
+            rejected = op is bad
+            assert ctx.get(dut.cmd.ready) and ctx.get(dut.accept)
+            assert ctx.get(dut.filter_clear) == (clear and not rejected) and not ctx.get(dut.group_clear)
+            await ctx.tick()
+            ctx.set(dut.cmd.valid, 0)
+            ctx.set(dut.cmd.p, {})
+            assert ctx.get(dut.op.out) == op.out and ctx.get(dut.op.clear) == clear
+            assert ctx.get(dut.rejected) == rejected
+            if not rejected:
+                if first or clear:                       # CLEAR
+                    j, leave = 0, False
+                    while not leave:                     # the first cycle clears both hashes after reset
+                        fb, gb = j < 4 and rng.random() < 0.4, j < 4 and rng.random() < 0.4
+                        ctx.set(dut.filter_busy, fb)
+                        ctx.set(dut.group_busy, gb)
+                        assert ctx.get(dut.filter_clear) == (first and j == 0)
+                        assert ctx.get(dut.group_clear) == (first and j == 0)
+                        assert not ctx.get(dut.start)
+                        seen["clears"] += first and j == 0
+                        leave = not fb and not gb and not (first and j == 0)
+                        await step(ctx)
+                        j += 1
+                    ctx.set(dut.filter_busy, 0)
+                    ctx.set(dut.group_busy, 0)
+                else:
+                    seen["plain"] += 1
+                first = False
+                assert ctx.get(dut.start) and not ctx.get(dut.run)
+                await step(ctx)
+                for j in range(rng.randint(0, 4)):       # RUN
+                    assert ctx.get(dut.run) and not ctx.get(dut.start) and not ctx.get(dut.finish)
+                    await step(ctx)
+                ctx.set(dut.done, 1)
+                assert ctx.get(dut.run) and ctx.get(dut.finish)
+                await step(ctx)
+                ctx.set(dut.done, 0)
+                for j in range(rng.randint(0, 3)):       # FINISH
+                    assert not ctx.get(dut.run) and not ctx.get(dut.status.valid)
+                    await step(ctx)
+                ctx.set(dut.written, 1)
+                assert not ctx.get(dut.finish)
+                await step(ctx)
+                ctx.set(dut.written, 0)
+            else:
+                seen["rejected"] += 1
+            report = {"elements_in": k, "elements_out": 2 * k, "cycles": 3 * k, "writes": k, "mem_error": k % 2}
+            ctx.set(dut.report, report)
+            for j in range(rng.randint(0, 3)):           # the status, not taken yet
+                assert ctx.get(dut.status.valid) and ctx.get(dut.status.p.elements_out) == 2 * k
+                await step(ctx, counting=False)
+            ctx.set(dut.status.ready, 1)
+            assert ctx.get(dut.status.valid) and ctx.get(dut.status.p.cycles) == 3 * k
+            await step(ctx, counting=False)
+            ctx.set(dut.status.ready, 0)
+            assert ctx.get(dut.cmd.ready)
+
+    simulate(dut, bench)
+    assert all(seen.values()), seen
+
+
+# ---------------------------------------------------------------------- OpDecode
+def test_op_decode_flags():
+    """Every operation code (and the unused one) with and without ``best``: one flag
+    for the operation, and the classes of docs/scu.md's pipeline."""
+    dut = OpDecode(TINY)
+
+    async def bench(ctx):
+        for code in range(8):
+            for best in (0, 1):
+                ctx.set(dut.op, code)
+                ctx.set(dut.best, best)
+                name = {v: k for k, v in OP_CODES.items()}.get(code)
+                for other in OP_CODES:
+                    assert ctx.get(getattr(dut, other)) == (other == name)
+                assert ctx.get(dut.bitout) == (name in ("bitmask", "filter"))
+                assert ctx.get(dut.gather) == (name in ("access", "expand"))
+                assert ctx.get(dut.serial) == (name in ("access", "expand", "replicate", "filter", "group"))
+                assert ctx.get(dut.need_c) == (name in ("replicate", "expand") or (name == "filter" and best == 1))
+
+    simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- StatusCounters
+def test_status_counters_count_one_command_at_a_time():
+    """Random commands: from ``clear``, cycles count from 1 while ``counting``, the
+    arbiter's grants count reads per stream and writes, output elements add up,
+    error flags stick until the next ``clear``; a rejected command reports no
+    elements in and no memory error (not even the Data Store's)."""
+    cfg = _config(4)
+    dut = StatusCounters(cfg)
+    rng = random.Random(5)
+
+    async def bench(ctx):
+        for k in range(12):
+            rejected = rng.random() < 0.3
+            n = rng.randrange(1000)
+            ctx.set(dut.n, n)
+            ctx.set(dut.clear, 1)
+            ctx.set(dut.rejected, 0)
+            await ctx.tick()
+            ctx.set(dut.clear, 0)
+            ctx.set(dut.rejected, rejected)
+            want = {"cycles": 1, "reads": [0] * 4, "writes": 0, "out": 0, "mem": False, "rng": False}
+            for cycle in range(rng.randint(0, 60)):
+                counting = rng.random() < 0.9
+                grant = rng.choice([0, 1, 2, 4, 8, 16])
+                inc, add = rng.random() < 0.5, rng.randint(0, 4)
+                mem, rerr = rng.random() < 0.03, rng.random() < 0.03
+                for name, v in (("counting", counting), ("grant", grant), ("out_inc", inc), ("out_add", add),
+                                ("mem_error", mem), ("range_error", rerr)):
+                    ctx.set(getattr(dut, name), v)
+                await ctx.tick()
+                if counting:
+                    want["cycles"] += 1
+                    for j in range(4):
+                        want["reads"][j] += (grant >> j) & 1
+                    want["writes"] += grant >> 4
+                want["out"] += add if inc else 0
+                want["mem"] |= mem
+                want["rng"] |= rerr
+            for name in ("counting", "grant", "out_inc", "mem_error", "range_error"):
+                ctx.set(getattr(dut, name), 0)
+            store_err = rng.random() < 0.2
+            ctx.set(dut.store_error, store_err)
+            o = dut.o
+            assert ctx.get(o.elements_in) == (0 if rejected else n)
+            assert ctx.get(o.elements_out) == want["out"]
+            assert ctx.get(o.cycles) == want["cycles"] and ctx.get(o.writes) == want["writes"]
+            assert [ctx.get(o.reads[j]) for j in range(4)] == want["reads"]
+            assert ctx.get(o.mem_error) == (not rejected and (want["mem"] or store_err))
+            assert ctx.get(o.cmd_error) == (rejected or want["rng"])
+
+    simulate(dut, bench)
+
+
+# ---------------------------------------------------------------------- LinearRanges
+@pytest.mark.parametrize("kind", ["data", "bitmask", "access", "replicate", "expand", "filter", "group"])
+def test_linear_ranges_one_command_per_stream(kind):
+    """For each operation, with and without a bitmask (and best-cost filters), the
+    linear streams it reads get exactly one range each after ``start`` (the whole
+    range, ``last``): data (not for gathers), idx (gathers), cnt (counts or costs),
+    mask (ceil(n / 32) words); each offered until taken under random back-pressure;
+    ``idle`` once all are taken."""
+    cfg = _config(4)
+    rng = random.Random(kind)
+    for use_mask in (False, True):
+        for best in ((False, True) if kind == "filter" else (False,)):
+            dut = LinearRanges(cfg)
+            n = rng.choice([0, 1, 31, 33, 100])
+            es = 8 if kind in ("data", "bitmask", "replicate") else 4
+            op = SCUOp(kind, n, 0x1000, data=0x2000, idx=0x3000, cnt=0x4000,
+                       mask=0x5000 if use_mask else None, esize=es, best=best)
+            gather = kind in ("access", "expand")
+            need_c = kind in ("replicate", "expand") or (kind == "filter" and best)
+            want = {"data": None if gather else (0x2000, n, es == 8), "idx": (0x3000, n, 0) if gather else None,
+                    "cnt": (0x4000, n, 0) if need_c else None, "mask": (0x5000, -(-n // 32), 0) if use_mask else None}
+            got = {s: [] for s in want}
+
+            async def bench(ctx):
+                ctx.set(dut.op, _descriptor(op))
+                ctx.set(dut.gather, gather)
+                ctx.set(dut.need_c, need_c)
+                ctx.set(dut.start, 1)
+                await ctx.tick()
+                ctx.set(dut.start, 0)
+                for cycle in range(30):
+                    for s in want:
+                        port = getattr(dut, s)
+                        rdy = rng.random() < 0.4
+                        ctx.set(port.ready, rdy)
+                        if ctx.get(port.valid) and rdy:
+                            assert ctx.get(port.p.last)
+                            got[s].append((ctx.get(port.p.base), ctx.get(port.p.count), ctx.get(port.p.esize8)))
+                    await ctx.tick()
+                assert ctx.get(dut.idle)
+
+            simulate(dut, bench)
+            assert got == {s: [w] if w else [] for s, w in want.items()}
+
+
+# ---------------------------------------------------------------------- GroupFeed
+def test_group_feed_keys_positions_and_one_flush():
+    """Elements of a grouping operation offered at random and taken by the unit at
+    random: the unit sees, in order, key ``(target + 4 * v) >> log2(block)`` and
+    positions 0, 1, ...; after the lanes, one ``flush`` pulse (only while enabled);
+    ``flushed`` when it was sent and the unit is idle; ``clear`` starts again."""
+    cfg = TINY
+    dut = GroupFeed(cfg)
+    rng = random.Random(6)
+    gbits = cfg.group_block_bytes.bit_length() - 1
+
+    async def bench(ctx):
+        for op in range(3):
+            target = rng.randrange(1 << 20) * 4
+            vals = [rng.getrandbits(32) for _ in range(0 if op == 0 else rng.randint(1, 30))]
+            ctx.set(dut.target, target)
+            ctx.set(dut.clear, 1)
+            await ctx.tick()
+            ctx.set(dut.clear, 0)
+            got, flushes, todo = [], 0, list(vals)
+            for cycle in range(150):
+                enable = cycle >= 3
+                ctx.set(dut.enable, enable)
+                ctx.set(dut.lane.valid, bool(todo))
+                ctx.set(dut.lane.p.value, todo[0] if todo else 0)
+                ctx.set(dut.lanes_done, not todo)
+                rdy = rng.random() < 0.6
+                ctx.set(dut.o.ready, rdy)
+                busy = flushes == 1 and cycle % 7 != 0
+                ctx.set(dut.unit_busy, busy)
+                assert ctx.get(dut.flushed) == (flushes == 1 and not busy)
+                if ctx.get(dut.o.valid) and rdy:
+                    assert ctx.get(dut.lane.ready)
+                    got.append((ctx.get(dut.o.p.key), ctx.get(dut.o.p.pos)))
+                    todo.pop(0)
+                if ctx.get(dut.flush):
+                    assert enable and not todo
+                    flushes += 1
+                await ctx.tick()
+            mask = (1 << cfg.addr_width) - 1
+            assert got == [(((target + 4 * v) & mask) >> gbits, j) for j, v in enumerate(vals)]
+            assert flushes == 1
+
+    simulate(dut, bench)
