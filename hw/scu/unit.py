@@ -2,22 +2,22 @@
 Fig. 8; docs/scu.md). The operations' exact behaviour is the TLM's,
 :class:`golden.scu.SCUModel`.
 
-Pipeline::
+Pipeline (each box a component of its own; docs/scu.md, "RTL structure")::
 
-    cmd ─► control ──► range commands ─► fetch engines: idx, cnt, mask, data
-                                           │ (Address Generator, Data Fetch,
-                                           │  Coalescing Unit: hw/fetch)
-            ┌───────────── beats ◄─────────┘
+    cmd ─► CommandControl (CommandCheck, OpDecode) ─► LinearRanges ─► fetch engines:
+           │   StatusCounters ─► status               idx, cnt, mask, data (hw/fetch)
+           │                                              │
+            ┌───────────── beats ◄─────────────────────────┘
             ▼
-         joiner (aligns idx / cnt / data beats with the bitmask bits)
-            ├─► bitmask constructor ─► bit packer ──────────┐
-            ├─► lane compaction (data) ─────────────────────┤
-            ├─► lane unit: gathers (access, expand) ─► data engine ─┤
-            │              replication ─────────────────────┤
-            │              filtering unit ─► bit packer ────┤
-            │              grouping unit ───────────────────┤
-            ▼                                                ▼
-         status ◄── control ◄──────────── Data Store (hw/mem/writer.py)
+         MaskBits ─► Joiner (aligns idx / cnt / data beats with the bitmask bits)
+            ├─► Comparator (bitmask constructor) ─► BitPacker ─────┐
+            ├─► LaneCompactor (data) ──────────────────────────────┤
+            ├─► LaneUnit ─► GatherIssue (access, expand) ◄─► data engine ─┤
+            │            ─► Replicator ────────────────────────────┤
+            │            ─► filtering unit ─► BitPacker ───────────┤
+            │            ─► GroupFeed ─► grouping unit ────────────┤
+            ▼                                                       ▼
+         status ◄── CommandControl ◄──── OutputCut ─► Data Store (hw/mem/writer.py)
     memory port ◄── arbiter ◄── the four engines and the Data Store
 
 Every command completes with one status: elements in and out, cycles, memory
