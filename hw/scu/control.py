@@ -97,7 +97,7 @@ class CommandControl(ConfiguredComponent):
 
 class OpDecode(ConfiguredComponent):
     """What the operation ``op`` (with ``best``, the best-cost filter) asks of the
-    pipeline (SCU §3.1, §4): one flag per operation of :data:`golden.scu.OP_CODES`,
+    pipeline (SCU §3.1, §4): ``is_<name>`` for each operation of :data:`golden.scu.OP_CODES`,
     and ``bitout`` (its output is a bitmask: bitmask, filter), ``gather`` (access,
     expand), ``serial`` (lane by lane: gathers, replicate, filter, group), ``need_c``
     (reads the count stream: replicate, expand, the best-cost filter's costs).
@@ -110,15 +110,15 @@ class OpDecode(ConfiguredComponent):
     def __init__(self, config: SCUConfig):
         self._config = config
         ports = {"op": In(3), "best": In(1), "bitout": Out(1), "gather": Out(1), "serial": Out(1), "need_c": Out(1)}
-        ports.update({name: Out(1) for name in OP_CODES})
+        ports.update({f"is_{name}": Out(1) for name in OP_CODES})
         super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
         for name, code in OP_CODES.items():
-            m.d.comb += getattr(self, name).eq(self.op == code)
-        m.d.comb += [self.bitout.eq(self.bitmask | self.filter),
-                     self.gather.eq(self.access | self.expand),
-                     self.serial.eq(self.gather | self.replicate | self.filter | self.group),
-                     self.need_c.eq(self.replicate | self.expand | (self.filter & self.best))]
+            m.d.comb += getattr(self, f"is_{name}").eq(self.op == code)
+        m.d.comb += [self.bitout.eq(self.is_bitmask | self.is_filter),
+                     self.gather.eq(self.is_access | self.is_expand),
+                     self.serial.eq(self.gather | self.is_replicate | self.is_filter | self.is_group),
+                     self.need_c.eq(self.is_replicate | self.is_expand | (self.is_filter & self.best))]
         return m

@@ -133,7 +133,7 @@ class SCU(ConfiguredComponent):
 
         # ---------------------------------------------------------------- range commands, bitmask bits, joiner
         m.submodules.ranges = rng = LinearRanges(cfg)
-        m.submodules.gather = gth = GatherIssue(cfg)
+        m.submodules.gather_issue = gth = GatherIssue(cfg)
         m.d.comb += [rng.start.eq(start), rng.op.eq(r), rng.gather.eq(gather), rng.need_c.eq(need_c)]
         for s in ("idx", "cnt", "mask"):
             connect(m, getattr(rng, s), eng[s].cmd)
@@ -142,7 +142,7 @@ class SCU(ConfiguredComponent):
             m.d.comb += [ec.valid.eq(gth.cmd.valid), ec.p.eq(gth.cmd.p), gth.cmd.ready.eq(ec.ready)]
         with m.Else():
             m.d.comb += [ec.valid.eq(rng.data.valid), ec.p.eq(rng.data.p), rng.data.ready.eq(ec.ready)]
-        m.submodules.mask_bits = maskq = MaskBits(cfg)
+        m.submodules.mask_queue = maskq = MaskBits(cfg)
         connect(m, eng["mask"].o, maskq.i)
         m.d.comb += [maskq.enable.eq(r.use_mask & running), maskq.clear.eq(start)]
         m.submodules.joiner = jn = Joiner(cfg)
@@ -161,7 +161,7 @@ class SCU(ConfiguredComponent):
         m.submodules.output = cut = OutputCut(cfg)
         connect(m, cut.o, store.i)
         wi = cut.i
-        m.d.comb += [cut.base.eq(r.out), cut.start.eq(start), wi.p.e8.eq(e8 & ~bitout & ~op.group)]
+        m.d.comb += [cut.base.eq(r.out), cut.start.eq(start), wi.p.e8.eq(e8 & ~bitout & ~op.is_group)]
         with m.If(wi.valid & wi.ready & ~bitout):
             m.d.comb += [cnt.out_inc.eq(1), cnt.out_add.eq(wi.p.n)]
         m.submodules.packer = packer = BitPacker(cfg)
@@ -176,19 +176,19 @@ class SCU(ConfiguredComponent):
         m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(lane_bits_)]
 
         # ---------------------------------------------------------------- lane unit (serial ops)
-        m.submodules.lanes = lu = LaneUnit(cfg)
+        m.submodules.lane_unit = lu = LaneUnit(cfg)
         lane_done, has_lane, serial_done = lu.o.ready, lu.o.valid, lu.done
         # The lanes to hand on: every element (filter, group), the kept ones (access), the
         # kept ones with a count (replicate, expand).
         every = Cat(*[(k < jn.o.p.n) for k in range(W)])
         counted = lane_bits_ & Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
-        new_pend = Mux(op.filter | op.group, every, Mux(op.access, lane_bits_, counted))
+        new_pend = Mux(op.is_filter | op.is_group, every, Mux(op.is_access, lane_bits_, counted))
         m.d.comb += [lu.i.valid.eq(jn.o.valid & serial), lu.i.p.pend.eq(new_pend), lu.i.p.last.eq(jn.o.p.last),
                      lu.i.p.bits.eq(lane_bits_), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
                      lu.i.p.cnt.eq(Cn.p.data), lu.clear.eq(start)]
         # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
         m.d.comb += [gth.lane.valid.eq(has_lane), gth.lane.p.eq(lu.o.p), gth.enable.eq(gather & running),
-                     gth.base.eq(r.data), gth.e8.eq(e8), gth.expand.eq(op.expand), gth.lanes_done.eq(serial_done),
+                     gth.base.eq(r.data), gth.e8.eq(e8), gth.expand.eq(op.is_expand), gth.lanes_done.eq(serial_done),
                      gth.clear.eq(start), gth.d.valid.eq(D.valid & gather), gth.d.p.eq(D.p)]
         with m.If(gather):
             m.d.comb += [wi.valid.eq(gth.o.valid), wi.p.n.eq(gth.o.p.n), wi.p.data.eq(gth.o.p.data),
@@ -196,33 +196,33 @@ class SCU(ConfiguredComponent):
         # Replication (§3.1): the element of the selected lane, count times, W per beat.
         m.submodules.replicator = rep = Replicator(cfg)
         m.d.comb += rep.i.p.eq(lu.o.p)
-        with m.If(op.replicate):
+        with m.If(op.is_replicate):
             m.d.comb += [wi.valid.eq(rep.o.valid), wi.p.n.eq(rep.o.p.n), wi.p.data.eq(rep.o.p.data),
                          rep.o.ready.eq(wi.ready), rep.i.valid.eq(has_lane), lane_done.eq(rep.i.ready & rep.i.valid)]
         # Filtering unit (§4.2): every element in order, probed if its bit is set.
         fi = filt.i
         m.d.comb += [fi.p.key.eq(lu.o.p.value[:32]), fi.p.cost.eq(lu.o.p.count), fi.p.probe.eq(lu.o.p.bit),
                      fi.p.best.eq(r.best)]
-        with m.If(op.filter):
+        with m.If(op.is_filter):
             m.d.comb += [fi.valid.eq(has_lane), lane_done.eq(fi.valid & fi.ready), filt.o.ready.eq(packer.ready),
                          packer.bits.eq(filt.o.p.keep), packer.k.eq(filt.o.valid & packer.ready),
                          cnt.out_inc.eq(filt.o.valid & filt.o.ready & filt.o.p.keep), cnt.out_add.eq(1)]
         # Grouping unit (§4.3): key = the block of the element's target.
         m.submodules.group_feed = gf = GroupFeed(cfg)
         connect(m, gf.o, grp.i)
-        m.d.comb += [gf.lane.p.eq(lu.o.p), gf.target.eq(r.target), gf.enable.eq(running & op.group),
+        m.d.comb += [gf.lane.p.eq(lu.o.p), gf.target.eq(r.target), gf.enable.eq(running & op.is_group),
                      gf.lanes_done.eq(serial_done), gf.unit_busy.eq(grp.busy), grp.flush.eq(gf.flush),
                      gf.clear.eq(start)]
-        with m.If(op.group):
+        with m.If(op.is_group):
             m.d.comb += [gf.lane.valid.eq(has_lane), lane_done.eq(gf.lane.ready), wi.valid.eq(grp.o.valid),
                          wi.p.n.eq(grp.o.p.n), grp.o.ready.eq(wi.ready)] + \
                 [wi.p.data[k].eq(grp.o.p.data[k]) for k in range(W)]
 
         # ---------------------------------------------------------------- downstream readiness
-        with m.If(op.bitmask):
+        with m.If(op.is_bitmask):
             m.d.comb += [jn.o.ready.eq(packer.ready), packer.bits.eq(cmpu.bits), packer.k.eq(Mux(jfire, jn.o.p.n, 0)),
                          cnt.out_inc.eq(jfire), cnt.out_add.eq(sum(cmpu.bits[k] for k in range(W)))]
-        with m.Elif(op.data):
+        with m.Elif(op.is_data):
             m.d.comb += [jn.o.ready.eq(wi.ready), wi.valid.eq(jn.o.valid), wi.p.n.eq(compactor.n),
                          wi.p.data.eq(compactor.o)]
         with m.Else():
@@ -240,6 +240,6 @@ class SCU(ConfiguredComponent):
             for names, end in ends.items():
                 with m.Case(*(OP[name] for name in names)):
                     m.d.comb += done.eq(end)
-        m.d.comb += [packer.flush.eq(jn.done & (~op.filter | (serial_done & ~filt.busy))),
+        m.d.comb += [packer.flush.eq(jn.done & (~op.is_filter | (serial_done & ~filt.busy))),
                      ctl.done.eq(done & rng.idle & (~r.use_mask | maskq.last))]
         return m

@@ -804,7 +804,7 @@ def test_op_decode_flags():
                 ctx.set(dut.best, best)
                 name = {v: k for k, v in OP_CODES.items()}.get(code)
                 for other in OP_CODES:
-                    assert ctx.get(getattr(dut, other)) == (other == name)
+                    assert ctx.get(getattr(dut, f"is_{other}")) == (other == name)
                 assert ctx.get(dut.bitout) == (name in ("bitmask", "filter"))
                 assert ctx.get(dut.gather) == (name in ("access", "expand"))
                 assert ctx.get(dut.serial) == (name in ("access", "expand", "replicate", "filter", "group"))
