@@ -24,7 +24,10 @@ class _State(enum.Enum, shape=3):
 class CommandControl(ConfiguredComponent):
     """One command at a time, IDLE → (CLEAR) → START → RUN → FINISH → STATUS.
 
-    A command on ``cmd`` is taken in IDLE (``accept``) and held on ``op``. One that
+    A command on ``cmd`` is taken in IDLE (``accept``) and held on ``op``; ``op`` leaves
+    out what no stage reads (``clear``, acted on as the command is taken, and the two
+    low bits of ``target``: grouping keys on blocks of 4-byte words), so that synthesis
+    keeps no register for them. One that
     :class:`CommandCheck` rejects goes straight to STATUS with ``rejected``. Else the
     hashes are cleared first after reset (both, one ``filter_clear`` /
     ``group_clear`` pulse) and for a command with ``clear`` (the filter hash, pulsed
@@ -51,8 +54,9 @@ class CommandControl(ConfiguredComponent):
     def elaborate(self, platform):
         m = Module()
         m.submodules.check = check = CommandCheck(self._config)
-        c, r = self.cmd.p, self.op
-        m.d.comb += check.cmd.eq(c)
+        c = self.cmd.p
+        r = Signal(SCUCommand(self._config))       # the command held
+        m.d.comb += [check.cmd.eq(c), self.op.eq(r), self.op.clear.eq(0), self.op.target[:2].eq(0)]
         state = Signal(_State)
         need_clear = Signal(init=1)          # memories hold garbage after reset
         m.d.comb += [self.cmd.ready.eq(state == _State.IDLE), self.accept.eq((state == _State.IDLE) & self.cmd.valid),

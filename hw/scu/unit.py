@@ -154,7 +154,7 @@ class SCU(ConfiguredComponent):
             jn.mask_bits.eq(maskq.bits), jn.mask_count.eq(maskq.count), maskq.take.eq(jn.take),
             jn.use_mask.eq(r.use_mask), jn.need_c.eq(need_c), jn.enable.eq(running), jn.clear.eq(start),
         ]
-        lane_bits_, jfire = jn.o.p.bits, jn.o.valid & jn.o.ready
+        keep, jfire = jn.o.p.bits, jn.o.valid & jn.o.ready
 
         # ---------------------------------------------------------------- the output (``wi``) and whole-beat ops
         # The Data Store gets the output with the elements past the top of the address space cut off.
@@ -170,10 +170,10 @@ class SCU(ConfiguredComponent):
         m.d.comb += [packer.o.ready.eq(bitout & wi.ready), packer.clear.eq(start)]
         # Bitmask constructor (§3.2.4) and data compaction: kept lanes moved to the front.
         m.submodules.comparator = cmpu = Comparator(cfg)
-        m.d.comb += [cmpu.lanes.eq(D.p.data), cmpu.valid.eq(lane_bits_), cmpu.ref.eq(r.ref), cmpu.cmp.eq(r.cmp),
+        m.d.comb += [cmpu.lanes.eq(D.p.data), cmpu.valid.eq(keep), cmpu.ref.eq(r.ref), cmpu.cmp.eq(r.cmp),
                      cmpu.signed.eq(r.signed), cmpu.e8.eq(e8)]
         m.submodules.compactor = compactor = LaneCompactor(cfg)
-        m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(lane_bits_)]
+        m.d.comb += [compactor.lanes.eq(D.p.data), compactor.keep.eq(keep)]
 
         # ---------------------------------------------------------------- lane unit (serial ops)
         m.submodules.lane_unit = lu = LaneUnit(cfg)
@@ -181,10 +181,10 @@ class SCU(ConfiguredComponent):
         # The lanes to hand on: every element (filter, group), the kept ones (access), the
         # kept ones with a count (replicate, expand).
         every = Cat(*[(k < jn.o.p.n) for k in range(W)])
-        counted = lane_bits_ & Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
-        new_pend = Mux(op.is_filter | op.is_group, every, Mux(op.is_access, lane_bits_, counted))
+        counted = keep & Cat(*[(Cn.p.data[k] != 0) for k in range(W)])
+        new_pend = Mux(op.is_filter | op.is_group, every, Mux(op.is_access, keep, counted))
         m.d.comb += [lu.i.valid.eq(jn.o.valid & serial), lu.i.p.pend.eq(new_pend), lu.i.p.last.eq(jn.o.p.last),
-                     lu.i.p.bits.eq(lane_bits_), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
+                     lu.i.p.bits.eq(keep), lu.i.p.data.eq(D.p.data), lu.i.p.idx.eq(I.p.data),
                      lu.i.p.cnt.eq(Cn.p.data), lu.clear.eq(start)]
         # Gathers (§3.1 access / access expansion compaction): one range per kept lane.
         m.d.comb += [gth.lane.valid.eq(has_lane), gth.lane.p.eq(lu.o.p), gth.enable.eq(gather & running),

@@ -708,12 +708,13 @@ def test_command_control_sequences_commands():
     pulses the filter's clear as it is taken; CLEAR waits for both hashes; one
     ``start`` cycle; RUN until ``done`` (``finish`` then), FINISH until ``written``,
     the status (``report``) offered until taken; ``counting`` in all states but
-    IDLE and STATUS, ``busy`` in all but IDLE."""
+    IDLE and STATUS, ``busy`` in all but IDLE. ``op`` holds the command but its
+    ``clear`` and the low two bits of ``target``, which no stage reads."""
     cfg = _config(2)
     dut = CommandControl(cfg)
     rng = random.Random(3)
-    good = SCUOp("data", 5, 0x100, data=0x200)
-    bad = SCUOp("data", 5, 0x102, data=0x200)           # misaligned output
+    good = SCUOp("data", 5, 0x100, data=0x200, target=0x1237)
+    bad = SCUOp("data", 5, 0x102, data=0x200, target=0x1237)        # misaligned output
     cmds = [(good, False)] + [(rng.choice([good, bad]), rng.random() < 0.4) for _ in range(25)]
     seen = {"rejected": 0, "clears": 0, "plain": 0}
 
@@ -737,7 +738,8 @@ def test_command_control_sequences_commands():
             await ctx.tick()
             ctx.set(dut.cmd.valid, 0)
             ctx.set(dut.cmd.p, {})
-            assert ctx.get(dut.op.out) == op.out and ctx.get(dut.op.clear) == clear
+            held = {name: ctx.get(getattr(dut.op, name)) for name in fields}
+            assert held == dict(fields, clear=0, target=fields["target"] & ~3)
             assert ctx.get(dut.rejected) == rejected
             if not rejected:
                 if first or clear:                       # CLEAR
