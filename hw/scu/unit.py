@@ -116,16 +116,16 @@ class SCU(ConfiguredComponent):
 
         # ---------------------------------------------------------------- control and status
         m.submodules.control = ctl = CommandControl(cfg)
-        m.submodules.counters = cnt = StatusCounters(cfg)
+        m.submodules.counters = stat = StatusCounters(cfg)
         connect(m, flipped(self.cmd), ctl.cmd)
         connect(m, ctl.status, flipped(self.status))
         r, start, running = ctl.op, ctl.start, ctl.run       # the operation being performed
         m.d.comb += [
-            self.busy.eq(ctl.busy), ctl.report.eq(cnt.o), filt.clear.eq(ctl.filter_clear),
+            self.busy.eq(ctl.busy), ctl.report.eq(stat.o), filt.clear.eq(ctl.filter_clear),
             grp.clear.eq(ctl.group_clear), ctl.filter_busy.eq(filt.busy), ctl.group_busy.eq(grp.busy),
             store.start.eq(start), store.base.eq(Mux(start, r.out, 0)), store.finish.eq(ctl.finish),
-            ctl.written.eq(store.done), cnt.clear.eq(ctl.accept), cnt.counting.eq(ctl.counting),
-            cnt.grant.eq(arb.grant), cnt.n.eq(r.n), cnt.rejected.eq(ctl.rejected), cnt.store_error.eq(store.error),
+            ctl.written.eq(store.done), stat.clear.eq(ctl.accept), stat.counting.eq(ctl.counting),
+            stat.grant.eq(arb.grant), stat.n.eq(r.n), stat.rejected.eq(ctl.rejected), stat.store_error.eq(store.error),
         ]
         m.submodules.decode = op = OpDecode(cfg)
         m.d.comb += [op.op.eq(r.op), op.best.eq(r.best)]
@@ -163,7 +163,7 @@ class SCU(ConfiguredComponent):
         wi = cut.i
         m.d.comb += [cut.base.eq(r.out), cut.start.eq(start), wi.p.e8.eq(e8 & ~bitout & ~op.is_group)]
         with m.If(wi.valid & wi.ready & ~bitout):
-            m.d.comb += [cnt.out_inc.eq(1), cnt.out_add.eq(wi.p.n)]
+            m.d.comb += [stat.out_inc.eq(1), stat.out_add.eq(wi.p.n)]
         m.submodules.packer = packer = BitPacker(cfg)
         with m.If(bitout):
             m.d.comb += [wi.valid.eq(packer.o.valid), wi.p.n.eq(1), wi.p.data[0].eq(packer.o.payload)]
@@ -206,7 +206,7 @@ class SCU(ConfiguredComponent):
         with m.If(op.is_filter):
             m.d.comb += [fi.valid.eq(has_lane), lane_done.eq(fi.valid & fi.ready), filt.o.ready.eq(packer.ready),
                          packer.bits.eq(filt.o.p.keep), packer.k.eq(filt.o.valid & packer.ready),
-                         cnt.out_inc.eq(filt.o.valid & filt.o.ready & filt.o.p.keep), cnt.out_add.eq(1)]
+                         stat.out_inc.eq(filt.o.valid & filt.o.ready & filt.o.p.keep), stat.out_add.eq(1)]
         # Grouping unit (§4.3): key = the block of the element's target.
         m.submodules.group_feed = gf = GroupFeed(cfg)
         connect(m, gf.o, grp.i)
@@ -221,7 +221,7 @@ class SCU(ConfiguredComponent):
         # ---------------------------------------------------------------- downstream readiness
         with m.If(op.is_bitmask):
             m.d.comb += [jn.o.ready.eq(packer.ready), packer.bits.eq(cmpu.bits), packer.k.eq(Mux(jfire, jn.o.p.n, 0)),
-                         cnt.out_inc.eq(jfire), cnt.out_add.eq(sum(cmpu.bits[k] for k in range(W)))]
+                         stat.out_inc.eq(jfire), stat.out_add.eq(sum(cmpu.bits[k] for k in range(W)))]
         with m.Elif(op.is_data):
             m.d.comb += [jn.o.ready.eq(wi.ready), wi.valid.eq(jn.o.valid), wi.p.n.eq(compactor.n),
                          wi.p.data.eq(compactor.o)]
@@ -229,8 +229,8 @@ class SCU(ConfiguredComponent):
             m.d.comb += jn.o.ready.eq(lu.i.ready)
 
         # ---------------------------------------------------------------- errors, end of the operation
-        m.d.comb += [cnt.mem_error.eq(maskq.mem_error | jn.mem_error | gth.mem_error),
-                     cnt.range_error.eq(maskq.cmd_error | jn.cmd_error | gth.cmd_error | gth.skip | cut.cut)]
+        m.d.comb += [stat.mem_error.eq(maskq.mem_error | jn.mem_error | gth.mem_error),
+                     stat.range_error.eq(maskq.cmd_error | jn.cmd_error | gth.cmd_error | gth.skip | cut.cut)]
         # The operation's work is done (per operation; the default is group's).
         ends = {("bitmask",): jn.done & packer.empty, ("data",): jn.done, ("access", "expand"): gth.done,
                 ("replicate",): serial_done & ~rep.busy, ("filter",): serial_done & ~filt.busy & packer.empty}
