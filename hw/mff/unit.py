@@ -27,39 +27,15 @@ Dirty lines (scatter bits) are written back when a scatter command has finished,
 and whenever no entry can be taken (a dirty entry is never a victim).
 """
 from amaranth import *
-from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib import data, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from golden.mff import MFF_OPS, MFFConfig
 from ..mem.port import MemPortSignature
+from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St, WorkRegister
 
 __all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
-
-
-class MFFCommandLayout(data.StructLayout):
-    """One thread entry of a command; ``last`` ends the command."""
-
-    def __init__(self, c: MFFConfig):
-        super().__init__({"op": 2, "warp": c.warp_bits, "lane": 5, "cidx": 32, "size": c.size_width,
-                          "target": c.target_width, "cbase": c.addr_width, "vbase": c.addr_width, "vsize8": 1,
-                          "last": 1})
-
-
-class MFFSpadWrite(data.StructLayout):
-    def __init__(self, c: MFFConfig):
-        super().__init__({"warp": c.warp_bits, "addr": c.target_width, "data": 64, "e8": 1})
-
-
-class MFFDone(data.StructLayout):
-    def __init__(self, c: MFFConfig):
-        super().__init__({"warp": c.warp_bits, "error": 1})
-
-
-class _St(enum.Enum, shape=2):
-    C = 0
-    V = 1
-    S = 2
 
 
 class MFF(wiring.Component):
@@ -125,8 +101,7 @@ class MFF(wiring.Component):
             m.d.sync += j_out[k].eq(j_out[k] + j_inc[k] - j_dec[k])
 
         # ---------------------------------------------------------------- registers
-        reg_l = data.StructLayout({"st": _St, "job": jb, "target": TW, "addr": AW, "next": rb + 1})
-        m.submodules.regs = regs = memory.Memory(shape=reg_l, depth=R, init=[])
+        m.submodules.regs = regs = memory.Memory(shape=WorkRegister(c), depth=R, init=[])
         reg_w = regs.write_port()
         reg_r = regs.read_port(domain="comb")
         m.submodules.freeq = freeq = fifo.SyncFIFOBuffered(width=rb, depth=R)
