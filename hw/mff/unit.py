@@ -33,6 +33,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from golden.mff import MFF_OPS, MFFConfig
 from ..mem.port import MemPortSignature
+from .port import MemoryPort
 from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St, WorkRegister
 
 __all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
@@ -148,45 +149,20 @@ class MFF(wiring.Component):
                 m.d.comb += victim.eq(cand)
 
         # ---------------------------------------------------------------- memory port
-        # Reads wait in a queue (an allocation never depends on the port being ready);
-        # a write-back is latched into a buffer and has priority.
-        req = self.mem.req
-        req_valid_read = Signal()
-        req_block = Signal(BW)
-        req_tag = Signal(tb)
-        m.submodules.reqq = reqq = fifo.SyncFIFOBuffered(width=BW + tb, depth=T)
-        m.d.comb += [reqq.w_stream.valid.eq(req_valid_read), reqq.w_stream.payload.eq(Cat(req_block, req_tag))]
-        port_free = reqq.w_stream.ready
-        wb_valid = Signal()
-        wb_entry = Signal(tb)
-        wb_addr = Signal(BW)
-        wb_data = Signal(8 * BB)
-        wb_mask = Signal(BB)
-        flush_valid = Signal()             # latch a dirty entry into the write buffer
-        flush_entry = Signal(tb)
+        m.submodules.port = port = MemoryPort(c)
+        wiring.connect(m, port.req, wiring.flipped(self.mem.req))
+        req_valid_read = port.read_en
+        req_block = port.read.block
+        req_tag = port.read.entry
+        port_free = port.read_room
+        wb_valid = port.wb_pending
+        flush_valid = port.flush_valid     # latch a dirty entry into the write buffer
+        flush_entry = port.flush.entry
         line_c = lines.read_port(domain="comb")
         m.d.comb += line_c.addr.eq(flush_entry)
-        # A read offered and not taken stays on the port until it is (the stream
-        # rule): a write-back latched meanwhile waits behind it.
-        read_held = Signal()
-        use_wb = Signal()
-        m.d.comb += use_wb.eq(wb_valid & ~read_held)
-        m.d.sync += read_held.eq(~use_wb & reqq.r_stream.valid & ~req.ready)
-        with m.If(use_wb):
-            m.d.comb += [req.valid.eq(1), req.p.write.eq(1), req.p.addr.eq(Cat(C(0, bbb), wb_addr)),
-                         req.p.tag.eq(Cat(wb_entry, C(1, 1))), req.p.wmask.eq(wb_mask), req.p.wdata.eq(wb_data)]
-            with m.If(req.ready):
-                m.d.sync += wb_valid.eq(0)
-        with m.Else():
-            m.d.comb += [req.valid.eq(reqq.r_stream.valid), req.p.write.eq(0),
-                         req.p.addr.eq(Cat(C(0, bbb), reqq.r_stream.payload[:BW])),
-                         req.p.tag.eq(Cat(reqq.r_stream.payload[BW:], C(0, 1))),
-                         reqq.r_stream.ready.eq(req.ready)]
-        flush_fire = Signal()
-        m.d.comb += flush_fire.eq(flush_valid & ~wb_valid)
-        with m.If(flush_fire):
-            m.d.sync += [wb_valid.eq(1), wb_entry.eq(flush_entry), wb_addr.eq(Array(t_block)[flush_entry]),
-                         wb_data.eq(line_c.data), wb_mask.eq(Array(t_dirty)[flush_entry])]
+        flush_fire = port.flush_fire
+        m.d.comb += [port.flush.block.eq(Array(t_block)[flush_entry]), port.flush.data.eq(line_c.data),
+                     port.flush.mask.eq(Array(t_dirty)[flush_entry])]
 
         # ---------------------------------------------------------------- tag-entry updates
         # Collected per entry and applied once, so that a response and a link in the

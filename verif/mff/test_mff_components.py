@@ -1,0 +1,128 @@
+"""The components of the MFF's RTL (hw/mff/: MFF slides, "Internal Structure of MFF
+Unit", "How MFF Unit Works"; docs/mff.md, "Structure") alone under Amaranth's
+simulator, each against an independent expectation written here in plain Python
+(a deque, a dict, the slides' rules), never against the RTL itself: the memory
+port (block reads in order, write-backs first unless a read is held, the stream
+rule under back-pressure).
+
+Each test runs in a second or two; the whole unit is checked against the TLM by
+test_mff_rtl.py."""
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import replace
+
+import pytest
+from amaranth.sim import Simulator
+
+from golden.mff import MFFConfig
+from hw.mff.port import MemoryPort
+
+TINY = MFFConfig.preset("tiny")
+DEFAULT = MFFConfig.preset("default")
+
+
+def simulate(dut, bench) -> None:
+    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock."""
+    sim = Simulator(dut)
+    sim.add_clock(1e-8, if_exists=True)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+# ---------------------------------------------------------------------- MemoryPort
+@pytest.mark.parametrize("name,cfg,ready", [("tiny", TINY, 0.5), ("default", DEFAULT, 0.3),
+                                            ("tiny always ready", TINY, 1.0),
+                                            ("64B", replace(TINY, block_bytes=64, tag_entries=4), 0.2)])
+def test_memory_port_orders_reads_and_write_backs(name, cfg, ready):
+    """Random block reads (only when ``read_room``) and dirty lines offered at
+    random, the port ready at random: every read goes out once, in the order
+    queued, with tag ``{entry, 0}`` and the block's address; every latched
+    write-back once, with its data, mask and tag ``{entry, 1}``; a line is latched
+    only into an empty buffer; an offered request holds until taken; a write-back
+    goes first unless a read was offered and not taken the cycle before."""
+    dut = MemoryPort(cfg)
+    rng = random.Random(name)
+    bbb = cfg.block_bytes.bit_length() - 1
+    tb = max(1, (cfg.tag_entries - 1).bit_length())
+    BW = cfg.addr_width - bbb
+    seen = {"reads": 0, "wbs": 0, "held": 0, "wb_behind_read": 0, "full": 0}
+
+    async def bench(ctx):
+        queued = deque()                  # reads not yet taken by the port, in order
+        wb = None                         # the latched write-back
+        prev = None                       # (kind, payload) offered and not taken last cycle
+        for cycle in range(1500):
+            room = ctx.get(dut.read_room)
+            assert not (room and len(queued) > cfg.tag_entries - 1 + 1), cycle
+            seen["full"] += not room
+            read_en = room and rng.random() < 0.4
+            rd = {"block": rng.randrange(2 ** BW), "entry": rng.randrange(2 ** tb)}
+            fl_valid = rng.random() < 0.2
+            fl = {"entry": rng.randrange(2 ** tb), "block": rng.randrange(2 ** BW),
+                  "data": rng.getrandbits(8 * cfg.block_bytes), "mask": rng.getrandbits(cfg.block_bytes)}
+            rdy = rng.random() < ready
+            ctx.set(dut.read_en, read_en)
+            ctx.set(dut.read, rd)
+            ctx.set(dut.flush_valid, fl_valid)
+            ctx.set(dut.flush, fl)
+            ctx.set(dut.req.ready, rdy)
+            assert ctx.get(dut.wb_pending) == (wb is not None), cycle
+            fire = ctx.get(dut.flush_fire)
+            assert fire == (fl_valid and wb is None), cycle
+            valid = ctx.get(dut.req.valid)
+            p = ctx.get(dut.req.payload)
+            offered = None
+            if valid:
+                tag = p.tag
+                if p.write:
+                    assert wb is not None, cycle
+                    assert (tag & ((1 << tb) - 1), tag >> tb) == (wb["entry"], 1)
+                    assert p.addr == wb["block"] << bbb and p.wdata == wb["data"] and p.wmask == wb["mask"]
+                    assert prev is None or prev[0] == "wb", cycle      # a held read goes first
+                    offered = ("wb", wb["entry"])
+                else:
+                    assert queued, cycle
+                    assert (p.addr >> bbb, tag & ((1 << tb) - 1), tag >> tb) == (queued[0]["block"],
+                                                                                  queued[0]["entry"], 0), cycle
+                    assert wb is None or (prev is not None and prev[0] == "rd"), cycle  # write-backs go first
+                    seen["wb_behind_read"] += wb is not None
+                    offered = ("rd", queued[0]["entry"])
+                if prev is not None:
+                    assert offered == prev, cycle                         # the stream rule
+            else:
+                assert prev is None and wb is None, cycle
+            await ctx.tick()
+            prev = None
+            if valid and rdy:
+                if offered[0] == "wb":
+                    wb = None
+                    seen["wbs"] += 1
+                else:
+                    queued.popleft()
+                    seen["reads"] += 1
+            elif valid:
+                prev = offered
+                seen["held"] += 1
+            if fire:
+                wb = fl
+            if read_en:
+                queued.append(rd)
+        # drain: nothing lost
+        ctx.set(dut.read_en, 0)
+        ctx.set(dut.flush_valid, 0)
+        ctx.set(dut.req.ready, 1)
+        for _ in range(cfg.tag_entries + 4):
+            if ctx.get(dut.req.valid):
+                if ctx.get(dut.req.payload).write:
+                    wb = None
+                else:
+                    queued.popleft()
+            await ctx.tick()
+        assert not queued and wb is None
+
+    simulate(dut, bench)
+    assert seen["reads"] > 100 and seen["wbs"] > 20
+    if ready < 1:
+        assert seen["held"] and seen["full"] and seen["wb_behind_read"]
