@@ -33,6 +33,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from golden.mff import MFF_OPS, MFFConfig
 from ..mem.port import MemPortSignature
+from .jobs import JobTable
 from .port import MemoryPort
 from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St, WorkRegister
 
@@ -80,26 +81,15 @@ class MFF(wiring.Component):
         tb = max(1, ceil_log2(T))
         jb = max(1, ceil_log2(J))
         NIL = R                            # "no register"
-        CW = c.size_width + 6              # outstanding elements of a job
         TW = c.target_width
 
         # ---------------------------------------------------------------- jobs
-        j_valid = Signal(J)
-        j_warp = [Signal(c.warp_bits, name=f"j_warp{k}") for k in range(J)]
-        j_cbase = [Signal(AW, name=f"j_cbase{k}") for k in range(J)]
-        j_vbase = [Signal(AW, name=f"j_vbase{k}") for k in range(J)]
-        j_v8 = Signal(J)
-        j_scatter = Signal(J)
-        j_issued = Signal(J)               # the command's last entry is issued
-        j_err = Signal(J)
-        j_out = [Signal(CW, name=f"j_out{k}") for k in range(J)]
-        j_inc = Signal(J)                  # an element of job k issued this cycle
-        j_dec = Signal(J)                  # an element of job k finished this cycle
-        j_err_set = Signal(J)              # errors found this cycle
-        j_err_clr = Signal(J)              # a job entry taken by a new command this cycle
-        m.d.sync += j_err.eq((j_err | j_err_set) & ~j_err_clr)
-        for k in range(J):
-            m.d.sync += j_out[k].eq(j_out[k] + j_inc[k] - j_dec[k])
+        m.submodules.jobs = jobs = JobTable(c)
+        j_valid, j_v8, j_scatter, j_err = jobs.valid, jobs.v8, jobs.scatter, jobs.err
+        j_warp = [jobs.warp[k] for k in range(J)]
+        j_vbase = [jobs.vbase[k] for k in range(J)]
+        j_cbase = [jobs.cbase[k] for k in range(J)]
+        j_inc, j_dec, j_err_set = jobs.inc, jobs.dec, jobs.err_set
 
         # ---------------------------------------------------------------- registers
         m.submodules.regs = regs = memory.Memory(shape=WorkRegister(c), depth=R, init=[])
@@ -329,11 +319,7 @@ class MFF(wiring.Component):
         cur_scatter = Signal()
         in_cmd = Signal()                  # between a command's first and last entries
         cmd_job = Signal(jb)
-        free_job = Signal(jb)
-        have_job = Signal()
-        for k in reversed(range(J)):
-            with m.If(~j_valid[k]):
-                m.d.comb += [free_job.eq(k), have_job.eq(1)]
+        free_job, have_job = jobs.free_job, jobs.have_job
         idle = Signal()
         m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & (t_walk == 0) & ~walking &
                             (t_writing == 0) & ~in_cmd)
@@ -350,13 +336,10 @@ class MFF(wiring.Component):
                          cur_last.eq(cmd.p.last), cur_scatter.eq(cmd.p.op == MFF_OPS["scatter"]),
                          cur_left.eq(Mux(cmd.p.op == MFF_OPS["scatter"], cmd.p.size != 0, cmd.p.size)),
                          in_cmd.eq(~cmd.p.last), cmd_job.eq(new_job)]
-            with m.If(~in_cmd):
-                for k in range(J):
-                    with m.If(free_job == k):
-                        m.d.sync += [j_valid[k].eq(1), j_warp[k].eq(cmd.p.warp), j_cbase[k].eq(cmd.p.cbase),
-                                     j_vbase[k].eq(cmd.p.vbase), j_v8[k].eq(cmd.p.vsize8),
-                                     j_scatter[k].eq(cmd.p.op == MFF_OPS["scatter"]), j_issued[k].eq(0)]
-                        m.d.comb += j_err_clr.eq(1 << k)
+            m.d.comb += jobs.take.eq(~in_cmd)
+        m.d.comb += [jobs.take_job.eq(free_job), jobs.take_p.warp.eq(cmd.p.warp), jobs.take_p.cbase.eq(cmd.p.cbase),
+                     jobs.take_p.vbase.eq(cmd.p.vbase), jobs.take_p.v8.eq(cmd.p.vsize8),
+                     jobs.take_p.scatter.eq(cmd.p.op == MFF_OPS["scatter"])]
         # Invalidate: when idle, forget every line, then report completion.
         inval_warp = Signal(c.warp_bits)
         with m.If(cmd_fire & is_inval):
@@ -390,10 +373,8 @@ class MFF(wiring.Component):
                 m.d.comb += freeq.r_stream.ready.eq(1)
         with m.If(cur_v & ((cur_left == 0) | (issue & (cur_left == 1)))):
             m.d.sync += cur_v.eq(0)
-            with m.If(cur_last):
-                for k in range(J):
-                    with m.If(cur_job == k):
-                        m.d.sync += j_issued[k].eq(1)
+            m.d.comb += jobs.issue_last.eq(cur_last)
+        m.d.comb += jobs.issue_job.eq(cur_job)
 
         # ---------------------------------------------------------------- walk start
         wsel = Signal(tb)
@@ -470,9 +451,8 @@ class MFF(wiring.Component):
             with m.If(dirty_any[k]):
                 m.d.comb += flush_entry.eq(k)
         m.d.comb += flush_valid.eq(flushing & dirty_any.any())
-        finished = Signal(J)
-        for k in range(J):
-            m.d.comb += finished[k].eq(j_valid[k] & j_issued[k] & (j_out[k] == 0) & ~(cur_v & (cur_job == k)))
+        finished = jobs.finished
+        m.d.comb += jobs.issuing.eq(Mux(cur_v, 1 << cur_job, 0))
         scatter_fin = finished & j_scatter
         # Dirty lines are written back when a scatter command has finished, and also
         # whenever no entry can be taken: a dirty entry is never a victim, so a
@@ -500,10 +480,8 @@ class MFF(wiring.Component):
             m.d.comb += [done.valid.eq(d_locked | ready_jobs.any()), done.p.warp.eq(Array(j_warp)[dsel]),
                          done.p.error.eq(j_err.bit_select(dsel, 1))]
             m.d.sync += [d_locked.eq(done.valid & ~done.ready), d_held.eq(dsel)]
-            with m.If(done.valid & done.ready):
-                for k in range(J):
-                    with m.If(dsel == k):
-                        m.d.sync += j_valid[k].eq(0)
+            m.d.comb += jobs.release.eq(done.valid & done.ready)
+        m.d.comb += jobs.release_job.eq(dsel)
         offered = Signal(J)                # the job whose completion is offered this cycle
         with m.If(done.valid & ~inval_done):
             m.d.comb += offered.eq(1 << dsel)

@@ -3,7 +3,8 @@ Unit", "How MFF Unit Works"; docs/mff.md, "Structure") alone under Amaranth's
 simulator, each against an independent expectation written here in plain Python
 (a deque, a dict, the slides' rules), never against the RTL itself: the memory
 port (block reads in order, write-backs first unless a read is held, the stream
-rule under back-pressure).
+rule under back-pressure), the job entries (commands taking free entries, elements
+outstanding, finished, errors, completions).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -17,6 +18,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from golden.mff import MFFConfig
+from hw.mff.jobs import JobTable
 from hw.mff.port import MemoryPort
 
 TINY = MFFConfig.preset("tiny")
@@ -126,3 +128,79 @@ def test_memory_port_orders_reads_and_write_backs(name, cfg, ready):
     assert seen["reads"] > 100 and seen["wbs"] > 20
     if ready < 1:
         assert seen["held"] and seen["full"] and seen["wb_behind_read"]
+
+
+# ---------------------------------------------------------------------- JobTable
+@pytest.mark.parametrize("jobs", [1, 2, 4, 8])
+def test_job_table_tracks_commands(jobs):
+    """Random commands taking the lowest free entry, elements issued and finished
+    (several entries in one cycle), last entries issued, errors, completions taken,
+    against a dict per entry: an entry is finished when it is valid, its last entry
+    is issued, no element is outstanding and its elements are not being issued; a
+    new command clears the entry's error flag (in the cycle another error is set)."""
+    cfg = replace(TINY, job_entries=jobs)
+    dut = JobTable(cfg)
+    rng = random.Random(jobs)
+    seen = {"finished": 0, "full": 0, "errors": 0, "clear_vs_set": 0}
+
+    async def bench(ctx):
+        ent = {}                          # entry -> {"p", "issued", "out", "err"}
+        errs = [0] * jobs                 # error flags (kept past the release)
+        for cycle in range(600):
+            free = [k for k in range(jobs) if k not in ent]
+            assert ctx.get(dut.have_job) == bool(free), cycle
+            if free:
+                assert ctx.get(dut.free_job) == free[0], cycle
+            seen["full"] += not free
+            issuing = rng.choice([None] + list(ent)) if ent else None
+            fin = {k for k, e in ent.items() if e["issued"] and e["out"] == 0 and k != issuing}
+            ctx.set(dut.issuing, 0 if issuing is None else 1 << issuing)
+            assert ctx.get(dut.valid) == sum(1 << k for k in ent), cycle
+            assert ctx.get(dut.finished) == sum(1 << k for k in fin), cycle
+            assert ctx.get(dut.err) == sum(v << k for k, v in enumerate(errs)), cycle
+            assert ctx.get(dut.issued) & ctx.get(dut.valid) == sum(1 << k for k, e in ent.items() if e["issued"])
+            for k, e in ent.items():
+                assert (ctx.get(dut.warp[k]), ctx.get(dut.cbase[k]), ctx.get(dut.vbase[k]), ctx.get(dut.v8) >> k & 1,
+                        ctx.get(dut.scatter) >> k & 1) == e["p"], cycle
+            seen["finished"] += bool(fin)
+            take = bool(free) and rng.random() < 0.3
+            p = (rng.randrange(2 ** cfg.warp_bits), rng.getrandbits(cfg.addr_width), rng.getrandbits(cfg.addr_width),
+                 rng.randrange(2), rng.randrange(2))
+            ctx.set(dut.take, take)
+            ctx.set(dut.take_job, free[0] if free else 0)
+            ctx.set(dut.take_p, dict(zip(("warp", "cbase", "vbase", "v8", "scatter"), p)))
+            inc = dec = 0
+            for k, e in ent.items():
+                if not e["issued"] and rng.random() < 0.5:
+                    inc |= 1 << k
+                if e["out"] and rng.random() < 0.4:
+                    dec |= 1 << k
+            ctx.set(dut.inc, inc)
+            ctx.set(dut.dec, dec)
+            last = [k for k, e in ent.items() if not e["issued"]]
+            il = rng.choice(last) if last and rng.random() < 0.2 else None
+            ctx.set(dut.issue_last, il is not None)
+            ctx.set(dut.issue_job, il if il is not None else rng.randrange(jobs))
+            es = rng.getrandbits(jobs) if rng.random() < 0.1 else 0
+            ctx.set(dut.err_set, es)
+            rel = rng.choice(sorted(fin)) if fin and rng.random() < 0.5 else None
+            ctx.set(dut.release, rel is not None)
+            ctx.set(dut.release_job, rel if rel is not None else rng.randrange(jobs))
+            await ctx.tick()
+            for k in range(jobs):
+                if es >> k & 1:
+                    errs[k] = 1
+                    seen["errors"] += 1
+            for k, e in ent.items():
+                e["out"] += (inc >> k & 1) - (dec >> k & 1)
+            if il is not None:
+                ent[il]["issued"] = True
+            if rel is not None:
+                del ent[rel]
+            if take:
+                ent[free[0]] = {"p": p, "issued": False, "out": 0}
+                seen["clear_vs_set"] += es >> free[0] & 1
+                errs[free[0]] = 0
+
+    simulate(dut, bench)
+    assert seen["finished"] and seen["full"] and seen["errors"]
