@@ -27,7 +27,7 @@ Dirty lines (scatter bits) are written back when a scatter command has finished,
 and whenever no entry can be taken (a dirty entry is never a victim).
 """
 from amaranth import *
-from amaranth.lib import data, fifo, memory, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -35,7 +35,8 @@ from golden.mff import MFF_OPS, MFFConfig
 from ..mem.port import MemPortSignature
 from .jobs import JobTable
 from .port import MemoryPort
-from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St, WorkRegister
+from .registers import WorkRegisters
+from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St
 
 __all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
 
@@ -92,13 +93,8 @@ class MFF(wiring.Component):
         j_inc, j_dec, j_err_set = jobs.inc, jobs.dec, jobs.err_set
 
         # ---------------------------------------------------------------- registers
-        m.submodules.regs = regs = memory.Memory(shape=WorkRegister(c), depth=R, init=[])
-        reg_w = regs.write_port()
-        reg_r = regs.read_port(domain="comb")
-        m.submodules.freeq = freeq = fifo.SyncFIFOBuffered(width=rb, depth=R)
-        fresh = Signal(range(R + 1))
-        m.submodules.retryq = retryq = fifo.SyncFIFOBuffered(width=rb, depth=R)
-        in_use = Signal(range(R + 1))      # registers allocated
+        m.submodules.work = work = WorkRegisters(c)
+        in_use = work.in_use               # registers allocated
 
         # ---------------------------------------------------------------- tag unit
         t_valid = Signal(T)
@@ -216,22 +212,18 @@ class MFF(wiring.Component):
         walking = Signal()
         walk_reg = Signal(rb + 1, init=NIL)
         spad = self.spad
-        free_en = Signal()
-        free_reg = Signal(rb)
-        m.d.comb += [freeq.w_stream.valid.eq(free_en), freeq.w_stream.payload.eq(free_reg)]
-        retry_push = Signal()
-        retry_reg = Signal(rb)
-        m.d.comb += [retryq.w_stream.valid.eq(retry_push), retryq.w_stream.payload.eq(retry_reg)]
+        free_en, free_reg = work.free, work.free_reg
+        retry_push, retry_reg = work.retry_push, work.retry_reg
 
         # Which register is processed: the walk's, else the retry queue's head.
         proc_walk = Signal()
         proc_retry = Signal()
         pr = Signal(rb)
         m.d.comb += [proc_walk.eq(walking & (walk_reg != NIL)),
-                     proc_retry.eq(~proc_walk & retryq.r_stream.valid & have_victim)]
-        m.d.comb += pr.eq(Mux(proc_walk, walk_reg[:rb], retryq.r_stream.payload))
-        m.d.comb += reg_r.addr.eq(pr)
-        rg = reg_r.data
+                     proc_retry.eq(~proc_walk & work.retry_valid & have_victim)]
+        m.d.comb += pr.eq(Mux(proc_walk, walk_reg[:rb], work.retry_head))
+        m.d.comb += work.r_addr.eq(pr)
+        rg = work.r_data
         job = rg.job
         jv8 = j_v8.bit_select(job, 1)
         vsh = Mux(jv8, 3, 2)
@@ -353,8 +345,7 @@ class MFF(wiring.Component):
         iss_hit, iss_idx = lookup(el_addr[bbb:], "iss")
         have_reg = Signal()
         new_reg = Signal(rb)
-        m.d.comb += [have_reg.eq((fresh < R) | freeq.r_stream.valid),
-                     new_reg.eq(Mux(fresh < R, fresh, freeq.r_stream.payload))]
+        m.d.comb += [have_reg.eq(work.have_reg), new_reg.eq(work.new_reg)]
         issue_try = Signal()
         issue = Signal()
         m.d.comb += issue_try.eq(cur_v & (cur_left != 0) & have_reg & ~(proc_walk | proc_retry) & ~walk_start)
@@ -367,10 +358,7 @@ class MFF(wiring.Component):
         with m.If(issue):
             m.d.sync += [cur_left.eq(cur_left - 1), cur_cidx.eq(cur_cidx + 1),
                          cur_target.eq(cur_target + Mux(j_v8.bit_select(cur_job, 1), 8, 4))]
-            with m.If(fresh < R):
-                m.d.sync += fresh.eq(fresh + 1)
-            with m.Else():
-                m.d.comb += freeq.r_stream.ready.eq(1)
+            m.d.comb += work.alloc.eq(1)
         with m.If(cur_v & ((cur_left == 0) | (issue & (cur_left == 1)))):
             m.d.sync += cur_v.eq(0)
             m.d.comb += jobs.issue_last.eq(cur_last)
@@ -383,9 +371,9 @@ class MFF(wiring.Component):
         for k in reversed(range(T)):
             with m.If(t_walk[k]):
                 m.d.comb += wsel.eq(k)
-        m.d.comb += [walk_start.eq(~walking & any_walk & ~retryq.r_stream.valid),
+        m.d.comb += [walk_start.eq(~walking & any_walk & ~work.retry_valid),
                      walk_entry.eq(wsel)]
-        with m.If(~walking & any_walk & retryq.r_stream.valid & ~have_victim):
+        with m.If(~walking & any_walk & work.retry_valid & ~have_victim):
             m.d.comb += walk_start.eq(1)
         with m.If(walk_start):
             m.d.sync += [walking.eq(1), cur_walk.eq(wsel), walk_reg.eq(Array(t_head)[wsel])]
@@ -398,7 +386,7 @@ class MFF(wiring.Component):
                     m.d.comb += walk_done_entry.eq(1)
                     m.d.sync += walking.eq(0)
             with m.Else():
-                m.d.comb += retryq.r_stream.ready.eq(1)
+                m.d.comb += work.retry_pop.eq(1)
             with m.If(deliver | set_bit):
                 m.d.comb += [free_en.eq(1), free_reg.eq(pr)]
                 m.d.comb += j_dec.eq(1 << job)
@@ -410,37 +398,36 @@ class MFF(wiring.Component):
                              dirty_en.eq(1), dirty_entry.eq(cur_walk), dirty_or.eq(1 << bytepos)]
             with m.If(link):
                 m.d.comb += [link_en.eq(1), link_entry.eq(need_idx), link_reg.eq(pr)]
-                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(new_st), reg_w.data.job.eq(job),
-                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(need_addr),
-                             reg_w.data.next.eq(Array(t_head)[need_idx])]
+                m.d.comb += [work.w_en.eq(1), work.w_addr.eq(pr), work.w_data.st.eq(new_st), work.w_data.job.eq(job),
+                             work.w_data.target.eq(rg.target), work.w_data.addr.eq(need_addr),
+                             work.w_data.next.eq(Array(t_head)[need_idx])]
             with m.If(alloc):
                 m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(need_addr[bbb:]),
                              alloc_reg.eq(pr), req_valid_read.eq(1), req_block.eq(need_addr[bbb:]),
                              req_tag.eq(victim)]
-                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(new_st), reg_w.data.job.eq(job),
-                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(need_addr),
-                             reg_w.data.next.eq(NIL)]
+                m.d.comb += [work.w_en.eq(1), work.w_addr.eq(pr), work.w_data.st.eq(new_st), work.w_data.job.eq(job),
+                             work.w_data.target.eq(rg.target), work.w_data.addr.eq(need_addr),
+                             work.w_data.next.eq(NIL)]
             with m.If(retry):
                 m.d.comb += [retry_push.eq(1), retry_reg.eq(pr)]
-                m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(pr), reg_w.data.st.eq(_St.V), reg_w.data.job.eq(job),
-                             reg_w.data.target.eq(rg.target), reg_w.data.addr.eq(vaddr),
-                             reg_w.data.next.eq(NIL)]
+                m.d.comb += [work.w_en.eq(1), work.w_addr.eq(pr), work.w_data.st.eq(_St.V), work.w_data.job.eq(job),
+                             work.w_data.target.eq(rg.target), work.w_data.addr.eq(vaddr),
+                             work.w_data.next.eq(NIL)]
             with m.If(data_err):
                 m.d.comb += j_err_set.eq(1 << job)
         with m.If(issue):
             st = Mux(cur_scatter, _St.S, _St.C)
             tgt = Mux(cur_scatter, cur_cidx[:3], cur_target)
-            m.d.comb += [reg_w.en.eq(1), reg_w.addr.eq(new_reg), reg_w.data.st.eq(st), reg_w.data.job.eq(cur_job),
-                         reg_w.data.target.eq(tgt), reg_w.data.addr.eq(el_addr),
+            m.d.comb += [work.w_en.eq(1), work.w_addr.eq(new_reg), work.w_data.st.eq(st), work.w_data.job.eq(cur_job),
+                         work.w_data.target.eq(tgt), work.w_data.addr.eq(el_addr),
                          j_inc.eq(1 << cur_job)]
             with m.If(iss_alloc):
                 m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(el_addr[bbb:]),
                              alloc_reg.eq(new_reg), req_valid_read.eq(1), req_block.eq(el_addr[bbb:]),
-                             req_tag.eq(victim), reg_w.data.next.eq(NIL)]
+                             req_tag.eq(victim), work.w_data.next.eq(NIL)]
             with m.Else():
                 m.d.comb += [link_en.eq(1), link_entry.eq(iss_idx), link_reg.eq(new_reg),
-                             reg_w.data.next.eq(Array(t_head)[iss_idx])]
-        m.d.sync += in_use.eq(in_use + issue - free_en)
+                             work.w_data.next.eq(Array(t_head)[iss_idx])]
 
         # ---------------------------------------------------------------- flush (scatter) and completion
         flushing = Signal()

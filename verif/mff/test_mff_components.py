@@ -4,7 +4,8 @@ simulator, each against an independent expectation written here in plain Python
 (a deque, a dict, the slides' rules), never against the RTL itself: the memory
 port (block reads in order, write-backs first unless a read is held, the stream
 rule under back-pressure), the job entries (commands taking free entries, elements
-outstanding, finished, errors, completions).
+outstanding, finished, errors, completions), the work registers (the pool: never-used
+registers first, then freed ones in order; the memory; the retry queue).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -19,7 +20,9 @@ from amaranth.sim import Simulator
 
 from golden.mff import MFFConfig
 from hw.mff.jobs import JobTable
+from hw.mff.layouts import widths
 from hw.mff.port import MemoryPort
+from hw.mff.registers import WorkRegisters
 
 TINY = MFFConfig.preset("tiny")
 DEFAULT = MFFConfig.preset("default")
@@ -204,3 +207,78 @@ def test_job_table_tracks_commands(jobs):
 
     simulate(dut, bench)
     assert seen["finished"] and seen["full"] and seen["errors"]
+
+
+# ---------------------------------------------------------------------- WorkRegisters
+@pytest.mark.parametrize("regs", [4, 8, 32])
+def test_work_registers_pool_memory_and_retry_queue(regs):
+    """Random allocations, frees, writes, reads and retries against a dict (the
+    memory) and two deques: registers come out of the pool never-used first (0, 1,
+    ...), then in the order they were freed, each at most two cycles after its free
+    (the queue's latency); ``in_use`` counts them; the retry queue gives back what
+    was pushed, in order, within two cycles."""
+    cfg = replace(TINY, work_registers=regs, tag_entries=2)
+    dut = WorkRegisters(cfg)
+    rng = random.Random(regs)
+    TW, AW = cfg.target_width, cfg.addr_width
+    seen = {"dry": 0, "reuse": 0, "retries": 0}
+
+    async def bench(ctx):
+        mem = {}
+        fresh = deque(range(regs))
+        freed = deque()                   # (register, cycle freed)
+        used = set()
+        retry = deque()                   # (register, cycle pushed)
+        for cycle in range(800):
+            avail = list(fresh) + [r for r, _ in freed]
+            have = ctx.get(dut.have_reg)
+            late = freed and not fresh and cycle - freed[0][1] >= 2
+            assert have == bool(fresh) or (have and freed) or (not have and not late), cycle
+            if have:
+                assert ctx.get(dut.new_reg) == avail[0], cycle
+            seen["dry"] += not avail
+            assert ctx.get(dut.in_use) == len(used), cycle
+            rv = ctx.get(dut.retry_valid)
+            assert not rv or ctx.get(dut.retry_head) == retry[0][0], cycle
+            assert rv or not retry or cycle - retry[0][1] < 2, cycle
+            raddr = rng.randrange(regs)
+            ctx.set(dut.r_addr, raddr)
+            if raddr in mem:
+                r = ctx.get(dut.r_data)
+                assert (r.st.value, r.job, r.target, r.addr, r.next) == mem[raddr], cycle
+            phase = (cycle // (3 * regs)) % 2     # taking, then giving back
+            alloc = have and rng.random() < (0.7 if phase == 0 else 0.3)
+            free = rng.choice(sorted(used)) if used and rng.random() < (0.2 if phase == 0 else 0.7) else None
+            ctx.set(dut.alloc, alloc)
+            ctx.set(dut.free, free is not None)
+            ctx.set(dut.free_reg, free if free is not None else 0)
+            w = rng.random() < 0.5
+            wa = rng.randrange(regs)
+            wd = (rng.randrange(3), rng.randrange(2 ** widths(cfg).jb), rng.randrange(2 ** TW),
+                  rng.randrange(2 ** AW), rng.randrange(regs + 1))
+            ctx.set(dut.w_en, w)
+            ctx.set(dut.w_addr, wa)
+            ctx.set(dut.w_data, dict(zip(("st", "job", "target", "addr", "next"), wd)))
+            push = len(retry) < regs - 1 and rng.random() < 0.3
+            pr = rng.randrange(regs)
+            ctx.set(dut.retry_push, push)
+            ctx.set(dut.retry_reg, pr)
+            pop = rv and rng.random() < 0.5
+            ctx.set(dut.retry_pop, pop)
+            await ctx.tick()
+            if w:
+                mem[wa] = wd
+            if alloc:
+                seen["reuse"] += not fresh
+                used.add(fresh.popleft() if fresh else freed.popleft()[0])
+            if free is not None:
+                used.discard(free)
+                freed.append((free, cycle + 1))
+            if pop:
+                retry.popleft()
+                seen["retries"] += 1
+            if push:
+                retry.append((pr, cycle + 1))
+
+    simulate(dut, bench)
+    assert seen["dry"] and seen["reuse"] and seen["retries"] > 50
