@@ -27,7 +27,7 @@ Dirty lines (scatter bits) are written back when a scatter command has finished,
 and whenever no entry can be taken (a dirty entry is never a victim).
 """
 from amaranth import *
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
@@ -36,6 +36,7 @@ from ..mem.port import MemPortSignature
 from .jobs import JobTable
 from .port import MemoryPort
 from .registers import WorkRegisters
+from .tags import TagUnit
 from .layouts import MFFCommandLayout, MFFDone, MFFSpadWrite, RegState as _St
 
 __all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
@@ -77,7 +78,6 @@ class MFF(wiring.Component):
         R, T, J, BB = c.work_registers, c.tag_entries, c.job_entries, c.block_bytes
         AW = c.addr_width
         bbb = exact_log2(BB)
-        BW = AW - bbb                      # block number width
         rb = ceil_log2(R)
         tb = max(1, ceil_log2(T))
         jb = max(1, ceil_log2(J))
@@ -97,116 +97,23 @@ class MFF(wiring.Component):
         in_use = work.in_use               # registers allocated
 
         # ---------------------------------------------------------------- tag unit
-        t_valid = Signal(T)
-        t_ready = Signal(T)
-        t_err = Signal(T)
-        t_walk = Signal(T)                 # has a list waiting for the walker
-        t_walking = Signal(T)              # being walked now
-        t_writing = Signal(T)              # write-back in flight
-        t_block = [Signal(BW, name=f"t_block{k}") for k in range(T)]
-        t_head = [Signal(rb + 1, name=f"t_head{k}", init=NIL) for k in range(T)]
-        t_dirty = [Signal(BB, name=f"t_dirty{k}") for k in range(T)]
-        m.submodules.lines = lines = memory.Memory(shape=8 * BB, depth=T, init=[])
-        fill_w = lines.write_port()        # responses
-        or_w = lines.write_port()          # scatter bits
-        line_a = lines.read_port(domain="comb")
-        line_b = lines.read_port(domain="comb")
-
-        def lookup(block, name):
-            hit = Signal(name=f"{name}_hit")
-            idx = Signal(tb, name=f"{name}_idx")
-            for k in reversed(range(T)):
-                with m.If(t_valid[k] & (t_block[k] == block)):
-                    m.d.comb += [hit.eq(1), idx.eq(k)]
-            return hit, idx
-
-        # A victim: an invalid entry, else a ready one nobody waits on (round robin).
-        evictable = Signal(T)
-        for k in range(T):
-            m.d.comb += evictable[k].eq(~t_valid[k] | (t_ready[k] & (t_head[k] == NIL) & ~t_walk[k] &
-                                                       ~t_walking[k] & ~t_writing[k] & (t_dirty[k] == 0)))
-        vptr = Signal(tb)
-        have_victim = Signal()
-        victim = Signal(tb)
-        m.d.comb += have_victim.eq(evictable.any())
-        for d in reversed(range(T)):
-            cand = Mux(vptr + d >= T, vptr + d - T, vptr + d).as_unsigned()[:tb]
-            with m.If(evictable.bit_select(cand, 1)):
-                m.d.comb += victim.eq(cand)
+        m.submodules.tags = tags = TagUnit(c)
+        wiring.connect(m, wiring.flipped(self.mem.resp), tags.resp)
+        have_victim, victim, t_head_need, t_head_iss = tags.have_victim, tags.victim, tags.need_head, tags.iss_head
 
         # ---------------------------------------------------------------- memory port
         m.submodules.port = port = MemoryPort(c)
         wiring.connect(m, port.req, wiring.flipped(self.mem.req))
-        req_valid_read = port.read_en
-        req_block = port.read.block
-        req_tag = port.read.entry
         port_free = port.read_room
-        wb_valid = port.wb_pending
-        flush_valid = port.flush_valid     # latch a dirty entry into the write buffer
-        flush_entry = port.flush.entry
-        line_c = lines.read_port(domain="comb")
-        m.d.comb += line_c.addr.eq(flush_entry)
-        flush_fire = port.flush_fire
-        m.d.comb += [port.flush.block.eq(Array(t_block)[flush_entry]), port.flush.data.eq(line_c.data),
-                     port.flush.mask.eq(Array(t_dirty)[flush_entry])]
+        m.d.comb += [port.flush.eq(tags.flush), tags.flush_fire.eq(port.flush_fire)]
 
-        # ---------------------------------------------------------------- tag-entry updates
-        # Collected per entry and applied once, so that a response and a link in the
-        # same cycle combine.
-        link_en = Signal()
-        link_entry = Signal(tb)
-        link_reg = Signal(rb)
-        alloc_en = Signal()
-        alloc_entry = Signal(tb)
-        alloc_block = Signal(BW)
-        alloc_reg = Signal(rb)
-        resp = self.mem.resp
-        m.d.comb += resp.ready.eq(1)
-        resp_read = resp.valid & ~resp.p.tag[tb]
-        resp_write = resp.valid & resp.p.tag[tb]
-        resp_entry = resp.p.tag[:tb]
-        m.d.comb += [fill_w.addr.eq(resp_entry), fill_w.data.eq(Mux(resp.p.error, 0, resp.p.rdata)),
-                     fill_w.en.eq(Mux(resp_read, 2 ** len(fill_w.en) - 1, 0))]
-        walk_start = Signal()
-        walk_entry = Signal(tb)
-        walk_done_entry = Signal()         # the current walk's list ended this cycle
+        link_en, link_entry, link_reg = tags.link_en, tags.link_entry, tags.link_reg
+        alloc_en, alloc_entry, alloc_block, alloc_reg = tags.alloc_en, tags.alloc_entry, tags.alloc_block, tags.alloc_reg
+        req_valid_read, req_block, req_tag = port.read_en, port.read.block, port.read.entry
+        walk_start = tags.walk_start
+        walk_done_entry = tags.walk_done   # the current walk's list ended this cycle
         cur_walk = Signal(tb)
-        dirty_or = Signal(BB)
-        dirty_entry = Signal(tb)
-        dirty_en = Signal()
-        for k in range(T):
-            head_next = Signal(rb + 1, name=f"head_next{k}")
-            m.d.comb += head_next.eq(t_head[k])
-            with m.If(walk_start & (walk_entry == k)):
-                m.d.comb += head_next.eq(NIL)
-            with m.If(link_en & (link_entry == k)):
-                m.d.comb += head_next.eq(link_reg)
-            with m.If(alloc_en & (alloc_entry == k)):
-                m.d.comb += head_next.eq(alloc_reg)
-            m.d.sync += t_head[k].eq(head_next)
-            ready_next = Signal(name=f"ready_next{k}")
-            m.d.comb += ready_next.eq(t_ready[k] | (resp_read & (resp_entry == k)))
-            with m.If(alloc_en & (alloc_entry == k)):
-                m.d.comb += ready_next.eq(0)
-            m.d.sync += t_ready[k].eq(ready_next)
-            with m.If(resp_read & (resp_entry == k)):
-                m.d.sync += t_err[k].eq(resp.p.error)
-            with m.If(alloc_en & (alloc_entry == k)):
-                m.d.sync += [t_valid[k].eq(1), t_block[k].eq(alloc_block), t_err[k].eq(0)]
-            # An entry with data and a list is walked (again if it is being walked).
-            m.d.sync += t_walk[k].eq(ready_next & (head_next != NIL))
-            with m.If(walk_start & (walk_entry == k)):
-                m.d.sync += t_walking[k].eq(1)
-            with m.If(walk_done_entry & (cur_walk == k)):
-                m.d.sync += t_walking[k].eq(0)
-            with m.If(flush_fire & (flush_entry == k)):
-                m.d.sync += [t_writing[k].eq(1), t_dirty[k].eq(0)]
-            with m.If(resp_write & (resp_entry == k)):
-                m.d.sync += t_writing[k].eq(0)
-            with m.If(dirty_en & (dirty_entry == k)):
-                m.d.sync += t_dirty[k].eq(Mux(flush_fire & (flush_entry == k), 0, t_dirty[k]) | dirty_or)
-        with m.If(alloc_en):
-            m.d.sync += vptr.eq(Mux(alloc_entry == T - 1, 0, alloc_entry + 1))
+        m.d.comb += tags.walk_cur.eq(cur_walk)
 
         # ---------------------------------------------------------------- the event processor
         walking = Signal()
@@ -228,11 +135,10 @@ class MFF(wiring.Component):
         jv8 = j_v8.bit_select(job, 1)
         vsh = Mux(jv8, 3, 2)
         # Data of the block this register waited on (walk only).
-        m.d.comb += line_a.addr.eq(cur_walk)
         off = Signal(bbb)
         m.d.comb += off.eq(rg.addr[:bbb])
         word = Signal(64)
-        m.d.comb += word.eq(line_a.data >> (off * 8))
+        m.d.comb += word.eq(tags.walk_line >> (off * 8))
         cval = word[:32]
         # A C register becomes a V register: V[c].
         vaddr = Signal(AW)
@@ -240,11 +146,10 @@ class MFF(wiring.Component):
         # The block this event needs: V's block (walked C register), or the register's own (retry).
         need_addr = Signal(AW)
         m.d.comb += need_addr.eq(Mux(proc_walk & (rg.st == _St.C), vaddr, rg.addr))
-        need_hit, need_idx = lookup(need_addr[bbb:], "need")
-        need_ready = t_ready.bit_select(need_idx, 1)
-        m.d.comb += line_b.addr.eq(need_idx)
+        m.d.comb += tags.need_block.eq(need_addr[bbb:])
+        need_hit, need_idx, need_ready = tags.need_hit, tags.need_idx, tags.need_ready
         vword = Signal(64)
-        m.d.comb += vword.eq(line_b.data >> (need_addr[:bbb] * 8))
+        m.d.comb += vword.eq(tags.need_line >> (need_addr[:bbb] * 8))
 
         # Outcomes of one event.
         spad_payload_v = Signal(64)
@@ -297,8 +202,7 @@ class MFF(wiring.Component):
         m.d.comb += advance.eq((proc_walk | proc_retry) & ~stall)
         # Error of the data used.
         data_err = Signal()
-        m.d.comb += data_err.eq((proc_walk & t_err.bit_select(cur_walk, 1)) |
-                                (deliver & (rg.st == _St.C) & t_err.bit_select(need_idx, 1)))
+        m.d.comb += data_err.eq((proc_walk & tags.walk_err) | (deliver & (rg.st == _St.C) & tags.need_err))
 
         # ---------------------------------------------------------------- issue engine
         cmd = self.cmd
@@ -313,8 +217,8 @@ class MFF(wiring.Component):
         cmd_job = Signal(jb)
         free_job, have_job = jobs.free_job, jobs.have_job
         idle = Signal()
-        m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & (t_walk == 0) & ~walking &
-                            (t_writing == 0) & ~in_cmd)
+        m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & ~tags.walk_pending & ~walking &
+                            ~tags.writing & ~in_cmd)
         is_inval = cmd.p.op == MFF_OPS["invalidate"]
         inval_done = Signal()
         entry_ok = Signal()
@@ -335,14 +239,16 @@ class MFF(wiring.Component):
         # Invalidate: when idle, forget every line, then report completion.
         inval_warp = Signal(c.warp_bits)
         with m.If(cmd_fire & is_inval):
-            m.d.sync += [t_valid.eq(0), inval_done.eq(1), inval_warp.eq(cmd.p.warp)]
+            m.d.comb += tags.invalidate.eq(1)
+            m.d.sync += [inval_done.eq(1), inval_warp.eq(cmd.p.warp)]
 
         # New elements: a register per element, looked up in the tag unit.
         j_cb = Array(j_cbase)[cur_job]
         j_vb = Array(j_vbase)[cur_job]
         el_addr = Signal(AW)
         m.d.comb += el_addr.eq(Mux(cur_scatter, j_vb + (cur_cidx >> 3), j_cb + (cur_cidx << 2)))
-        iss_hit, iss_idx = lookup(el_addr[bbb:], "iss")
+        m.d.comb += tags.iss_block.eq(el_addr[bbb:])
+        iss_hit, iss_idx = tags.iss_hit, tags.iss_idx
         have_reg = Signal()
         new_reg = Signal(rb)
         m.d.comb += [have_reg.eq(work.have_reg), new_reg.eq(work.new_reg)]
@@ -365,18 +271,12 @@ class MFF(wiring.Component):
         m.d.comb += jobs.issue_job.eq(cur_job)
 
         # ---------------------------------------------------------------- walk start
-        wsel = Signal(tb)
-        any_walk = Signal()
-        m.d.comb += any_walk.eq(t_walk.any())
-        for k in reversed(range(T)):
-            with m.If(t_walk[k]):
-                m.d.comb += wsel.eq(k)
-        m.d.comb += [walk_start.eq(~walking & any_walk & ~work.retry_valid),
-                     walk_entry.eq(wsel)]
+        wsel, any_walk = tags.walk_sel, tags.walk_pending
+        m.d.comb += walk_start.eq(~walking & any_walk & ~work.retry_valid)
         with m.If(~walking & any_walk & work.retry_valid & ~have_victim):
             m.d.comb += walk_start.eq(1)
         with m.If(walk_start):
-            m.d.sync += [walking.eq(1), cur_walk.eq(wsel), walk_reg.eq(Array(t_head)[wsel])]
+            m.d.sync += [walking.eq(1), cur_walk.eq(wsel), walk_reg.eq(tags.walk_head)]
 
         # ---------------------------------------------------------------- apply the event
         with m.If(advance):
@@ -391,16 +291,12 @@ class MFF(wiring.Component):
                 m.d.comb += [free_en.eq(1), free_reg.eq(pr)]
                 m.d.comb += j_dec.eq(1 << job)
             with m.If(set_bit):
-                bytepos = rg.addr[:bbb]
-                m.d.comb += [or_w.addr.eq(cur_walk),
-                             or_w.data.eq(line_a.data | (1 << (Cat(rg.target[:3], bytepos)))),
-                             or_w.en.eq(2 ** len(or_w.en) - 1),
-                             dirty_en.eq(1), dirty_entry.eq(cur_walk), dirty_or.eq(1 << bytepos)]
+                m.d.comb += [tags.set_en.eq(1), tags.set_bit.eq(Cat(rg.target[:3], rg.addr[:bbb]))]
             with m.If(link):
                 m.d.comb += [link_en.eq(1), link_entry.eq(need_idx), link_reg.eq(pr)]
                 m.d.comb += [work.w_en.eq(1), work.w_addr.eq(pr), work.w_data.st.eq(new_st), work.w_data.job.eq(job),
                              work.w_data.target.eq(rg.target), work.w_data.addr.eq(need_addr),
-                             work.w_data.next.eq(Array(t_head)[need_idx])]
+                             work.w_data.next.eq(t_head_need)]
             with m.If(alloc):
                 m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(need_addr[bbb:]),
                              alloc_reg.eq(pr), req_valid_read.eq(1), req_block.eq(need_addr[bbb:]),
@@ -427,17 +323,11 @@ class MFF(wiring.Component):
                              req_tag.eq(victim), work.w_data.next.eq(NIL)]
             with m.Else():
                 m.d.comb += [link_en.eq(1), link_entry.eq(iss_idx), link_reg.eq(new_reg),
-                             work.w_data.next.eq(Array(t_head)[iss_idx])]
+                             work.w_data.next.eq(t_head_iss)]
 
         # ---------------------------------------------------------------- flush (scatter) and completion
         flushing = Signal()
-        dirty_any = Signal(T)
-        for k in range(T):
-            m.d.comb += dirty_any[k].eq((t_dirty[k] != 0) & ~t_writing[k])
-        for k in reversed(range(T)):
-            with m.If(dirty_any[k]):
-                m.d.comb += flush_entry.eq(k)
-        m.d.comb += flush_valid.eq(flushing & dirty_any.any())
+        m.d.comb += port.flush_valid.eq(flushing & tags.flush_pending)
         finished = jobs.finished
         m.d.comb += jobs.issuing.eq(Mux(cur_v, 1 << cur_job, 0))
         scatter_fin = finished & j_scatter
@@ -446,7 +336,7 @@ class MFF(wiring.Component):
         # scatter touching more blocks than there are entries would wait forever.
         m.d.comb += flushing.eq(scatter_fin.any() | ~have_victim)
         flushed = Signal()
-        m.d.comb += flushed.eq(~dirty_any.any() & (t_writing == 0) & ~wb_valid)
+        m.d.comb += flushed.eq(~tags.flush_pending & ~tags.writing & ~port.wb_pending)
         ready_jobs = Signal(J)
         m.d.comb += ready_jobs.eq(finished & (~j_scatter | Mux(flushed, (1 << J) - 1, 0)))
         dsel = Signal(jb)
@@ -472,7 +362,7 @@ class MFF(wiring.Component):
         offered = Signal(J)                # the job whose completion is offered this cycle
         with m.If(done.valid & ~inval_done):
             m.d.comb += offered.eq(1 << dsel)
-        with m.If(resp_write & resp.p.error):
+        with m.If(tags.resp_write_error):
             # A failed write-back: every scatter command in flight reports it, but for
             # one whose completion is offered: its own write-backs are all done (it was
             # ready only when flushed) and an offered payload must hold (stream rule).

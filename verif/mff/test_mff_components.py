@@ -5,7 +5,9 @@ simulator, each against an independent expectation written here in plain Python
 port (block reads in order, write-backs first unless a read is held, the stream
 rule under back-pressure), the job entries (commands taking free entries, elements
 outstanding, finished, errors, completions), the work registers (the pool: never-used
-registers first, then freed ones in order; the memory; the retry queue).
+registers first, then freed ones in order; the memory; the retry queue), the tag unit
+(lookups, victims in round robin, lists linked and handed to the walker, lines
+filled, scatter bits, dirty lines flushed, invalidation).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -23,6 +25,7 @@ from hw.mff.jobs import JobTable
 from hw.mff.layouts import widths
 from hw.mff.port import MemoryPort
 from hw.mff.registers import WorkRegisters
+from hw.mff.tags import TagUnit
 
 TINY = MFFConfig.preset("tiny")
 DEFAULT = MFFConfig.preset("default")
@@ -282,3 +285,169 @@ def test_work_registers_pool_memory_and_retry_queue(regs):
 
     simulate(dut, bench)
     assert seen["dry"] and seen["reuse"] and seen["retries"] > 50
+
+
+# ---------------------------------------------------------------------- TagUnit
+def _tag_expect(T, ents, vptr):
+    """The slides' rules on a list of entry dicts: lookups take the lowest match;
+    a victim is invalid, or ready with no list, not walked, not written back and
+    clean, the first from ``vptr`` on; the walker takes the lowest entry waiting;
+    the lowest dirty entry not being written back is flushed first."""
+    NIL = None
+    ev = [not e["valid"] or (e["ready"] and e["head"] is NIL and not e["walk"] and not e["walking"]
+                             and not e["writing"] and not e["dirty"]) for e in ents]
+    order = [(vptr + d) % T for d in range(T)]
+    victim = next((k for k in order if ev[k]), None)
+    walk = [k for k, e in enumerate(ents) if e["walk"]]
+    dirty = [k for k, e in enumerate(ents) if e["dirty"] and not e["writing"]]
+    return victim, (walk[0] if walk else None), (dirty[0] if dirty else None)
+
+
+@pytest.mark.parametrize("name,cfg", [("tiny", TINY), ("4 entries 64B", replace(TINY, tag_entries=4, block_bytes=64,
+                                                                                 work_registers=8)),
+                                      ("default", replace(DEFAULT, tag_entries=8))])
+def test_tag_unit_entries_lists_and_lines(name, cfg):
+    """A random environment that keeps the unit's contract (blocks allocated into
+    the victim, registers linked to valid entries, reads answered once after a
+    random delay, some with errors, walks started on the entry offered and ended,
+    scatter bits set in the walked line, dirty lines latched and their
+    write-backs answered, invalidations) against a list of entry dicts
+    updated by the slides' rules; every output is compared every cycle."""
+    dut = TagUnit(cfg)
+    w = widths(cfg)
+    T, NIL, BB = cfg.tag_entries, cfg.work_registers, cfg.block_bytes
+    rng = random.Random(name)
+    seen = {"alloc": 0, "link": 0, "walks": 0, "errors": 0, "bits": 0, "flushes": 0, "no_victim": 0, "inval": 0}
+
+    async def bench(ctx):
+        ents = [dict(valid=False, block=0, ready=False, err=False, head=None, dirty=0, walk=False, walking=False,
+                     writing=False, line=0) for _ in range(T)]
+        vptr = 0
+        reads = []                        # [due cycle, entry] outstanding reads
+        writes = []                       # [due cycle, entry] outstanding write-backs
+        cur = None                        # entry being walked
+        nreg = 0
+        for cycle in range(500):
+            victim, wsel, fsel = _tag_expect(T, ents, vptr)
+            present = [e["block"] for e in ents if e["valid"]]
+            nb = rng.choice(present) if present and rng.random() < 0.6 else rng.randrange(64)
+            ib = rng.choice(present) if present and rng.random() < 0.6 else rng.randrange(64)
+            ctx.set(dut.need_block, nb)
+            ctx.set(dut.iss_block, ib)
+            ctx.set(dut.walk_cur, cur if cur is not None else 0)
+            for blk, pre in ((nb, "need"), (ib, "iss")):
+                hits = [k for k, e in enumerate(ents) if e["valid"] and e["block"] == blk]
+                assert ctx.get(getattr(dut, f"{pre}_hit")) == bool(hits), cycle
+                if hits:
+                    k = hits[0]
+                    assert ctx.get(getattr(dut, f"{pre}_idx")) == k, cycle
+                    head = ents[k]["head"]
+                    assert ctx.get(getattr(dut, f"{pre}_head")) == (NIL if head is None else head), cycle
+                    if pre == "need":
+                        assert (ctx.get(dut.need_ready), ctx.get(dut.need_err)) == (ents[k]["ready"], ents[k]["err"])
+                        if ents[k]["ready"]:
+                            assert ctx.get(dut.need_line) == ents[k]["line"], cycle
+            assert ctx.get(dut.have_victim) == (victim is not None), cycle
+            if victim is not None:
+                assert ctx.get(dut.victim) == victim, cycle
+            seen["no_victim"] += victim is None
+            assert ctx.get(dut.walk_pending) == (wsel is not None), cycle
+            if wsel is not None:
+                assert ctx.get(dut.walk_sel) == wsel and ctx.get(dut.walk_head) == ents[wsel]["head"], cycle
+            if cur is not None:
+                assert (ctx.get(dut.walk_line), ctx.get(dut.walk_err)) == (ents[cur]["line"], ents[cur]["err"])
+            assert ctx.get(dut.flush_pending) == (fsel is not None), cycle
+            if fsel is not None:
+                f = ctx.get(dut.flush)
+                assert (f.entry, f.block, f.data, f.mask) == (fsel, ents[fsel]["block"], ents[fsel]["line"],
+                                                              ents[fsel]["dirty"]), cycle
+            assert ctx.get(dut.writing) == any(e["writing"] for e in ents), cycle
+            # drive one cycle of the environment
+            alloc = victim is not None and rng.random() < 0.3
+            ablock = rng.choice([b for b in range(64) if b not in present])
+            link = rng.choice([k for k, e in enumerate(ents) if e["valid"]] or [None]) if rng.random() < 0.25 else None
+            if alloc and link == victim:
+                link = None
+            start = wsel is not None and cur is None and rng.random() < 0.5
+            done = cur is not None and not start and rng.random() < 0.3
+            setb = cur is not None and ents[cur]["ready"] and rng.random() < 0.4
+            bit = rng.randrange(8 * BB)
+            fire = fsel is not None and rng.random() < 0.4
+            inval = not alloc and rng.random() < 0.01
+            resp = None
+            due = [r for r in reads + writes if r[0] <= cycle]
+            if due and rng.random() < 0.7:
+                resp = due[0]
+            ctx.set(dut.alloc_en, alloc)
+            ctx.set(dut.alloc_entry, victim if alloc else 0)
+            ctx.set(dut.alloc_block, ablock)
+            ctx.set(dut.alloc_reg, nreg % NIL)
+            ctx.set(dut.link_en, link is not None)
+            ctx.set(dut.link_entry, link if link is not None else 0)
+            ctx.set(dut.link_reg, (nreg + 1) % NIL)
+            ctx.set(dut.walk_start, start)
+            ctx.set(dut.walk_done, done)
+            ctx.set(dut.set_en, setb)
+            ctx.set(dut.set_bit, bit)
+            ctx.set(dut.flush_fire, fire)
+            ctx.set(dut.invalidate, inval)
+            err = rng.random() < 0.15
+            data = rng.getrandbits(8 * BB)
+            ctx.set(dut.resp.valid, resp is not None)
+            if resp is not None:
+                wr = resp in writes
+                ctx.set(dut.resp.payload, {"tag": resp[1] | (wr << w.tb), "rdata": data, "error": err})
+            assert ctx.get(dut.resp_write_error) == (resp is not None and resp in writes and err), cycle
+            await ctx.tick()
+            # the rules
+            new = [dict(e) for e in ents]
+            for k, e in enumerate(new):
+                old = ents[k]
+                if start and k == wsel:
+                    e["head"] = None
+                if link == k:
+                    e["head"] = (nreg + 1) % NIL
+                if alloc and k == victim:
+                    e["head"] = nreg % NIL
+                rr = resp is not None and resp in reads and resp[1] == k
+                if rr:
+                    e["ready"], e["err"], e["line"] = True, err, 0 if err else data
+                if alloc and k == victim:
+                    e.update(valid=True, block=ablock, ready=False, err=False)
+                e["walk"] = e["ready"] and e["head"] is not None
+                if start and k == wsel:
+                    e["walking"] = True
+                if done and k == cur:
+                    e["walking"] = False
+                if fire and k == fsel:
+                    e["writing"], e["dirty"] = True, 0
+                if resp is not None and resp in writes and resp[1] == k:
+                    e["writing"] = False
+                if setb and k == cur:
+                    e["dirty"] = (0 if fire and k == fsel else old["dirty"]) | (1 << (bit >> 3))
+                    e["line"] = old["line"] | (1 << bit)
+                if inval:
+                    e["valid"] = False
+            ents = new
+            if alloc:
+                vptr = (victim + 1) % T
+                reads.append([cycle + rng.randint(1, 8), victim])
+                seen["alloc"] += 1
+            seen["link"] += link is not None
+            seen["errors"] += err and resp is not None
+            seen["bits"] += setb
+            seen["flushes"] += fire
+            seen["inval"] += inval
+            if resp is not None:
+                (reads if resp in reads else writes).remove(resp)
+            if fire:
+                writes.append([cycle + rng.randint(1, 8), fsel])
+            if start:
+                cur = wsel
+                seen["walks"] += 1
+            elif done:
+                cur = None
+            nreg += 2
+
+    simulate(dut, bench)
+    assert all(seen.values()), seen
