@@ -33,6 +33,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from golden.mff import MFF_OPS, MFFConfig
 from ..mem.port import MemPortSignature
+from .completion import Completion
 from .jobs import JobTable
 from .port import MemoryPort
 from .registers import WorkRegisters
@@ -85,6 +86,7 @@ class MFF(wiring.Component):
         TW = c.target_width
 
         # ---------------------------------------------------------------- jobs
+        m.submodules.completion = comp = Completion(c)
         m.submodules.jobs = jobs = JobTable(c)
         j_valid, j_v8, j_scatter, j_err = jobs.valid, jobs.v8, jobs.scatter, jobs.err
         j_warp = [jobs.warp[k] for k in range(J)]
@@ -220,7 +222,7 @@ class MFF(wiring.Component):
         m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & ~tags.walk_pending & ~walking &
                             ~tags.writing & ~in_cmd)
         is_inval = cmd.p.op == MFF_OPS["invalidate"]
-        inval_done = Signal()
+        inval_done = comp.inval_pending
         entry_ok = Signal()
         m.d.comb += entry_ok.eq(~cur_v & Mux(is_inval, idle & ~inval_done, in_cmd | have_job))
         m.d.comb += cmd.ready.eq(entry_ok)
@@ -237,10 +239,9 @@ class MFF(wiring.Component):
                      jobs.take_p.vbase.eq(cmd.p.vbase), jobs.take_p.v8.eq(cmd.p.vsize8),
                      jobs.take_p.scatter.eq(cmd.p.op == MFF_OPS["scatter"])]
         # Invalidate: when idle, forget every line, then report completion.
-        inval_warp = Signal(c.warp_bits)
         with m.If(cmd_fire & is_inval):
-            m.d.comb += tags.invalidate.eq(1)
-            m.d.sync += [inval_done.eq(1), inval_warp.eq(cmd.p.warp)]
+            m.d.comb += [tags.invalidate.eq(1), comp.inval.eq(1)]
+        m.d.comb += comp.inval_warp.eq(cmd.p.warp)
 
         # New elements: a register per element, looked up in the tag unit.
         j_cb = Array(j_cbase)[cur_job]
@@ -310,7 +311,7 @@ class MFF(wiring.Component):
                              work.w_data.target.eq(rg.target), work.w_data.addr.eq(vaddr),
                              work.w_data.next.eq(NIL)]
             with m.If(data_err):
-                m.d.comb += j_err_set.eq(1 << job)
+                m.d.comb += comp.event_err.eq(1 << job)
         with m.If(issue):
             st = Mux(cur_scatter, _St.S, _St.C)
             tgt = Mux(cur_scatter, cur_cidx[:3], cur_target)
@@ -326,46 +327,14 @@ class MFF(wiring.Component):
                              work.w_data.next.eq(t_head_iss)]
 
         # ---------------------------------------------------------------- flush (scatter) and completion
-        flushing = Signal()
-        m.d.comb += port.flush_valid.eq(flushing & tags.flush_pending)
-        finished = jobs.finished
-        m.d.comb += jobs.issuing.eq(Mux(cur_v, 1 << cur_job, 0))
-        scatter_fin = finished & j_scatter
-        # Dirty lines are written back when a scatter command has finished, and also
-        # whenever no entry can be taken: a dirty entry is never a victim, so a
-        # scatter touching more blocks than there are entries would wait forever.
-        m.d.comb += flushing.eq(scatter_fin.any() | ~have_victim)
-        flushed = Signal()
-        m.d.comb += flushed.eq(~tags.flush_pending & ~tags.writing & ~port.wb_pending)
-        ready_jobs = Signal(J)
-        m.d.comb += ready_jobs.eq(finished & (~j_scatter | Mux(flushed, (1 << J) - 1, 0)))
-        dsel = Signal(jb)
-        d_locked = Signal()                # an offered completion holds until taken
-        d_held = Signal(jb)
-        with m.If(d_locked):
-            m.d.comb += dsel.eq(d_held)
-        with m.Else():
-            for k in reversed(range(J)):
-                with m.If(ready_jobs[k]):
-                    m.d.comb += dsel.eq(k)
-        done = self.done
-        with m.If(inval_done):
-            m.d.comb += [done.valid.eq(1), done.p.warp.eq(inval_warp), done.p.error.eq(0)]
-            with m.If(done.ready):
-                m.d.sync += inval_done.eq(0)
-        with m.Else():
-            m.d.comb += [done.valid.eq(d_locked | ready_jobs.any()), done.p.warp.eq(Array(j_warp)[dsel]),
-                         done.p.error.eq(j_err.bit_select(dsel, 1))]
-            m.d.sync += [d_locked.eq(done.valid & ~done.ready), d_held.eq(dsel)]
-            m.d.comb += jobs.release.eq(done.valid & done.ready)
-        m.d.comb += jobs.release_job.eq(dsel)
-        offered = Signal(J)                # the job whose completion is offered this cycle
-        with m.If(done.valid & ~inval_done):
-            m.d.comb += offered.eq(1 << dsel)
-        with m.If(tags.resp_write_error):
-            # A failed write-back: every scatter command in flight reports it, but for
-            # one whose completion is offered: its own write-backs are all done (it was
-            # ready only when flushed) and an offered payload must hold (stream rule).
-            m.d.comb += j_err_set.eq(Mux(advance & data_err, 1 << job, 0) | (j_scatter & ~offered))
+        m.d.comb += [port.flush_valid.eq(comp.flush_req & tags.flush_pending),
+                     jobs.issuing.eq(Mux(cur_v, 1 << cur_job, 0)),
+                     comp.finished.eq(jobs.finished), comp.scatter.eq(j_scatter), comp.err.eq(j_err),
+                     comp.warp.eq(jobs.warp), comp.have_victim.eq(have_victim),
+                     comp.flush_pending.eq(tags.flush_pending), comp.writing.eq(tags.writing),
+                     comp.wb_pending.eq(port.wb_pending), comp.resp_write_error.eq(tags.resp_write_error),
+                     jobs.release.eq(comp.release), jobs.release_job.eq(comp.release_job),
+                     j_err_set.eq(comp.err_set)]
+        wiring.connect(m, comp.done, wiring.flipped(self.done))
         m.d.comb += self.busy.eq(~idle | inval_done)
         return m

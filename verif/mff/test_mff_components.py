@@ -7,7 +7,9 @@ rule under back-pressure), the job entries (commands taking free entries, elemen
 outstanding, finished, errors, completions), the work registers (the pool: never-used
 registers first, then freed ones in order; the memory; the retry queue), the tag unit
 (lookups, victims in round robin, lists linked and handed to the walker, lines
-filled, scatter bits, dirty lines flushed, invalidation).
+filled, scatter bits, dirty lines flushed, invalidation), the completions (the lowest
+ready first, scatters after their flush, held under back-pressure, invalidations,
+failed write-backs).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -21,6 +23,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from golden.mff import MFFConfig
+from hw.mff.completion import Completion
 from hw.mff.jobs import JobTable
 from hw.mff.layouts import widths
 from hw.mff.port import MemoryPort
@@ -451,3 +454,98 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
 
     simulate(dut, bench)
     assert all(seen.values()), seen
+
+
+# ---------------------------------------------------------------------- Completion
+@pytest.mark.parametrize("jobs,ready", [(1, 0.5), (2, 0.3), (4, 0.6), (8, 1.0)])
+def test_completion_offers_finished_commands_in_order(jobs, ready):
+    """Job entries finish at random (gathers and scatters, with and without an
+    error), dirty lines come and go, the done port takes completions at random,
+    invalidations come when no command is in flight: each finished entry completes
+    once, the lowest ready first, a scatter only when every line is clean and
+    written back; an offered completion holds until taken; an invalidation
+    completes with its warp and no error; flushes are asked for while a scatter has
+    finished or no tag entry is free; a failed write-back flags every scatter but
+    the one offered."""
+    cfg = replace(TINY, job_entries=jobs)
+    dut = Completion(cfg)
+    rng = random.Random(jobs)
+    seen = {"done": 0, "held": 0, "inval": 0, "scatter_waits": 0, "spared": 0}
+
+    async def bench(ctx):
+        fin = {}                          # entry -> (scatter, err, warp)
+        live = set()                      # entries in flight, not finished
+        held = None                       # the completion offered and not taken: ("job", k) / ("inval", warp)
+        inval = None                      # the invalidation's warp while it waits
+        for cycle in range(700):
+            for k in range(jobs):
+                if k not in fin and k not in live and cycle % 100 < 60 and rng.random() < 0.2:
+                    live.add(k)
+            for k in sorted(live):
+                if rng.random() < 0.15:
+                    live.discard(k)
+                    fin[k] = (rng.random() < 0.5, rng.random() < 0.2, rng.randrange(2 ** cfg.warp_bits))
+            scat = sum(1 << k for k, f in fin.items() if f[0]) | sum(1 << k for k in live if k % 2)
+            fp, wr, wb = (rng.random() < 0.3 for _ in range(3))
+            hv = rng.random() < 0.8
+            ctx.set(dut.finished, sum(1 << k for k in fin))
+            ctx.set(dut.scatter, scat)
+            ctx.set(dut.err, sum(int(f[1]) << k for k, f in fin.items()))
+            ctx.set(dut.warp, [fin[k][2] if k in fin else 0 for k in range(jobs)])
+            for port, v in (("flush_pending", fp), ("writing", wr), ("wb_pending", wb), ("have_victim", hv)):
+                ctx.set(getattr(dut, port), v)
+            ev = rng.getrandbits(jobs) if rng.random() < 0.2 else 0
+            rwe = rng.random() < 0.2
+            ctx.set(dut.event_err, ev)
+            ctx.set(dut.resp_write_error, rwe)
+            rdy = rng.random() < ready
+            ctx.set(dut.done.ready, rdy)
+            flushed = not (fp or wr or wb)
+            readyj = [k for k in sorted(fin) if not fin[k][0] or flushed]
+            seen["scatter_waits"] += any(fin[k][0] for k in fin) and not flushed
+            if inval is not None:
+                want = ("inval", inval)
+            elif held is not None:
+                want = held
+            else:
+                want = ("job", readyj[0]) if readyj else None
+            assert ctx.get(dut.done.valid) == (want is not None), cycle
+            if want is not None:
+                p = ctx.get(dut.done.payload)
+                if want[0] == "inval":
+                    assert (p.warp, p.error) == (want[1], 0), cycle
+                else:
+                    assert (p.warp, p.error) == (fin[want[1]][2], fin[want[1]][1]), cycle
+            offered = want[1] if want is not None and want[0] == "job" else None
+            spare = 0 if offered is None else 1 << offered
+            assert ctx.get(dut.err_set) == ev | ((scat & ~spare) if rwe else 0), cycle
+            seen["spared"] += rwe and bool(scat & spare)
+            assert ctx.get(dut.flush_req) == (any(fin[k][0] for k in fin) or not hv), cycle
+            taken = want is not None and want[0] == "job" and rdy
+            assert ctx.get(dut.release) == taken, cycle
+            if taken:
+                assert ctx.get(dut.release_job) == want[1]
+            go_inval = not fin and not live and inval is None and held is None and rng.random() < 0.2
+            ctx.set(dut.inval, go_inval)
+            iw = rng.randrange(2 ** cfg.warp_bits)
+            ctx.set(dut.inval_warp, iw)
+            assert ctx.get(dut.inval_pending) == (inval is not None), cycle
+            await ctx.tick()
+            if want is not None and rdy:
+                if want[0] == "inval":
+                    inval = None
+                    seen["inval"] += 1
+                else:
+                    del fin[want[1]]
+                    seen["done"] += 1
+                held = None
+            elif want is not None and want[0] == "job":
+                held = want
+                seen["held"] += 1
+            if go_inval:
+                inval = iw
+
+    simulate(dut, bench)
+    assert seen["done"] > 30 and seen["inval"] and seen["scatter_waits"] and seen["spared"]
+    if ready < 1:
+        assert seen["held"]
