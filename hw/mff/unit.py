@@ -31,9 +31,10 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from golden.mff import MFF_OPS, MFFConfig
+from golden.mff import MFFConfig
 from ..mem.port import MemPortSignature
 from .completion import Completion
+from .issue import IssueEngine
 from .jobs import JobTable
 from .port import MemoryPort
 from .registers import WorkRegisters
@@ -81,9 +82,7 @@ class MFF(wiring.Component):
         bbb = exact_log2(BB)
         rb = ceil_log2(R)
         tb = max(1, ceil_log2(T))
-        jb = max(1, ceil_log2(J))
         NIL = R                            # "no register"
-        TW = c.target_width
 
         # ---------------------------------------------------------------- jobs
         m.submodules.completion = comp = Completion(c)
@@ -207,69 +206,18 @@ class MFF(wiring.Component):
         m.d.comb += data_err.eq((proc_walk & tags.walk_err) | (deliver & (rg.st == _St.C) & tags.need_err))
 
         # ---------------------------------------------------------------- issue engine
-        cmd = self.cmd
-        cur_v = Signal()
-        cur_job = Signal(jb)
-        cur_cidx = Signal(32)
-        cur_left = Signal(c.size_width)
-        cur_target = Signal(TW)
-        cur_last = Signal()
-        cur_scatter = Signal()
-        in_cmd = Signal()                  # between a command's first and last entries
-        cmd_job = Signal(jb)
-        free_job, have_job = jobs.free_job, jobs.have_job
-        idle = Signal()
-        m.d.comb += idle.eq((j_valid == 0) & ~cur_v & (in_use == 0) & ~tags.walk_pending & ~walking &
-                            ~tags.writing & ~in_cmd)
-        is_inval = cmd.p.op == MFF_OPS["invalidate"]
-        inval_done = comp.inval_pending
-        entry_ok = Signal()
-        m.d.comb += entry_ok.eq(~cur_v & Mux(is_inval, idle & ~inval_done, in_cmd | have_job))
-        m.d.comb += cmd.ready.eq(entry_ok)
-        cmd_fire = cmd.valid & cmd.ready
-        new_job = Signal(jb)
-        m.d.comb += new_job.eq(Mux(in_cmd, cmd_job, free_job))
-        with m.If(cmd_fire & ~is_inval):
-            m.d.sync += [cur_v.eq(1), cur_job.eq(new_job), cur_cidx.eq(cmd.p.cidx), cur_target.eq(cmd.p.target),
-                         cur_last.eq(cmd.p.last), cur_scatter.eq(cmd.p.op == MFF_OPS["scatter"]),
-                         cur_left.eq(Mux(cmd.p.op == MFF_OPS["scatter"], cmd.p.size != 0, cmd.p.size)),
-                         in_cmd.eq(~cmd.p.last), cmd_job.eq(new_job)]
-            m.d.comb += jobs.take.eq(~in_cmd)
-        m.d.comb += [jobs.take_job.eq(free_job), jobs.take_p.warp.eq(cmd.p.warp), jobs.take_p.cbase.eq(cmd.p.cbase),
-                     jobs.take_p.vbase.eq(cmd.p.vbase), jobs.take_p.v8.eq(cmd.p.vsize8),
-                     jobs.take_p.scatter.eq(cmd.p.op == MFF_OPS["scatter"])]
-        # Invalidate: when idle, forget every line, then report completion.
-        with m.If(cmd_fire & is_inval):
-            m.d.comb += [tags.invalidate.eq(1), comp.inval.eq(1)]
-        m.d.comb += comp.inval_warp.eq(cmd.p.warp)
-
-        # New elements: a register per element, looked up in the tag unit.
-        j_cb = Array(j_cbase)[cur_job]
-        j_vb = Array(j_vbase)[cur_job]
-        el_addr = Signal(AW)
-        m.d.comb += el_addr.eq(Mux(cur_scatter, j_vb + (cur_cidx >> 3), j_cb + (cur_cidx << 2)))
-        m.d.comb += tags.iss_block.eq(el_addr[bbb:])
-        iss_hit, iss_idx = tags.iss_hit, tags.iss_idx
-        have_reg = Signal()
-        new_reg = Signal(rb)
-        m.d.comb += [have_reg.eq(work.have_reg), new_reg.eq(work.new_reg)]
-        issue_try = Signal()
-        issue = Signal()
-        m.d.comb += issue_try.eq(cur_v & (cur_left != 0) & have_reg & ~(proc_walk | proc_retry) & ~walk_start)
-        iss_alloc = Signal()
-        with m.If(issue_try):
-            with m.If(iss_hit):
-                m.d.comb += issue.eq(1)
-            with m.Elif(have_victim & port_free):
-                m.d.comb += [issue.eq(1), iss_alloc.eq(1)]
-        with m.If(issue):
-            m.d.sync += [cur_left.eq(cur_left - 1), cur_cidx.eq(cur_cidx + 1),
-                         cur_target.eq(cur_target + Mux(j_v8.bit_select(cur_job, 1), 8, 4))]
-            m.d.comb += work.alloc.eq(1)
-        with m.If(cur_v & ((cur_left == 0) | (issue & (cur_left == 1)))):
-            m.d.sync += cur_v.eq(0)
-            m.d.comb += jobs.issue_last.eq(cur_last)
-        m.d.comb += jobs.issue_job.eq(cur_job)
+        m.submodules.issue = eng = IssueEngine(c)
+        wiring.connect(m, wiring.flipped(self.cmd), eng.cmd)
+        cur_job, issue, new_reg = eng.cur_job, eng.issue, work.new_reg
+        m.d.comb += [eng.have_job.eq(jobs.have_job), eng.free_job.eq(jobs.free_job), jobs.take_job.eq(jobs.free_job),
+                     eng.quiet.eq((j_valid == 0) & (in_use == 0) & ~tags.walk_pending & ~walking & ~tags.writing),
+                     eng.inval_pending.eq(comp.inval_pending), jobs.take.eq(eng.take), jobs.take_p.eq(eng.take_p),
+                     tags.invalidate.eq(eng.inval), comp.inval.eq(eng.inval), comp.inval_warp.eq(eng.inval_warp),
+                     jobs.issue_job.eq(cur_job), jobs.issue_last.eq(eng.issue_last), jobs.issuing.eq(eng.issuing),
+                     eng.job_cbase.eq(Array(j_cbase)[cur_job]), eng.job_vbase.eq(Array(j_vbase)[cur_job]),
+                     eng.job_v8.eq(j_v8.bit_select(cur_job, 1)), eng.have_reg.eq(work.have_reg),
+                     eng.blocked.eq(proc_walk | proc_retry | walk_start), tags.iss_block.eq(eng.el_addr[bbb:]),
+                     eng.iss_hit.eq(tags.iss_hit), eng.can_alloc.eq(have_victim & port_free), work.alloc.eq(issue)]
 
         # ---------------------------------------------------------------- walk start
         wsel, any_walk = tags.walk_sel, tags.walk_pending
@@ -313,22 +261,20 @@ class MFF(wiring.Component):
             with m.If(data_err):
                 m.d.comb += comp.event_err.eq(1 << job)
         with m.If(issue):
-            st = Mux(cur_scatter, _St.S, _St.C)
-            tgt = Mux(cur_scatter, cur_cidx[:3], cur_target)
-            m.d.comb += [work.w_en.eq(1), work.w_addr.eq(new_reg), work.w_data.st.eq(st), work.w_data.job.eq(cur_job),
-                         work.w_data.target.eq(tgt), work.w_data.addr.eq(el_addr),
-                         j_inc.eq(1 << cur_job)]
-            with m.If(iss_alloc):
+            el_addr = eng.el_addr
+            m.d.comb += [work.w_en.eq(1), work.w_addr.eq(new_reg), work.w_data.st.eq(eng.el_st),
+                         work.w_data.job.eq(cur_job), work.w_data.target.eq(eng.el_target),
+                         work.w_data.addr.eq(el_addr), j_inc.eq(1 << cur_job)]
+            with m.If(eng.iss_alloc):
                 m.d.comb += [alloc_en.eq(1), alloc_entry.eq(victim), alloc_block.eq(el_addr[bbb:]),
                              alloc_reg.eq(new_reg), req_valid_read.eq(1), req_block.eq(el_addr[bbb:]),
                              req_tag.eq(victim), work.w_data.next.eq(NIL)]
             with m.Else():
-                m.d.comb += [link_en.eq(1), link_entry.eq(iss_idx), link_reg.eq(new_reg),
+                m.d.comb += [link_en.eq(1), link_entry.eq(tags.iss_idx), link_reg.eq(new_reg),
                              work.w_data.next.eq(t_head_iss)]
 
         # ---------------------------------------------------------------- flush (scatter) and completion
         m.d.comb += [port.flush_valid.eq(comp.flush_req & tags.flush_pending),
-                     jobs.issuing.eq(Mux(cur_v, 1 << cur_job, 0)),
                      comp.finished.eq(jobs.finished), comp.scatter.eq(j_scatter), comp.err.eq(j_err),
                      comp.warp.eq(jobs.warp), comp.have_victim.eq(have_victim),
                      comp.flush_pending.eq(tags.flush_pending), comp.writing.eq(tags.writing),
@@ -336,5 +282,5 @@ class MFF(wiring.Component):
                      jobs.release.eq(comp.release), jobs.release_job.eq(comp.release_job),
                      j_err_set.eq(comp.err_set)]
         wiring.connect(m, comp.done, wiring.flipped(self.done))
-        m.d.comb += self.busy.eq(~idle | inval_done)
+        m.d.comb += self.busy.eq(~eng.idle | comp.inval_pending)
         return m

@@ -9,7 +9,8 @@ registers first, then freed ones in order; the memory; the retry queue), the tag
 (lookups, victims in round robin, lists linked and handed to the walker, lines
 filled, scatter bits, dirty lines flushed, invalidation), the completions (the lowest
 ready first, scatters after their flush, held under back-pressure, invalidations,
-failed write-backs).
+failed write-backs), the issue engine (commands into job entries and elements with
+the slides' addresses, states and targets; invalidations only when quiet).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -22,8 +23,9 @@ from dataclasses import replace
 import pytest
 from amaranth.sim import Simulator
 
-from golden.mff import MFFConfig
+from golden.mff import MFFCommand, MFFConfig, ThreadRequest, command_entries
 from hw.mff.completion import Completion
+from hw.mff.issue import IssueEngine
 from hw.mff.jobs import JobTable
 from hw.mff.layouts import widths
 from hw.mff.port import MemoryPort
@@ -549,3 +551,140 @@ def test_completion_offers_finished_commands_in_order(jobs, ready):
     assert seen["done"] > 30 and seen["inval"] and seen["scatter_waits"] and seen["spared"]
     if ready < 1:
         assert seen["held"]
+
+
+# ---------------------------------------------------------------------- IssueEngine
+def _issue_commands(cfg: MFFConfig, rng: random.Random, n: int) -> list[MFFCommand]:
+    cmds = []
+    for _ in range(n):
+        kind = rng.choice(["gather", "gather", "scatter", "invalidate"])
+        warp = rng.randrange(2 ** cfg.warp_bits)
+        if kind == "invalidate":
+            cmds.append(MFFCommand("invalidate", warp))
+            continue
+        lanes = rng.sample(range(32), rng.choice([0, 1, 2, 5]))
+        if kind == "scatter":
+            th = tuple(ThreadRequest(lane=l, cidx=rng.randrange(2 ** 20), size=rng.choice([0, 1, 1, 3]))
+                       for l in lanes)
+            cmds.append(MFFCommand("scatter", warp, th, cbase=rng.randrange(2 ** 20), vbase=rng.randrange(2 ** 20)))
+        else:
+            th = tuple(ThreadRequest(lane=l, cidx=rng.randrange(2 ** 20), size=rng.choice([0, 1, 3, 7]),
+                                     target=rng.randrange(2 ** 12)) for l in lanes)
+            cmds.append(MFFCommand("gather", warp, th, cbase=rng.randrange(2 ** 20), vbase=rng.randrange(2 ** 20),
+                                   vsize=rng.choice([4, 8])))
+    return cmds
+
+
+def _elements(cmd: MFFCommand) -> list[tuple]:
+    """The slides' elements of a command: (address, state, target) in issue order."""
+    out = []
+    for t in cmd.threads:
+        if cmd.op == "scatter":
+            if t.size:
+                out.append((cmd.vbase + (t.cidx >> 3), "S", t.cidx & 7))
+        else:
+            out += [(cmd.cbase + 4 * (t.cidx + i), "C", (t.target + cmd.vsize * i) % 2 ** 16) for i in range(t.size)]
+    return out
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 4])
+def test_issue_engine_issues_each_commands_elements(jobs):
+    """Commands (gathers, scatters with inactive threads and sizes past one, empty
+    commands, invalidations)
+    encoded by golden's command_entries, sent with random pauses; the environment
+    plays the job table (free entries at random, released after the last element),
+    the register pool, the event processor and the tag unit at random: each
+    command takes a free job entry with its warp, bases and kind; its elements
+    are issued in order with the slides' addresses, states and targets, only
+    when a register is free, the processor idle and the block hit or allocatable;
+    its last element ends it once; invalidations are taken only when quiet."""
+    cfg = replace(TINY, job_entries=jobs)
+    dut = IssueEngine(cfg)
+    rng = random.Random(jobs)
+    cmds = _issue_commands(cfg, rng, 60)
+    entries = [(k, e) for k, cmd in enumerate(cmds) for e in command_entries(cmd)]
+    last_pos = {k: i for i, (k, _) in enumerate(entries)}
+    seen = {"inval": 0, "alloc": 0, "blocked": 0, "cmds": 0}
+
+    async def bench(ctx):
+        table = {}                        # job entry -> command index (taken, not yet released)
+        expect = {}                       # command index -> elements left
+        last_done = set()
+        pos = 0
+        cur_cmd = None                    # the command whose entries are being taken
+        for cycle in range(6000):
+            if pos == len(entries) and not table:
+                break
+            free = [k for k in range(jobs) if k not in table]
+            have_job = bool(free) and rng.random() < 0.8
+            quiet = not table and rng.random() < 0.7
+            ctx.set(dut.have_job, have_job)
+            ctx.set(dut.free_job, free[0] if free else 0)
+            ctx.set(dut.quiet, quiet)
+            ctx.set(dut.inval_pending, rng.random() < 0.2)
+            cj = ctx.get(dut.cur_job)
+            if cj in table:
+                c = cmds[table[cj]]
+                ctx.set(dut.job_cbase, c.cbase)
+                ctx.set(dut.job_vbase, c.vbase)
+                ctx.set(dut.job_v8, c.vsize == 8)
+            hr, bl, hit, ca = (rng.random() < p for p in (0.8, 0.3, 0.5, 0.6))
+            for port, v in (("have_reg", hr), ("blocked", bl), ("iss_hit", hit), ("can_alloc", ca)):
+                ctx.set(getattr(dut, port), v)
+            seen["blocked"] += bl
+            valid = pos < len(entries) and rng.random() < 0.7
+            if pos < len(entries):
+                ctx.set(dut.cmd.payload, entries[pos][1])
+            ctx.set(dut.cmd.valid, valid)
+            fire = valid and ctx.get(dut.cmd.ready)
+            inval_ok = ctx.get(dut.idle) and not ctx.get(dut.inval_pending)
+            k, e = entries[pos] if pos < len(entries) else (None, None)
+            if fire and cmds[k].op == "invalidate":
+                assert inval_ok and quiet, cycle
+                assert ctx.get(dut.inval) and ctx.get(dut.inval_warp) == cmds[k].warp, cycle
+                seen["inval"] += 1
+            else:
+                assert not ctx.get(dut.inval), cycle
+            take = ctx.get(dut.take)
+            if fire and cmds[k].op != "invalidate" and k != cur_cmd:
+                assert take and have_job, cycle
+                p = ctx.get(dut.take_p)
+                c = cmds[k]
+                assert (p.warp, p.cbase, p.vbase, p.v8, p.scatter) == (c.warp, c.cbase, c.vbase, c.vsize == 8,
+                                                                        c.op == "scatter"), cycle
+            else:
+                assert not take, cycle
+            issue = ctx.get(dut.issue)
+            if issue:
+                assert hr and not bl and (hit or ca), cycle
+                assert ctx.get(dut.iss_alloc) == (not hit), cycle
+                seen["alloc"] += not hit
+                kk = table[cj]
+                want = expect[kk].pop(0)
+                got = (ctx.get(dut.el_addr), ctx.get(dut.el_st).name, ctx.get(dut.el_target))
+                assert got == (want[0] % 2 ** cfg.addr_width, want[1], want[2]), cycle
+                # the last element of a command whose entries are all in: it ends now
+                if not expect[kk] and pos > last_pos[kk]:
+                    assert ctx.get(dut.issue_last), cycle
+            if ctx.get(dut.issue_last):
+                kk = table[cj]
+                assert not expect[kk] and kk not in last_done, cycle
+                last_done.add(kk)
+            # release finished commands at random (not the one whose elements are being issued)
+            issuing = ctx.get(dut.issuing)
+            assert issuing in (0, 1 << cj), cycle
+            for j, kk in list(table.items()):
+                if kk in last_done and not expect[kk] and not issuing >> j & 1 and rng.random() < 0.5:
+                    del table[j]
+                    seen["cmds"] += 1
+            await ctx.tick()
+            if fire:
+                if cmds[k].op != "invalidate" and k != cur_cmd:
+                    table[free[0]] = k
+                    expect[k] = _elements(cmds[k])
+                    cur_cmd = k
+                pos += 1
+        assert pos == len(entries) and not table, (pos, table)
+
+    simulate(dut, bench)
+    assert seen["inval"] and seen["alloc"] and seen["cmds"] > 30
