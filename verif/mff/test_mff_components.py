@@ -10,7 +10,9 @@ registers first, then freed ones in order; the memory; the retry queue), the tag
 filled, scatter bits, dirty lines flushed, invalidation), the completions (the lowest
 ready first, scatters after their flush, held under back-pressure, invalidations,
 failed write-backs), the issue engine (commands into job entries and elements with
-the slides' addresses, states and targets; invalidations only when quiet).
+the slides' addresses, states and targets; invalidations only when quiet), the walker
+(each list walked in order, retries between walks) and the event rule (what a
+walked or retried C, V or S register does, its value, stalls, errors).
 
 Each test runs in a second or two; the whole unit is checked against the TLM by
 test_mff_rtl.py."""
@@ -31,6 +33,7 @@ from hw.mff.layouts import widths
 from hw.mff.port import MemoryPort
 from hw.mff.registers import WorkRegisters
 from hw.mff.tags import TagUnit
+from hw.mff.walker import EventRule, Walker
 
 TINY = MFFConfig.preset("tiny")
 DEFAULT = MFFConfig.preset("default")
@@ -688,3 +691,160 @@ def test_issue_engine_issues_each_commands_elements(jobs):
 
     simulate(dut, bench)
     assert seen["inval"] and seen["alloc"] and seen["cmds"] > 30
+
+
+# ---------------------------------------------------------------------- Walker
+@pytest.mark.parametrize("name,cfg", [("tiny", TINY), ("default", DEFAULT)])
+def test_walker_walks_each_list_in_order(name, cfg):
+    """Lists of registers (linked by ``next``) offered by a random tag unit, a
+    retry queue and an event that finishes at random: every list is walked to its
+    end, one register per finished event, in list order; between walks the retry
+    queue's head is processed when an entry can be taken; a walk starts only
+    when none runs, and not while a retry can be processed."""
+    dut = Walker(cfg)
+    w = widths(cfg)
+    R, NIL = cfg.work_registers, w.NIL
+    rng = random.Random(name)
+    seen = {"walks": 0, "retries": 0, "regs": 0, "waits": 0}
+
+    async def bench(ctx):
+        walk = None                       # [entry, list, position] of the walk running
+        for cycle in range(800):
+            pending = rng.random() < 0.5
+            sel = rng.randrange(cfg.tag_entries)
+            lst = rng.sample(range(R), rng.randint(1, min(R, 6)))
+            rv, hv = rng.random() < 0.4, rng.random() < 0.7
+            rh = rng.randrange(R)
+            adv = rng.random() < 0.6
+            for port, v in (("walk_pending", pending), ("walk_sel", sel), ("walk_head", lst[0]), ("retry_valid", rv),
+                            ("retry_head", rh), ("have_victim", hv), ("advance", adv)):
+                ctx.set(getattr(dut, port), v)
+            proc_walk = walk is not None
+            proc_retry = not proc_walk and rv and hv
+            assert (ctx.get(dut.proc_walk), ctx.get(dut.proc_retry)) == (proc_walk, proc_retry), cycle
+            assert ctx.get(dut.walking) == proc_walk, cycle
+            if proc_walk:
+                assert ctx.get(dut.reg) == walk[1][walk[2]] and ctx.get(dut.cur_walk) == walk[0], cycle
+                last = walk[2] == len(walk[1]) - 1
+                ctx.set(dut.next, NIL if last else walk[1][walk[2] + 1])
+            else:
+                assert ctx.get(dut.reg) == rh, cycle
+                ctx.set(dut.next, rng.randrange(NIL + 1))
+            start = not proc_walk and pending and not (rv and hv)
+            seen["waits"] += not proc_walk and pending and rv and hv
+            assert ctx.get(dut.walk_start) == start, cycle
+            assert ctx.get(dut.walk_done) == (proc_walk and adv and last), cycle
+            assert ctx.get(dut.retry_pop) == (adv and not proc_walk), cycle   # (the top advances only an event)
+            await ctx.tick()
+            if proc_walk and adv:
+                walk[2] += 1
+                seen["regs"] += 1
+                if walk[2] == len(walk[1]):
+                    walk = None
+            elif proc_retry and adv:
+                seen["retries"] += 1
+            if start:
+                walk = [sel, lst, 0]
+                seen["walks"] += 1
+
+    simulate(dut, bench)
+    assert seen["walks"] > 20 and seen["retries"] > 20 and seen["waits"]
+
+
+# ---------------------------------------------------------------------- EventRule
+def _event_expect(cfg, e: dict) -> dict:
+    """The slides' rule for one event (see EventRule), on plain integers."""
+    BB, AW, NIL, M64 = cfg.block_bytes, cfg.addr_width, cfg.work_registers, 2 ** 64 - 1
+    walk, retry_, st = e["proc_walk"], e["proc_retry"], e["st"]
+    word = (e["walk_line"] >> 8 * (e["addr"] % BB)) & M64
+    vaddr = (e["vbase"] + ((word & 0xFFFFFFFF) << (3 if e["v8"] else 2))) % 2 ** AW
+    need = vaddr if walk and st == "C" else e["addr"]
+    vword = (e["need_line"] >> 8 * (need % BB)) & M64
+    out = dict(deliver=None, set_bit=False, link=False, alloc=False, retry=False)
+    if walk:
+        if st == "V":
+            out["deliver"] = word
+        elif st == "S":
+            out["set_bit"] = True
+        elif e["hit"] and e["ready"]:
+            out["deliver"] = vword
+        elif e["hit"]:
+            out["link"] = True
+        elif e["have_victim"]:
+            out["alloc"] = True
+        else:
+            out["retry"] = True
+    elif retry_:
+        out["link" if e["hit"] else "alloc"] = True
+    stall = (out["deliver"] is not None and not e["spad_ready"]) or (out["alloc"] and not e["port_free"])
+    out["advance"] = (walk or retry_) and not stall
+    out["need_addr"] = need
+    out["data_err"] = (walk and e["walk_err"]) or (out["deliver"] is not None and st == "C" and e["need_err"])
+    new_st = "V" if walk and st == "C" else st
+    if out["retry"]:
+        out["w"] = ("V", vaddr, NIL)
+    elif out["link"]:
+        out["w"] = (new_st, need, e["need_head"])
+    elif out["alloc"]:
+        out["w"] = (new_st, need, NIL)
+    else:
+        out["w"] = None
+    if out["deliver"] is not None and not e["v8"]:
+        out["deliver"] &= 0xFFFFFFFF
+    return out
+
+
+@pytest.mark.parametrize("name,cfg", [("tiny", TINY), ("gtx480", MFFConfig.preset("gtx480"))])
+def test_event_rule_follows_the_slides(name, cfg):
+    """Random events (walked and retried C, V and S registers; blocks ready,
+    outstanding or absent; entries free or not; the scratchpad and the read queue
+    refusing; errors; 4- and 8-byte values, words at every offset of the line)
+    against the slides' rule written in Python: what the event does, the value and
+    its scratchpad write, whether it waits, the address looked up, the error and
+    the register's new contents."""
+    dut = EventRule(cfg)
+    rng = random.Random(name)
+    BB, AW = cfg.block_bytes, cfg.addr_width
+    seen = {k: 0 for k in ("deliver", "set_bit", "link", "alloc", "retry", "stall")}
+
+    async def bench(ctx):
+        for n in range(1500):
+            e = dict(proc_walk=rng.random() < 0.6, st=rng.choice("CVS"), addr=rng.getrandbits(AW),
+                     vbase=rng.getrandbits(AW), v8=rng.random() < 0.4, warp=rng.randrange(2 ** cfg.warp_bits),
+                     target=rng.randrange(2 ** cfg.target_width), job=rng.randrange(2 ** widths(cfg).jb),
+                     walk_line=rng.getrandbits(8 * BB), need_line=rng.getrandbits(8 * BB),
+                     hit=rng.random() < 0.6, ready=rng.random() < 0.5, have_victim=rng.random() < 0.6,
+                     port_free=rng.random() < 0.8, spad_ready=rng.random() < 0.8, walk_err=rng.random() < 0.1,
+                     need_err=rng.random() < 0.1, need_head=rng.randrange(cfg.work_registers + 1))
+            e["proc_retry"] = not e["proc_walk"] and rng.random() < 0.8
+            ctx.set(dut.proc_walk, e["proc_walk"])
+            ctx.set(dut.proc_retry, e["proc_retry"])
+            ctx.set(dut.reg, {"st": {"C": 0, "V": 1, "S": 2}[e["st"]], "job": e["job"], "target": e["target"],
+                              "addr": e["addr"], "next": 0})
+            for port, key in (("job_vbase", "vbase"), ("job_v8", "v8"), ("job_warp", "warp"),
+                              ("walk_line", "walk_line"), ("walk_err", "walk_err"), ("need_hit", "hit"),
+                              ("need_ready", "ready"), ("need_err", "need_err"), ("need_line", "need_line"),
+                              ("need_head", "need_head"), ("have_victim", "have_victim"), ("port_free", "port_free")):
+                ctx.set(getattr(dut, port), e[key])
+            ctx.set(dut.spad.ready, e["spad_ready"])
+            await ctx.delay(1e-9)
+            x = _event_expect(cfg, e)
+            assert ctx.get(dut.need_addr) == x["need_addr"], (n, e)
+            got = {k: bool(ctx.get(getattr(dut, k))) for k in ("set_bit", "link", "alloc", "retry", "advance",
+                                                                "data_err")}
+            assert got == {k: bool(x[k]) for k in got}, (n, e)
+            assert ctx.get(dut.spad.valid) == (x["deliver"] is not None), (n, e)
+            if x["deliver"] is not None:
+                p = ctx.get(dut.spad.payload)
+                assert (p.warp, p.addr, p.data, p.e8) == (e["warp"], e["target"], x["deliver"], e["v8"]), (n, e)
+            assert ctx.get(dut.rewrite) == (x["w"] is not None), (n, e)
+            if x["w"] is not None:
+                wd = ctx.get(dut.w_data)
+                assert (wd.st.name, wd.addr, wd.next, wd.job, wd.target) == x["w"] + (e["job"], e["target"]), (n, e)
+            for k in ("set_bit", "link", "alloc", "retry"):
+                seen[k] += x[k]
+            seen["deliver"] += x["deliver"] is not None
+            seen["stall"] += (e["proc_walk"] or e["proc_retry"]) and not x["advance"]
+
+    simulate(dut, bench)
+    assert all(v > 10 for v in seen.values()), seen
