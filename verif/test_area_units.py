@@ -148,8 +148,8 @@ def test_mff_memories_are_what_the_config_asks_for():
     d = small("mff")
     cfg = UNITS["mff"].config("tiny")
     m = mems(d)
-    assert (m["mff.lines"]["depth"], m["mff.lines"]["width"]) == (cfg.tag_entries, cfg.block_bytes * 8)
-    assert m["mff.regs"]["depth"] == cfg.work_registers
+    assert (m["mff.tags.lines"]["depth"], m["mff.tags.lines"]["width"]) == (cfg.tag_entries, cfg.block_bytes * 8)
+    assert m["mff.work.regs"]["depth"] == cfg.work_registers
     # Liberty area: the line memory is costed as a macro, not as flip-flops.
     lib = area("mff", *SMALL["mff"], "liberty")
     assert lib["total"]["memory_area_um2"]["32"] > 0 and lib["total"]["flip_flops"] == d["total"]["flip_flops"]

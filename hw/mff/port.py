@@ -14,11 +14,12 @@ __all__ = ["WriteBack", "MemoryPort"]
 
 
 class WriteBack(data.StructLayout):
-    """A dirty line to write back: its tag entry, block number, data and byte mask."""
+    """A dirty line to write back: its tag entry, block number and byte mask (its
+    data is latched next to the line memory: :attr:`TagUnit.wb_data`)."""
 
     def __init__(self, c: MFFConfig):
         w = widths(c)
-        super().__init__({"entry": w.tb, "block": w.BW, "data": 8 * c.block_bytes, "mask": c.block_bytes})
+        super().__init__({"entry": w.tb, "block": w.BW, "mask": c.block_bytes})
 
 
 class MemoryPort(ConfiguredComponent):
@@ -30,7 +31,9 @@ class MemoryPort(ConfiguredComponent):
     ``read_room`` says whether it takes one this cycle; an allocation never waits on
     the port itself). ``flush`` (with ``flush_valid``) offers a dirty line; it is
     latched into the write-back buffer when that is empty (``flush_fire``, the same
-    cycle) and ``wb_pending`` until the port takes it. On ``req`` a write-back goes
+    cycle) and ``wb_pending`` until the port takes it; its data, ``wb_data``, is
+    latched in the same cycle by the tag unit (beside the line memory, so that
+    synthesis makes that register the memory's read register). On ``req`` a write-back goes
     before the queued reads, except that a read offered and not taken stays on the
     port until it is (the stream rule). Reads carry tag ``{entry, 0}``,
     write-backs ``{entry, 1}``.
@@ -45,6 +48,7 @@ class MemoryPort(ConfiguredComponent):
         super().__init__({
             "read_en": In(1), "read": In(BlockRead(config)), "read_room": Out(1),
             "flush_valid": In(1), "flush": In(WriteBack(config)), "flush_fire": Out(1), "wb_pending": Out(1),
+            "wb_data": In(8 * config.block_bytes),
             "req": Out(stream.Signature(MemRequest(config.port))),
         })
 
@@ -68,7 +72,7 @@ class MemoryPort(ConfiguredComponent):
         m.d.sync += read_held.eq(~use_wb & reqq.r_stream.valid & ~req.ready)
         with m.If(use_wb):
             m.d.comb += [req.valid.eq(1), req.p.write.eq(1), req.p.addr.eq(Cat(C(0, bbb), wb.block)),
-                         req.p.tag.eq(Cat(wb.entry, C(1, 1))), req.p.wmask.eq(wb.mask), req.p.wdata.eq(wb.data)]
+                         req.p.tag.eq(Cat(wb.entry, C(1, 1))), req.p.wmask.eq(wb.mask), req.p.wdata.eq(self.wb_data)]
             with m.If(req.ready):
                 m.d.sync += wb_valid.eq(0)
         with m.Else():

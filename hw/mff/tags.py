@@ -33,7 +33,9 @@ class TagUnit(ConfiguredComponent):
     ``walk_head``: the lowest entry waiting for the walker and its list.
     ``walk_cur``: the entry being walked (``walk_line``, ``walk_err``).
     ``flush_pending``/``flush``: the lowest dirty entry not being written back, with
-    its block, line and byte mask; ``writing``: a write-back is in flight.
+    its block and byte mask; ``writing``: a write-back is in flight. ``wb_data``:
+    the line of the last flush, latched when it fires (the write-back buffer's
+    data, next to the line memory so that synthesis makes it its read register).
 
     Updates (applied together, so a response and a link in one cycle combine):
     ``alloc`` an entry for a block with one register; ``link`` a register at the head
@@ -60,6 +62,7 @@ class TagUnit(ConfiguredComponent):
             "walk_pending": Out(1), "walk_sel": Out(tb), "walk_head": Out(rb + 1),
             "walk_cur": In(tb), "walk_line": Out(8 * BB), "walk_err": Out(1),
             "flush_pending": Out(1), "flush": Out(WriteBack(config)), "flush_fire": In(1), "writing": Out(1),
+            "wb_data": Out(8 * BB),
             "alloc_en": In(1), "alloc_entry": In(tb), "alloc_block": In(BW), "alloc_reg": In(rb),
             "link_en": In(1), "link_entry": In(tb), "link_reg": In(rb),
             "walk_start": In(1), "walk_done": In(1), "set_en": In(1), "set_bit": In(range(8 * BB)),
@@ -126,8 +129,10 @@ class TagUnit(ConfiguredComponent):
             with m.If(dirty_any[k]):
                 m.d.comb += fl.entry.eq(k)
         m.d.comb += [self.flush_pending.eq(dirty_any.any()), self.writing.eq(t_writing != 0),
-                     line_c.addr.eq(fl.entry), fl.block.eq(Array(t_block)[fl.entry]), fl.data.eq(line_c.data),
+                     line_c.addr.eq(fl.entry), fl.block.eq(Array(t_block)[fl.entry]),
                      fl.mask.eq(Array(t_dirty)[fl.entry])]
+        with m.If(self.flush_fire):
+            m.d.sync += self.wb_data.eq(line_c.data)
 
         # Entry updates, collected per entry and applied once.
         resp = self.resp

@@ -105,7 +105,8 @@ class MFF(wiring.Component):
         m.submodules.port = port = MemoryPort(c)
         wiring.connect(m, port.req, wiring.flipped(self.mem.req))
         port_free = port.read_room
-        m.d.comb += [port.flush.eq(tags.flush), tags.flush_fire.eq(port.flush_fire)]
+        m.d.comb += [port.flush.eq(tags.flush), tags.flush_fire.eq(port.flush_fire),
+                     port.wb_data.eq(tags.wb_data)]
 
         # ---------------------------------------------------------------- the event processor
         m.submodules.walker = walker = Walker(c)
@@ -128,7 +129,7 @@ class MFF(wiring.Component):
                      ev.need_head.eq(tags.need_head), ev.have_victim.eq(have_victim), ev.port_free.eq(port_free)]
 
         # ---------------------------------------------------------------- issue engine
-        m.submodules.issue = eng = IssueEngine(c)
+        m.submodules.issue_engine = eng = IssueEngine(c)
         wiring.connect(m, wiring.flipped(self.cmd), eng.cmd)
         cur_job, issue, new_reg = eng.cur_job, eng.issue, work.new_reg
         m.d.comb += [eng.have_job.eq(jobs.have_job), eng.free_job.eq(jobs.free_job), jobs.take_job.eq(jobs.free_job),

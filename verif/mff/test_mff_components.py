@@ -77,12 +77,14 @@ def test_memory_port_orders_reads_and_write_backs(name, cfg, ready):
             rd = {"block": rng.randrange(2 ** BW), "entry": rng.randrange(2 ** tb)}
             fl_valid = rng.random() < 0.2
             fl = {"entry": rng.randrange(2 ** tb), "block": rng.randrange(2 ** BW),
-                  "data": rng.getrandbits(8 * cfg.block_bytes), "mask": rng.getrandbits(cfg.block_bytes)}
+                  "mask": rng.getrandbits(cfg.block_bytes)}
+            line = rng.getrandbits(8 * cfg.block_bytes)       # latched by the tag unit if the line is taken
             rdy = rng.random() < ready
             ctx.set(dut.read_en, read_en)
             ctx.set(dut.read, rd)
             ctx.set(dut.flush_valid, fl_valid)
             ctx.set(dut.flush, fl)
+            ctx.set(dut.wb_data, wb["data"] if wb is not None else rng.getrandbits(8 * cfg.block_bytes))
             ctx.set(dut.req.ready, rdy)
             assert ctx.get(dut.wb_pending) == (wb is not None), cycle
             fire = ctx.get(dut.flush_fire)
@@ -122,13 +124,15 @@ def test_memory_port_orders_reads_and_write_backs(name, cfg, ready):
                 prev = offered
                 seen["held"] += 1
             if fire:
-                wb = fl
+                wb = dict(fl, data=line)
             if read_en:
                 queued.append(rd)
         # drain: nothing lost
         ctx.set(dut.read_en, 0)
         ctx.set(dut.flush_valid, 0)
         ctx.set(dut.req.ready, 1)
+        if wb is not None:
+            ctx.set(dut.wb_data, wb["data"])
         for _ in range(cfg.tag_entries + 4):
             if ctx.get(dut.req.valid):
                 if ctx.get(dut.req.payload).write:
@@ -318,8 +322,8 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
     """A random environment that keeps the unit's contract (blocks allocated into
     the victim, registers linked to valid entries, reads answered once after a
     random delay, some with errors, walks started on the entry offered and ended,
-    scatter bits set in the walked line, dirty lines latched and their
-    write-backs answered, invalidations) against a list of entry dicts
+    scatter bits set in the walked line, dirty lines latched (with their
+    data) and their write-backs answered, invalidations) against a list of entry dicts
     updated by the slides' rules; every output is compared every cycle."""
     dut = TagUnit(cfg)
     w = widths(cfg)
@@ -334,6 +338,7 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
         reads = []                        # [due cycle, entry] outstanding reads
         writes = []                       # [due cycle, entry] outstanding write-backs
         cur = None                        # entry being walked
+        wb_line = None                    # the line of the last flush
         nreg = 0
         for cycle in range(500):
             victim, wsel, fsel = _tag_expect(T, ents, vptr)
@@ -367,8 +372,9 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
             assert ctx.get(dut.flush_pending) == (fsel is not None), cycle
             if fsel is not None:
                 f = ctx.get(dut.flush)
-                assert (f.entry, f.block, f.data, f.mask) == (fsel, ents[fsel]["block"], ents[fsel]["line"],
-                                                              ents[fsel]["dirty"]), cycle
+                assert (f.entry, f.block, f.mask) == (fsel, ents[fsel]["block"], ents[fsel]["dirty"]), cycle
+            if wb_line is not None:
+                assert ctx.get(dut.wb_data) == wb_line, cycle
             assert ctx.get(dut.writing) == any(e["writing"] for e in ents), cycle
             # drive one cycle of the environment
             alloc = victim is not None and rng.random() < 0.3
@@ -408,6 +414,7 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
             assert ctx.get(dut.resp_write_error) == (resp is not None and resp in writes and err), cycle
             await ctx.tick()
             # the rules
+            ents_before_line = ents[fsel]["line"] if fire else None
             new = [dict(e) for e in ents]
             for k, e in enumerate(new):
                 old = ents[k]
@@ -450,6 +457,7 @@ def test_tag_unit_entries_lists_and_lines(name, cfg):
                 (reads if resp in reads else writes).remove(resp)
             if fire:
                 writes.append([cycle + rng.randint(1, 8), fsel])
+                wb_line = ents_before_line
             if start:
                 cur = wsel
                 seen["walks"] += 1
