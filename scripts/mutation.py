@@ -70,7 +70,9 @@ UNITS = {
                   "hw/graphpeg/edge_buffer.py", "hw/graphpeg/pop.py", "hw/graphpeg/gather.py", "hw/graphpeg/ef.py",
                   "hw/graphpeg/control.py"],
                  ["verif/graphpeg/test_graphpeg_rtl.py", "verif/graphpeg/test_engine_components.py", _IF]),
-    "mff": (["hw/mff/unit.py"], ["verif/mff/test_mff_rtl.py", _IF]),
+    "mff": (["hw/mff/unit.py", "hw/mff/issue.py", "hw/mff/jobs.py", "hw/mff/registers.py", "hw/mff/tags.py",
+             "hw/mff/walker.py", "hw/mff/port.py", "hw/mff/completion.py"],
+            ["verif/mff/test_mff_rtl.py", "verif/mff/test_mff_components.py", _IF]),
     "emogi": (["hw/emogi/coalescer.py"], ["verif/emogi/test_emogi_rtl.py", _IF]),
 }
 
