@@ -816,7 +816,7 @@ def test_event_rule_follows_the_slides(name, cfg):
     seen = {k: 0 for k in ("deliver", "set_bit", "link", "alloc", "retry", "stall")}
 
     async def bench(ctx):
-        for n in range(1500):
+        for n in range(1000):
             e = dict(proc_walk=rng.random() < 0.6, st=rng.choice("CVS"), addr=rng.getrandbits(AW),
                      vbase=rng.getrandbits(AW), v8=rng.random() < 0.4, warp=rng.randrange(2 ** cfg.warp_bits),
                      target=rng.randrange(2 ** cfg.target_width), job=rng.randrange(2 ** widths(cfg).jb),
