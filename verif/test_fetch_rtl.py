@@ -50,6 +50,12 @@ def fetch_runs(cfg: FetchConfig) -> list[dict]:
     # wrap-around to address 0), and the operation's other ranges are still read.
     runs.append({"name": "address wrap", "workload": {"kind": "top", "ranges": WRAP_RANGES},
                  "timing": {"latency": [1, 10], "seed": 4, "req_ready": [1, 0]}, "out_ready": [1, 1, 0]})
+    # A long range at a fixed long latency: the engine issues a read every cycle until
+    # every block buffer slot is in flight (functional coverage: "all slots in flight").
+    blocks = cfg.max_inflight + 8
+    runs.append({"name": "every slot in flight",
+                 "workload": {"kind": "ranges", "ranges": [[0, blocks * cfg.block_bytes // 4, 4, 1]]},
+                 "timing": {"latency": 4 * cfg.max_inflight}})
     return runs
 
 
@@ -84,6 +90,7 @@ def _check(results, runs, cfg):
     # The fault cases really exercise what they claim.
     assert by_name["memory error"]["expected_mem_errors"] == 1 and by_name["memory error"]["memory"]["errors"] >= 1
     assert by_name["corner cases"]["expected_cmd_errors"] >= 2
+    assert by_name["every slot in flight"]["memory"]["max_outstanding"] == cfg.max_inflight
     wrap = by_name["address wrap"]
     assert (wrap["cmd_errors"], wrap["memory"]["reads"]) == _wrap_expect(cfg)
     assert wrap["memory"]["errors"] == 0          # nothing wrapped around to a low address

@@ -160,7 +160,9 @@ class SCUHarness:
 def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     """A deterministic random list of SCU operations over freshly filled memory.
 
-    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "misaligned", "raw"}``.
+    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "misaligned", "raw", "cmp_all"}``
+    (``cmp_all``: the k-th operation, when a bitmask, compares with the k-th of the
+    twelve comparisons, signed and unsigned, in turn).
     Lengths include 0, 1 and values around multiples of the width; bases are
     unaligned to blocks; bitmasks have random density; some operations are
     misaligned (command errors). Memory errors come from the run's timing
@@ -213,10 +215,13 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
         if kind == "bitmask":
             vals = space.array("data8" if es == 8 else "data4")
             ref = int(vals[r.randrange(words)]) if r.random() < 0.5 else r.randrange(1 << (8 * es - 1))
-            signed = r.random() < 0.5
+            cmps = ["eq", "ne", "lt", "le", "gt", "ge"]
+            cmp, signed = r.choice(cmps), r.random() < 0.5
+            if spec.get("cmp_all"):           # every comparison, signed and unsigned, in turn
+                cmp, signed = cmps[k % 6], (k // 6) % 2 == 1
             if signed and ref >= 1 << (8 * es - 1):
                 ref -= 1 << (8 * es)
-            kw = {"cmp": r.choice(["eq", "ne", "lt", "le", "gt", "ge"]), "signed": signed, "ref": ref}
+            kw = {"cmp": cmp, "signed": signed, "ref": ref}
             data = base + es * r.randrange(0, words // (es // 4) - max_n - 1)
         elif kind in ("data", "replicate"):
             data = base + es * r.randrange(0, words // (es // 4) - max_n - 1)
