@@ -43,12 +43,16 @@ class FormalTarget:
     """A harness to check: ``harness`` names its class (``module:Class``; an
     object with the block as ``dut`` and, optionally, ``free``: more signals of
     its own for the solver to choose); ``depth`` the default depth (one full
-    operation of the small configuration: every cover within it)."""
+    operation of the small configuration: every cover within it); ``prep`` the
+    Yosys commands that prepare the design (a unit with memories read in the
+    cycle their address is computed maps them to registers: the SMT2 back end
+    takes a memory's read as a loop otherwise)."""
 
     name: str
     harness: str
     depth: int
     doc: str
+    prep: str = "prep -top top"
 
     def build(self):
         import importlib
@@ -69,6 +73,10 @@ TARGETS: dict[str, FormalTarget] = {
     "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
+    "mff": FormalTarget("mff", "hw.mff.formal:MFFHarness", 9,
+                        "the MFF unit (hw/mff/unit.py), from its ports: stream rule on its outputs, unique "
+                        "tags in flight, one done per command, every gathered value written once",
+                        prep="prep -flatten -top top\nmemory_map\nopt -fast"),
     "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
                                "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
                                "element, no false drop, duplicates and worse costs dropped"),
@@ -157,7 +165,8 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     (work / "top.il").write_text(rtlil.convert(harness, name="top", ports=free_inputs(harness), emit_src=True))
     (work / "top.sby").write_text(
         f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc z3\n\n"
-        f"[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")
+        f"[script]\nread_rtlil top.il\n{TARGETS[name].prep if name in TARGETS else 'prep -top top'}\n\n"
+        f"[files]\ntop.il\n")
     env = dict(os.environ)
     env["PATH"] = str(Path(z3).parent) + os.pathsep + env.get("PATH", "")
     t0 = time.time()

@@ -18,6 +18,8 @@ from hw.graphpeg.formal import FE, ALWTHarness
 from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
 from hw.mem.writer import SequentialWriter
+from hw.mff.formal import MFFHarness
+from hw.mff.unit import MFF
 from hw.scu.formal import FilterHarness, GroupHarness
 from hw.scu.hashes import FilterUnit, GroupUnit
 from synth.prove import prove
@@ -341,7 +343,7 @@ def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
 def test_prove_errors(capsys):
     _need_tools()
     from graphunits.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, scu_filter, scu_group, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, mff, scu_filter, scu_group, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
@@ -462,3 +464,36 @@ def test_mutation_recheck_finds_survivors_in_todays_sources():
     report["units"][0]["mutants"].append(gone)
     found, moved = mut.relocate(report, report["units"][0])
     assert len(found) == 3 and moved == ["gone"]
+
+
+class _DoneAnyTime(MFF):
+    """Broken: a done beat is offered whenever the unit is idle, for no command."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(~self.busy):
+            m.d.comb += self.done.valid.eq(1)
+        return m
+
+
+class _SpadToWarp0(MFF):
+    """Broken: every scratchpad write names warp 0, whichever warp's value it is."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.spad.p.warp.eq(0)
+        return m
+
+
+def test_mff_bmc_and_covers_pass():
+    _need_tools()
+    assert prove("mff", depth=6)["status"] == "PASS"
+    assert prove("mff", mode="cover")["status"] == "PASS"      # a 2-element gather, a scatter, an error
+
+
+@pytest.mark.parametrize("cls, line", [(_DoneAnyTime, "Assert(sent.bit_select(done.p.warp, 1))"),
+                                       (_SpadToWarp0, "Assert(wrote + (sfire & (spad.p.warp == watch)) <=")])
+def test_mff_properties_catch_a_broken_variant(cls, line, tmp_path):
+    _need_tools()
+    h = MFFHarness(mff_cls=cls)
+    _caught(prove("mff", depth=8, harness=h, workdir=tmp_path), "hw/mff/formal.py", (line,))
