@@ -77,6 +77,10 @@ TARGETS: dict[str, FormalTarget] = {
                         "the MFF unit (hw/mff/unit.py), from its ports: stream rule on its outputs, unique "
                         "tags in flight, one done per command, every gathered value written once",
                         prep="prep -flatten -top top\nmemory_map\nopt -fast"),
+    "scu": FormalTarget("scu", "hw.scu.top_formal:SCUTopHarness", 20,
+                        "the whole SCU (hw/scu/unit.py), from its ports: stream rule, unique tags in flight, "
+                        "one status per command with its elements in, selections never growing, the memory "
+                        "error flag", prep="prep -flatten -top top\nmemory_map\nopt -fast"),
     "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
                                "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
                                "element, no false drop, duplicates and worse costs dropped"),

@@ -21,6 +21,8 @@ from hw.mem.writer import SequentialWriter
 from hw.mff.formal import MFFHarness
 from hw.mff.unit import MFF
 from hw.scu.formal import FilterHarness, GroupHarness
+from hw.scu.top_formal import SCUTopHarness
+from hw.scu.unit import SCU
 from hw.scu.hashes import FilterUnit, GroupUnit
 from synth.prove import prove
 
@@ -343,7 +345,7 @@ def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
 def test_prove_errors(capsys):
     _need_tools()
     from graphunits.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, mff, scu_filter, scu_group, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, mff, scu, scu_filter, scu_group, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
@@ -497,3 +499,22 @@ def test_mff_properties_catch_a_broken_variant(cls, line, tmp_path):
     _need_tools()
     h = MFFHarness(mff_cls=cls)
     _caught(prove("mff", depth=8, harness=h, workdir=tmp_path), "hw/mff/formal.py", (line,))
+
+
+class _StatusAnyTime(SCU):
+    """Broken: the status stream is valid whenever the unit is idle."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(~self.busy):
+            m.d.comb += self.status.valid.eq(1)
+        return m
+
+
+def test_scu_top_bmc_passes_and_catches_a_broken_variant(tmp_path):
+    """The whole SCU from its ports (its covers need about 20 steps: the cover run and
+    deeper checks are `graphunits prove --unit scu`, docs/verification.md)."""
+    _need_tools()
+    assert prove("scu", depth=6)["status"] == "PASS"
+    _caught(prove("scu", depth=4, harness=SCUTopHarness(scu_cls=_StatusAnyTime), workdir=tmp_path),
+            "hw/scu/top_formal.py", ("Assert(pending == 1)",))
