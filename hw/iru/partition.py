@@ -21,7 +21,7 @@ checks need them all at once). Reads are combinational: an insertion reads,
 compares and writes its row in one cycle.
 """
 from amaranth import *
-from amaranth.lib import data, enum, fifo, memory, stream, wiring
+from amaranth.lib import enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import FILTER_CODES, KIND_CODES, IRUConfig
@@ -29,63 +29,12 @@ from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .fadd import fadd32
+from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest, RingFlit, RingRequest
+from .prefetch import IRUPrefetcher
+
+_Elem = IRUElement
 
 __all__ = ["IRUCommand", "IRURequest", "IRUReplyBeat", "RingFlit", "RingRequest", "FlitKind", "IRUPartition"]
-
-
-class FlitKind(enum.Enum, shape=2):
-    NONE = 0
-    ELEM = 1        # an element for partition ``dest``
-    SHIP = 2        # a remainder element for the home partition (flush)
-    MARK = 3        # end of a partition's remainder: ``pos`` = elements shipped, ``sec`` = tokens
-
-
-class IRUCommand(data.StructLayout):
-    """``configure_iru``: ``n`` elements; index array at word ``idx`` (byte address / 4);
-    secondary array at word ``sec`` if ``use_sec``; filter ``op`` (golden.iru.FILTER_CODES);
-    target array base ``target`` (bytes) of ``4 << esize8``-byte elements."""
-
-    def __init__(self, c: IRUConfig):
-        super().__init__({"n": c.count_width, "idx": c.addr_width - 2, "sec": c.addr_width - 2, "use_sec": 1,
-                          "op": 2, "target": c.addr_width, "esize8": 1})
-
-
-class IRURequest(data.StructLayout):
-    """A warp's ``load_iru``: warp number and its thread count (1..entry_size)."""
-
-    def __init__(self, c: IRUConfig):
-        super().__init__({"warp": c.warp_bits, "threads": c.slot_bits})
-
-
-class IRUReplyBeat(data.StructLayout):
-    """One or two lanes of a reply (one beat per cycle): lane 0 (``idx``, ``sec``,
-    ``pos``, ``disabled``) and, with ``two``, lane 1 (``idx1``, ``sec1``, ``pos1``,
-    ``disabled1``); live lanes first, then disabled ones; ``last`` on the beat with
-    the warp's last lane; ``kind`` (golden.iru.KIND_CODES) why it was sent."""
-
-    def __init__(self, c: IRUConfig):
-        super().__init__({"warp": c.warp_bits, "idx": c.index_bits, "sec": 32, "pos": c.count_width,
-                          "disabled": 1, "last": 1, "kind": 3, "two": 1, "idx1": c.index_bits, "sec1": 32,
-                          "pos1": c.count_width, "disabled1": 1})
-
-
-class _Elem(data.StructLayout):
-    def __init__(self, c: IRUConfig):
-        super().__init__({"idx": c.index_bits, "sec": 32, "pos": c.count_width})
-
-
-class RingFlit(data.StructLayout):
-    def __init__(self, c: IRUConfig):
-        super().__init__({"kind": FlitKind, "dest": max(1, c.part_bits), "set": max(1, c.set_bits),
-                          "e": _Elem(c)})
-
-
-class RingRequest(data.StructLayout):
-    """A request on the request ring; ``age``: cycles since it became its partition's
-    oldest request (saturating at the timeout)."""
-
-    def __init__(self, c: IRUConfig):
-        super().__init__({"valid": 1, "warp": c.warp_bits, "threads": c.slot_bits, "age": range(c.timeout + 1)})
 
 
 class _R(enum.Enum, shape=1):
@@ -201,61 +150,17 @@ class IRUPartition(wiring.Component):
         wiring.connect(m, f_sec.mem, arb.i1)
         wiring.connect(m, arb.o, wiring.flipped(self.mem))
 
-        WW = c.addr_width - 2                       # word addresses
-        cb = (c.interleave_bytes // 4).bit_length() - 1
-        CW = 1 << cb                                # words per interleave chunk
-        NW = c.count_width
-
-        def first_pos(wbase):
-            """First position of this partition's first chunk (may be >= n)."""
-            chunk = wbase >> cb
-            c0 = Signal(WW + 1, name="first_chunk")
-            m.d.comb += c0.eq(chunk + ((p - chunk) & (P - 1)))
-            start_w = Signal(WW + cb + 2)
-            m.d.comb += start_w.eq(c0 << cb)
-            return Mux(start_w > wbase, start_w - wbase, 0)
-
-        def generator(engine, base_word, enable, name):
-            # Ranges of the partition's chunks (positions from the index array's
-            # interleave), read from ``base_word`` (the index or the secondary array).
-            active = Signal(name=f"{name}_active")
-            pos = Signal(WW + cb + 2, name=f"{name}_pos")
-            wbase = op.idx
-            with m.If(self.start):
-                m.d.sync += [active.eq(enable & ~self.reject), pos.eq(first_pos(wbase))]
-            chunk_end = Signal(WW + cb + 2, name=f"{name}_end")      # position where this chunk ends
-            m.d.comb += chunk_end.eq((((wbase + pos) >> cb) + 1 << cb) - wbase)
-            next_first = Signal(WW + cb + 3, name=f"{name}_next")
-            m.d.comb += next_first.eq(chunk_end + (P - 1) * CW)
-            empty = pos >= op.n
-            cnt = Mux(empty, 0, Mux(chunk_end < op.n, chunk_end, op.n) - pos)
-            cmd = engine.cmd
-            m.d.comb += [cmd.valid.eq(active & ~self.start),
-                         cmd.p.base.eq(Cat(C(0, 2), (base_word + pos)[:WW])),
-                         cmd.p.count.eq(cnt), cmd.p.esize8.eq(0),
-                         cmd.p.last.eq(empty | (next_first >= op.n))]
-            with m.If(cmd.valid & cmd.ready):
-                m.d.sync += pos.eq(next_first)
-                with m.If(cmd.p.last):
-                    m.d.sync += active.eq(0)
-
-        generator(f_idx, op.idx, 1, "gen_idx")
-        generator(f_sec, op.sec, op.use_sec, "gen_sec")
+        m.submodules.prefetch = pf = IRUPrefetcher(c, p)
+        m.d.comb += [pf.start.eq(self.start), pf.op.eq(op), pf.reject.eq(self.reject), self.mem_error.eq(pf.mem_error)]
+        wiring.connect(m, pf.idx_cmd, f_idx.cmd)
+        wiring.connect(m, pf.sec_cmd, f_sec.cmd)
+        wiring.connect(m, f_idx.o, pf.idx_data)
+        wiring.connect(m, f_sec.o, pf.sec_data)
+        fetch_done = pf.done
 
         # ================================================================ classifier
-        fetch_done = Signal()
-        mem_err = Signal()
-        epos = Signal(WW + cb + 2)               # position of the next element
-        with m.If(self.start):      # a rejected operation reads nothing: its input is all in at once
-            m.d.sync += [fetch_done.eq(self.reject), mem_err.eq(0), epos.eq(first_pos(op.idx))]
-        m.d.comb += self.mem_error.eq(mem_err)
-        io, so = f_idx.o, f_sec.o
-        in_valid = Signal()
-        m.d.comb += in_valid.eq(io.valid & (so.valid | ~op.use_sec) & ~fetch_done & ~self.start)
-        has_elem = io.p.n != 0
-        e_in = Signal(elem_l)
-        m.d.comb += [e_in.idx.eq(io.p.data[0][:c.index_bits]), e_in.sec.eq(Mux(op.use_sec, so.p.data[0][:32], 0)),
-                     e_in.pos.eq(epos[:NW])]
+        e_in = pf.o.p.e
+        has_elem = pf.o.p.has
         # Key block -> global set -> (partition, local set, bank, row).
         addr = Signal(c.addr_width)
         m.d.comb += addr.eq(op.target + Mux(op.esize8, e_in.idx << 3, e_in.idx << 2))
@@ -294,20 +199,13 @@ class IRUPartition(wiring.Component):
         with m.Else():
             m.d.comb += accept.eq(ring_q.w_stream.ready if P > 1 else 0)
         fire_in = Signal()
-        m.d.comb += [fire_in.eq(in_valid & accept),
-                     io.ready.eq(fire_in), so.ready.eq(fire_in & op.use_sec)]
+        m.d.comb += [fire_in.eq(pf.o.valid & accept), pf.o.ready.eq(accept)]
         for b in range(B):
             m.d.comb += [bank_q[b].w_stream.valid.eq(fire_in & has_elem & local & (bank_of == b)),
                          bank_q[b].w_stream.payload.eq(Cat(e_in, lset))]
         if P > 1:
             m.d.comb += [ring_q.w_stream.valid.eq(fire_in & has_elem & ~local),
                          ring_q.w_stream.payload.eq(Cat(e_in, lset, dest))]
-        with m.If(fire_in):
-            with m.If(has_elem):
-                chunk_last = ((op.idx + epos + 1) & (CW - 1)) == 0
-                m.d.sync += epos.eq(epos + 1 + Mux(chunk_last, (P - 1) * CW, 0))
-            with m.If(io.p.last):
-                m.d.sync += [fetch_done.eq(1), mem_err.eq(mem_err | io.p.error.mem | (so.p.error.mem & op.use_sec))]
 
         # ================================================================ hash state
         SW = c.slot_bits
