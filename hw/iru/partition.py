@@ -30,6 +30,7 @@ from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .fadd import fadd32
 from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest, RingFlit, RingRequest
+from .classifier import IRUClassifier
 from .prefetch import IRUPrefetcher
 
 _Elem = IRUElement
@@ -159,53 +160,11 @@ class IRUPartition(wiring.Component):
         fetch_done = pf.done
 
         # ================================================================ classifier
-        e_in = pf.o.p.e
-        has_elem = pf.o.p.has
-        # Key block -> global set -> (partition, local set, bank, row).
-        addr = Signal(c.addr_width)
-        m.d.comb += addr.eq(op.target + Mux(op.esize8, e_in.idx << 3, e_in.idx << 2))
-        kbits = c.key_block_bytes.bit_length() - 1
-        key = addr[kbits:]
-        h = Signal(max(1, c.hash_bits))
-        if c.hash_bits:
-            acc = key[:c.hash_bits]
-            for k in range(c.hash_bits, len(key), c.hash_bits):
-                acc = acc ^ key[k:k + c.hash_bits]
-            m.d.comb += h.eq(acc)
-        dest = h[:pb] if pb else C(0, 1)
-        lset = h[pb:pb + sb] if sb else C(0, 1)
-
-        qmembers = []
-        bank_q = []
-        for b in range(B):
-            q = fifo.SyncFIFOBuffered(width=elem_l.size + max(1, sb), depth=c.queue_depth)
-            m.submodules[f"bank_q{b}"] = q
-            bank_q.append(q)
-            qmembers.append(q)
-        ring_q = None
-        if P > 1:
-            ring_q = fifo.SyncFIFOBuffered(width=elem_l.size + max(1, sb) + max(1, pb), depth=c.queue_depth)
-            m.submodules.ring_q = ring_q
-            qmembers.append(ring_q)
-        local = (dest == p) if P > 1 else C(1, 1)
-        bank_of = lset[:bb] if bb else C(0, 1)
-        accept = Signal()
-        with m.If(~has_elem):
-            m.d.comb += accept.eq(1)
-        with m.Elif(local):
-            for b in range(B):
-                with m.If(bank_of == b):
-                    m.d.comb += accept.eq(bank_q[b].w_stream.ready)
-        with m.Else():
-            m.d.comb += accept.eq(ring_q.w_stream.ready if P > 1 else 0)
-        fire_in = Signal()
-        m.d.comb += [fire_in.eq(pf.o.valid & accept), pf.o.ready.eq(accept)]
-        for b in range(B):
-            m.d.comb += [bank_q[b].w_stream.valid.eq(fire_in & has_elem & local & (bank_of == b)),
-                         bank_q[b].w_stream.payload.eq(Cat(e_in, lset))]
-        if P > 1:
-            m.d.comb += [ring_q.w_stream.valid.eq(fire_in & has_elem & ~local),
-                         ring_q.w_stream.payload.eq(Cat(e_in, lset, dest))]
+        m.submodules.classifier = cl = IRUClassifier(c, p)
+        m.d.comb += cl.op.eq(op)
+        wiring.connect(m, pf.o, cl.i)
+        bank_q = [getattr(cl, f"bank{b}") for b in range(B)]
+        ring_q = cl.ring if P > 1 else None
 
         # ================================================================ hash state
         SW = c.slot_bits
@@ -277,13 +236,13 @@ class IRUPartition(wiring.Component):
             q = bank_q[b]
             q_e = Signal(elem_l, name=f"q{b}_e")
             q_set = Signal(max(1, sb), name=f"q{b}_set")
-            m.d.comb += Cat(q_e, q_set).eq(q.r_stream.payload)
+            m.d.comb += Cat(q_e, q_set).eq(q.payload)
             take_ring = Signal(name=f"take_ring{b}")
             if P > 1:
                 m.d.comb += take_ring.eq(ring_here & (bank_sel(rin_set) == b) & insertable(rin_set))
             take_local = Signal(name=f"take_local{b}")
-            m.d.comb += take_local.eq(~take_ring & q.r_stream.valid & insertable(q_set))
-            m.d.comb += q.r_stream.ready.eq(take_local)
+            m.d.comb += take_local.eq(~take_ring & q.valid & insertable(q_set))
+            m.d.comb += q.ready.eq(take_local)
             ins = Signal(elem_l, name=f"ins{b}")
             ins_set = Signal(max(1, sb), name=f"ins{b}_set")
             m.d.comb += [ins.eq(Mux(take_ring, rin.e, q_e)), ins_set.eq(Mux(take_ring, rin_set, q_set))]
@@ -514,7 +473,7 @@ class IRUPartition(wiring.Component):
             rq_e = Signal(elem_l)
             rq_set = Signal(max(1, sb))
             rq_dest = Signal(max(1, pb))
-            m.d.comb += Cat(rq_e, rq_set, rq_dest).eq(ring_q.r_stream.payload)
+            m.d.comb += Cat(rq_e, rq_set, rq_dest).eq(ring_q.payload)
             with m.If(rpass):
                 m.d.sync += ring_out.eq(rin)
             if not home:                # the home partition never ships
@@ -529,10 +488,10 @@ class IRUPartition(wiring.Component):
                         m.d.sync += [ring_out.kind.eq(FlitKind.MARK), ring_out.dest.eq(0), ring_out.e.pos.eq(shipped),
                                      ring_out.e.sec.eq(tokens), pstate.eq(_St.DONE), lock_valid.eq(0)]
                         m.d.comb += mark_sent.eq(1)
-            with m.Elif(ring_q.r_stream.valid):
+            with m.Elif(ring_q.valid):
                 m.d.sync += [ring_out.kind.eq(FlitKind.ELEM), ring_out.dest.eq(rq_dest), ring_out.set.eq(rq_set),
                              ring_out.e.eq(rq_e)]
-                m.d.comb += [ring_q.r_stream.ready.eq(1), put.eq(1)]
+                m.d.comb += [ring_q.ready.eq(1), put.eq(1)]
             with m.Else():
                 m.d.sync += ring_out.kind.eq(FlitKind.NONE)
         m.d.comb += self.ring_put.eq(put)
@@ -564,7 +523,7 @@ class IRUPartition(wiring.Component):
             m.d.sync += tokens.eq(tok_next)
 
         # ---------------------------------------------------------------- status to the top
-        queues_empty = Cat(*[q.level == 0 for q in qmembers]).all()
+        queues_empty = cl.empty
         m.d.comb += self.idle.eq(fetch_done & queues_empty &
                                  ((ring_out.kind != FlitKind.ELEM) if P > 1 else C(1, 1)))
         if home:

@@ -13,6 +13,7 @@ from golden.iru import FILTER_CODES, IRUConfig, IRUOp, RequestPolicy
 from golden.iru.ops import placement
 from golden.memory import AddressSpace
 from hw.iru import IRU
+from hw.iru.classifier import IRUClassifier
 from hw.iru.partition import _argmax
 from hw.iru.prefetch import IRUPrefetcher
 from sim.amaranth_loop import run_amaranth
@@ -224,3 +225,68 @@ def test_prefetcher_hands_out_its_chunks_elements_in_order(partitions):
             assert out == {"done": 1, "err": int(err)}, (n, iw, sw, p, out)
     got, out = rtl_prefetch(cfg, 0, 20, 0x100, 0x200, mem, set(), seed=1, reject=True)
     assert got == [] and out == {"done": 1, "err": 0}
+
+
+def rtl_classify(cfg, p, elements, target, esize, seed):
+    """Run IRUClassifier on ``elements`` ((idx, sec, pos, has) each) with random valid
+    and ready; returns what each queue handed out, in order."""
+    dut = IRUClassifier(cfg, p)
+    rng = random.Random(seed)
+    outs = [getattr(dut, f"bank{b}") for b in range(cfg.banks)] + ([dut.ring] if cfg.partitions > 1 else [])
+    got = [[] for _ in outs]
+    out = {}
+
+    async def bench(ctx):
+        _set_struct(ctx, dut.op, _op_fields(cfg, 0, 0, target=target, esize=esize))
+        todo = deque(elements)
+        quiet = 0
+        while todo or quiet < 40:
+            quiet = 0 if todo else quiet + 1
+            ctx.set(dut.i.valid, bool(todo) and rng.random() < 0.8)
+            if todo:
+                idx, sec, pos, has = todo[0]
+                _set_struct(ctx, dut.i.p.e, {"idx": idx, "sec": sec, "pos": pos})
+                ctx.set(dut.i.p.has, has)
+            for o in outs:
+                ctx.set(o.ready, rng.random() < (0.3 if 0 < len(todo) % 50 < 25 else 0.9))
+            if ctx.get(dut.i.valid) and ctx.get(dut.i.ready):
+                todo.popleft()
+            for k, o in enumerate(outs):
+                if ctx.get(o.valid) and ctx.get(o.ready):
+                    v = ctx.get(o.p)
+                    got[k].append((v.e.idx, v.e.sec, v.e.pos, v.set) + ((v.dest,) if k == cfg.banks else ()))
+            await ctx.tick()
+        out["empty"] = ctx.get(dut.empty)
+
+    _sim(dut, bench)
+    return got, out
+
+
+@pytest.mark.parametrize("preset, over", [("tiny", {}), ("tiny", {"banks": 2}), ("tiny", {"partitions": 4}),
+                                          ("tiny", {"partitions": 1, "banks": 4}), ("small", {})])
+def test_classifier_queues_each_element_for_its_bank_or_the_ring(preset, over):
+    """IRUClassifier against golden.iru.ops.placement (the key block folded into
+    partition and local set): every element of this partition in its bank's queue
+    (bank = the local set's low bits) with its set, every other one in the ring queue
+    with its partition and set, each queue in input order; beats without an element
+    vanish; 4- and 8-byte targets; ``empty`` at the end."""
+    cfg = IRUConfig.preset(preset, **over)
+    rng = random.Random(len(over) + cfg.partitions)
+    for p in range(cfg.partitions):
+        for esize, target in ((4, 0x100000), (8, 0x12340)):
+            n = 120
+            idx = [rng.randrange(1 << 24) if k % 3 else rng.randrange(400) for k in range(n)]
+            has = [int(k % 17 != 5) for k in range(n)]
+            els = [(idx[k], rng.getrandbits(32), k, has[k]) for k in range(n)]
+            part, lset = placement(np.array(idx, dtype=np.int64), target, esize, cfg)
+            want = [[] for _ in range(cfg.banks + (cfg.partitions > 1))]
+            for (i, s_, pos, h_), pt, ls in zip(els, part, lset):
+                if not h_:
+                    continue
+                if pt == p:
+                    want[int(ls) % cfg.banks].append((i, s_, pos, int(ls)))
+                else:
+                    want[cfg.banks].append((i, s_, pos, int(ls), int(pt)))
+            got, out = rtl_classify(cfg, p, els, target, esize, seed=p + esize)
+            assert got == want, (p, esize)
+            assert out["empty"] == 1
