@@ -4,7 +4,6 @@ the element and request rings' flits and the classifier's queue entries (IRU pap
 from amaranth.lib import data, enum, wiring
 
 from golden.iru import IRUConfig
-from ..fetch.engine import FetchError
 
 __all__ = ["ConfiguredComponent", "FlitKind", "IRUCommand", "IRURequest", "IRUReplyBeat", "IRUElement", "RingFlit",
            "RingRequest", "Fetched", "BankEntry", "RingEntry"]

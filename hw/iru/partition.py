@@ -21,15 +21,15 @@ checks need them all at once). Reads are combinational: an insertion reads,
 compares and writes its row in one cycle.
 """
 from amaranth import *
-from amaranth.lib import enum, fifo, memory, stream, wiring
+from amaranth.lib import enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import FILTER_CODES, KIND_CODES, IRUConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
-from .fadd import fadd32
 from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest, RingFlit, RingRequest
+from .bank import HashBank
 from .classifier import IRUClassifier
 from .prefetch import IRUPrefetcher
 
@@ -178,29 +178,15 @@ class IRUPartition(wiring.Component):
         lock_set = Signal(max(1, sb))
         lock_cnt = Signal(SW)
         m.d.comb += lock_cnt.eq(cnt_arr[lock_set])
+        top_slot = Signal(range(E))
+        top2_slot = Signal(range(E))
+        m.d.comb += [top_slot.eq(lock_cnt - 1), top2_slot.eq(lock_cnt - 2)]
 
-        # Each bank: the entries' indices as one row per entry (all compared at an
-        # insertion), and their {secondary, position} in a memory of one word per slot.
-        DW = 32 + c.count_width
-        idx_mems, dat_mems = [], []
+        banks = []
         for b in range(B):
-            im = memory.Memory(shape=E * c.index_bits, depth=c.rows, init=[])
-            dm = memory.Memory(shape=DW, depth=c.rows * E, init=[])
-            m.submodules[f"bank{b}_idx"] = im
-            m.submodules[f"bank{b}_data"] = dm
-            idx_mems.append(im)
-            dat_mems.append(dm)
-        i_wports = [mem.write_port(granularity=c.index_bits) for mem in idx_mems]
-        i_iports = [mem.read_port(domain="comb") for mem in idx_mems]     # insertion: compare
-        i_rports = [mem.read_port(domain="comb") for mem in idx_mems]     # replies, shipping
-        d_wports = [mem.write_port() for mem in dat_mems]
-        d_iports = [mem.read_port(domain="comb") for mem in dat_mems]     # insertion: merge
-        d_rports = [mem.read_port(domain="comb") for mem in dat_mems]     # replies, shipping
-        d_rports2 = [mem.read_port(domain="comb") for mem in dat_mems]    # replies: the second lane
-        slot_bits = (E - 1).bit_length()
-
-        def row_of(s):
-            return s[bb:] if c.rows > 1 else C(0, 1)
+            bank = HashBank(c)
+            m.submodules[f"bank{b}"] = bank
+            banks.append(bank)
 
         def bank_sel(s):
             return s[:bb] if bb else C(0, 1)
@@ -228,7 +214,6 @@ class IRUPartition(wiring.Component):
             return (cnt_arr[s] != E) & ~(offer & (lock_set == s) & (filt_on | ~pop))
 
         # ---------------------------------------------------------------- insertions
-        is_min = op.op == FILTER_CODES["min"]
         appends = []        # (valid, set) per bank
         merges = []
         takes = []
@@ -247,41 +232,12 @@ class IRUPartition(wiring.Component):
             ins_set = Signal(max(1, sb), name=f"ins{b}_set")
             m.d.comb += [ins.eq(Mux(take_ring, rin.e, q_e)), ins_set.eq(Mux(take_ring, rin_set, q_set))]
             go = take_ring | take_local
-            ip, iw, dp, dw = i_iports[b], i_wports[b], d_iports[b], d_wports[b]
-            m.d.comb += ip.addr.eq(row_of(ins_set))
-            row = ip.data
-            n_here = Signal(SW, name=f"n{b}")
-            m.d.comb += n_here.eq(cnt_arr[ins_set])
-            match = Signal(E, name=f"match{b}")
-            for k in range(E):
-                m.d.comb += match[k].eq((k < n_here) & (row[k * c.index_bits:(k + 1) * c.index_bits] == ins.idx))
-            hit = Signal(name=f"hit{b}")
-            m.d.comb += hit.eq(filt_on & match.any())
-            hit_k = Signal(range(E), name=f"hitk{b}")
-            for k in reversed(range(E)):
-                with m.If(match[k]):
-                    m.d.comb += hit_k.eq(k)
-            under = Signal(2, name=f"under{b}")  # appending to the entry whose top lanes pop now
-            m.d.comb += under.eq(Mux(lock_set == ins_set, npop, 0))
-            tail = Signal(SW, name=f"tail{b}")
-            m.d.comb += tail.eq(n_here - under)
-            slot = Signal(slot_bits, name=f"slot{b}")
-            m.d.comb += slot.eq(Mux(hit, hit_k, tail))
-            m.d.comb += dp.addr.eq(Cat(slot, row_of(ins_set)) if c.rows > 1 else slot)
-            old_sec, old_pos = dp.data[:32], dp.data[32:]
-            added = fadd32(m, old_sec, ins.sec, name=f"fadd{b}")
-            new_min = ins.sec < old_sec
-            w_sec = Signal(32, name=f"wsec{b}")
-            w_pos = Signal(c.count_width, name=f"wpos{b}")
-            with m.If(~hit):
-                m.d.comb += [w_sec.eq(ins.sec), w_pos.eq(ins.pos)]
-            with m.Elif(is_min):
-                m.d.comb += [w_sec.eq(Mux(new_min, ins.sec, old_sec)), w_pos.eq(Mux(new_min, ins.pos, old_pos))]
-            with m.Else():
-                m.d.comb += [w_sec.eq(added), w_pos.eq(old_pos)]
-            m.d.comb += [dw.addr.eq(dp.addr), dw.data.eq(Cat(w_sec, w_pos)), dw.en.eq(go),
-                         iw.addr.eq(row_of(ins_set)), iw.data.eq(ins.idx.replicate(E)),
-                         iw.en.eq(Mux(go & ~hit, C(1, E) << tail, 0))]
+            bank = banks[b]
+            hit = bank.hit
+            m.d.comb += [bank.filter.eq(op.op), bank.go.eq(go), bank.ins.eq(ins), bank.ins_set.eq(ins_set),
+                         bank.count.eq(cnt_arr[ins_set]),
+                         bank.under.eq(Mux(lock_set == ins_set, npop, 0)),   # appending to the entry whose top lanes pop now
+                         bank.rd_set.eq(lock_set), bank.rd_slot.eq(top_slot), bank.rd_slot2.eq(top2_slot)]
             appends.append((go & ~hit, ins_set))
             merges.append(go & hit)
             takes.append(take_ring)
@@ -374,36 +330,14 @@ class IRUPartition(wiring.Component):
             with m.Default():
                 m.d.comb += live_for.eq(0)
 
-        # Reply / ship read port: the locked entry's top element.
+        # Reply / ship reads: the locked entry's top element and the one below it (a
+        # reply's second lane).
         top = Signal(elem_l)
-        top_slot = Signal(range(E))
-        m.d.comb += top_slot.eq(lock_cnt - 1)
-        top_idx_row = Signal(E * c.index_bits)
-        top_dat = Signal(DW)
-        for b in range(B):
-            m.d.comb += [i_rports[b].addr.eq(row_of(lock_set)),
-                         d_rports[b].addr.eq(Cat(top_slot, row_of(lock_set)) if c.rows > 1 else top_slot)]
-        with m.Switch(bank_sel(lock_set)):
-            for b in range(B):
-                with m.Case(b):
-                    m.d.comb += [top_idx_row.eq(i_rports[b].data), top_dat.eq(d_rports[b].data)]
-        m.d.comb += [top.idx.eq(Array(top_idx_row[k * c.index_bits:(k + 1) * c.index_bits]
-                                      for k in range(E))[top_slot]),
-                     top.sec.eq(top_dat[:32]), top.pos.eq(top_dat[32:])]
-        # the element below the top (a reply's second lane)
         top2 = Signal(elem_l)
-        top2_slot = Signal(range(E))
-        m.d.comb += top2_slot.eq(lock_cnt - 2)
-        top2_dat = Signal(DW)
-        for b in range(B):
-            m.d.comb += d_rports2[b].addr.eq(Cat(top2_slot, row_of(lock_set)) if c.rows > 1 else top2_slot)
         with m.Switch(bank_sel(lock_set)):
             for b in range(B):
                 with m.Case(b):
-                    m.d.comb += top2_dat.eq(d_rports2[b].data)
-        m.d.comb += [top2.idx.eq(Array(top_idx_row[k * c.index_bits:(k + 1) * c.index_bits]
-                                       for k in range(E))[top2_slot]),
-                     top2.sec.eq(top2_dat[:32]), top2.pos.eq(top2_dat[32:])]
+                    m.d.comb += [top.eq(banks[b].top), top2.eq(banks[b].top2)]
 
         rp = self.reply
         live_beat = r_sent < r_live

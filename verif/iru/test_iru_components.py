@@ -10,9 +10,10 @@ from amaranth import Module, Signal
 from amaranth.sim import Simulator
 
 from golden.iru import FILTER_CODES, IRUConfig, IRUOp, RequestPolicy
-from golden.iru.ops import placement
+from golden.iru.ops import fadd32 as golden_fadd32, placement
 from golden.memory import AddressSpace
 from hw.iru import IRU
+from hw.iru.bank import HashBank
 from hw.iru.classifier import IRUClassifier
 from hw.iru.partition import _argmax
 from hw.iru.prefetch import IRUPrefetcher
@@ -290,3 +291,70 @@ def test_classifier_queues_each_element_for_its_bank_or_the_ring(preset, over):
             got, out = rtl_classify(cfg, p, els, target, esize, seed=p + esize)
             assert got == want, (p, esize)
             assert out["empty"] == 1
+
+
+@pytest.mark.parametrize("preset, over, op", [("tiny", {}, "none"), ("tiny", {}, "min"), ("tiny", {"banks": 2}, "fadd"),
+                                              ("small", {}, "min"), ("small", {}, "none")])
+def test_hash_bank_appends_merges_and_reads_like_a_dict_of_lists(preset, over, op):
+    """HashBank against a dict of lists (entry -> its elements, oldest first): random
+    insertions into random entries of the bank (``count`` from the model; without a
+    filter some while the entry's top one or two leave, ``under``), with the paper's
+    merge rules (§4: equal indices merge under a filter, min keeps the smaller
+    secondary value and its position, fadd adds them as binary32), and every cycle
+    a read of two random slots of a random entry; ``hit`` too."""
+    cfg = IRUConfig.preset(preset, **over)
+    E, B = cfg.entry_size, cfg.banks
+    dut = HashBank(cfg)
+    rng = random.Random(E + B + len(op))
+    sets = list(range(0, cfg.sets, B))                   # the local sets of bank 0
+    model = {s_: [] for s_ in sets}
+    mask = (1 << cfg.index_bits) - 1
+    checked = {"hits": 0, "reads": 0}
+
+    async def bench(ctx):
+        ctx.set(dut.filter, FILTER_CODES[op])
+        for cycle in range(600):
+            rs = rng.choice(sets)
+            ent = model[rs]
+            sl, sl2 = rng.randrange(E), rng.randrange(E)
+            ctx.set(dut.rd_set, rs)
+            ctx.set(dut.rd_slot, sl)
+            ctx.set(dut.rd_slot2, sl2)
+            for o, k in ((dut.top, sl), (dut.top2, sl2)):
+                if k < len(ent):
+                    assert ctx.get(o.idx) == ent[k][0] and ctx.get(o.sec) == ent[k][1] \
+                        and ctx.get(o.pos) == ent[k][2], (cycle, rs, k)
+                    checked["reads"] += 1
+            s_ = rng.choice(sets)
+            ent = model[s_]
+            if len(ent) == E and rng.random() < 0.3:
+                ent.clear()                          # a reply took the whole entry
+            go = rng.random() < 0.8 and len(ent) < E
+            under = rng.randrange(min(2, len(ent)) + 1) if op == "none" and ent and rng.random() < 0.3 else 0
+            idx = rng.randrange(1 << cfg.index_bits) if rng.random() < 0.2 else rng.randrange(6)
+            el = (idx & mask, rng.choice([0, 0x3F800000, 0x40000000, rng.getrandbits(32)]), rng.randrange(4000))
+            ctx.set(dut.go, go)
+            ctx.set(dut.ins_set, s_)
+            ctx.set(dut.count, len(ent))
+            ctx.set(dut.under, under)
+            _set_struct(ctx, dut.ins, {"idx": el[0], "sec": el[1], "pos": el[2]})
+            hits = [k for k, e in enumerate(ent) if e[0] == el[0]] if op != "none" else []
+            assert ctx.get(dut.hit) == bool(hits), (cycle, s_, el, ent)
+            if go:
+                if hits:
+                    checked["hits"] += 1
+                    k = hits[0]
+                    old = ent[k]
+                    if op == "min":
+                        ent[k] = el if el[1] < old[1] else old
+                    else:
+                        ent[k] = (old[0], golden_fadd32(old[1], el[1]), old[2])
+                else:
+                    del ent[len(ent) - under:]
+                    ent.append(el)
+            elif under:
+                del ent[len(ent) - under:]
+            await ctx.tick()
+
+    _sim(dut, bench)
+    assert checked["reads"] > 300 and (checked["hits"] > 10 or op == "none"), checked
