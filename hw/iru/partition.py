@@ -24,7 +24,7 @@ from amaranth import *
 from amaranth.lib import enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.iru import FILTER_CODES, KIND_CODES, IRUConfig
+from golden.iru import FILTER_CODES, IRUConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
@@ -32,15 +32,11 @@ from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest,
 from .bank import HashBank
 from .classifier import IRUClassifier
 from .prefetch import IRUPrefetcher
+from .replier import ReplyChoice, ReplySender
 
 _Elem = IRUElement
 
 __all__ = ["IRUCommand", "IRURequest", "IRUReplyBeat", "RingFlit", "RingRequest", "FlitKind", "IRUPartition"]
-
-
-class _R(enum.Enum, shape=1):
-    IDLE = 0
-    SEND = 1
 
 
 class _St(enum.Enum, shape=2):
@@ -205,9 +201,10 @@ class IRUPartition(wiring.Component):
         # edge): an element appended to that entry then takes the popped slot. The offered
         # lane must not change until it is taken, so the entry takes nothing while its lane
         # waits, and nothing at all while it offers with a filter (a merge could hit the top).
-        pop = Signal()              # the offered lanes are taken this cycle
-        npop = Signal(2)            # live lanes popped from the locked entry this cycle (0, 1, 2)
-        offer = Signal()
+        m.submodules.replier = snd = ReplySender(c)
+        pop = snd.pop               # the offered lanes are taken this cycle
+        npop = snd.npop             # live lanes popped from the locked entry this cycle (0, 1, 2)
+        offer = snd.offer
         filt_on = op.op != FILTER_CODES["none"]
 
         def insertable(s):
@@ -266,13 +263,7 @@ class IRUPartition(wiring.Component):
             m.d.comb += final_ok.eq(self.flush & (markers == P - 1) & (got_ship == expect_ship))
 
         # ================================================================ replier
-        rstate = Signal(_R)
         pstate = Signal(_St)
-        r_warp = Signal(c.warp_bits)
-        r_t = Signal(SW)
-        r_kind = Signal(3)
-        r_live = Signal(SW)
-        r_sent = Signal(SW)
         shipped = Signal(range(S * E + 1))
 
         reqw = c.warp_bits + SW
@@ -292,43 +283,12 @@ class IRUPartition(wiring.Component):
 
         active = C(1, 1) if home else (pstate == _St.NORMAL)
 
-        def can(t, timed, name):
-            """(ok, kind) of a request of ``t`` threads (docs/iru.md, "Data replier")."""
-            kind = Signal(3, name=f"{name}_kind")
-            ok = Signal(name=f"{name}_ok")
-            with m.If(best_cnt >= t):
-                m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["entry"])]
-            with m.Elif(tokens >= t):
-                m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["disabled"])]
-            with m.Elif((timed | self.flush) & (held >= t)):
-                m.d.comb += [ok.eq(1), kind.eq(Mux(self.flush, KIND_CODES["flush"], KIND_CODES["timeout"]))]
-            if home:
-                with m.Elif(final_ok):
-                    m.d.comb += [ok.eq(1), kind.eq(KIND_CODES["final"])]
-            return ok & active, kind
-
-        if P > 1:
-            rq_ok, rq_kind = can(self.rq_in.threads, self.rq_in.age == c.timeout, "rqc")
-        else:   # no request ring: nothing to compare (and no constant comparisons for lint)
-            rq_ok, rq_kind = C(0, 1), C(0, 3)
-        hd_ok, hd_kind = can(h_t, h_timed, "hdc")
-        idle_r = (rstate == _R.IDLE) & active
-        take_rq = Signal()
-        take_hd = Signal()
-        if P > 1:
-            m.d.comb += take_rq.eq(idle_r & self.rq_in.valid & rq_ok)
-        m.d.comb += take_hd.eq(idle_r & ~take_rq & req_q.r_stream.valid & hd_ok)
-        t_w = Mux(take_rq, self.rq_in.warp, h_warp)
-        t_t = Mux(take_rq, self.rq_in.threads, h_t)
-        t_kind = Mux(take_rq, rq_kind, hd_kind)
-        live_for = Signal(SW)
-        with m.Switch(t_kind):
-            with m.Case(KIND_CODES["entry"], KIND_CODES["timeout"], KIND_CODES["flush"]):
-                m.d.comb += live_for.eq(t_t)
-            with m.Case(KIND_CODES["final"]):
-                m.d.comb += live_for.eq(Mux(held < t_t, held, t_t))
-            with m.Default():
-                m.d.comb += live_for.eq(0)
+        m.submodules.reply_choice = ch = ReplyChoice(c, home)
+        m.d.comb += [ch.best_cnt.eq(best_cnt), ch.tokens.eq(tokens), ch.held.eq(held), ch.flush.eq(self.flush),
+                     ch.final_ok.eq(final_ok), ch.active.eq(active), ch.idle.eq(~snd.busy), ch.ring.eq(self.rq_in),
+                     ch.head_valid.eq(req_q.r_stream.valid), ch.head.warp.eq(h_warp), ch.head.threads.eq(h_t),
+                     ch.head_timed.eq(h_timed)]
+        take_rq, take_hd, hd_ok = ch.take_ring, ch.take_head, ch.head_ok
 
         # Reply / ship reads: the locked entry's top element and the one below it (a
         # reply's second lane).
@@ -339,39 +299,17 @@ class IRUPartition(wiring.Component):
                 with m.Case(b):
                     m.d.comb += [top.eq(banks[b].top), top2.eq(banks[b].top2)]
 
-        rp = self.reply
-        live_beat = r_sent < r_live
-        dis_beat = Signal(2)        # disabled lanes (tokens) handed out this cycle
-        rem = Signal(SW + 1)        # lanes of the reply still to send
-        live_rem = Signal(SW + 1)   # live lanes still to send
-        m.d.comb += [rem.eq(r_t - r_sent), live_rem.eq(r_live - r_sent)]
-        m.d.comb += [rp.p.warp.eq(r_warp), rp.p.kind.eq(r_kind),
-                     rp.p.last.eq(r_sent + 1 + rp.p.two == r_t)]
-        with m.If(rstate == _R.SEND):
-            with m.If(live_beat):
-                with m.If(lock_cnt != 0):
-                    # two live lanes when the entry holds two; the last live lane with a disabled one
-                    two_live = (live_rem >= 2) & (lock_cnt >= 2)
-                    one_dis = (live_rem == 1) & (rem >= 2)
-                    m.d.comb += [rp.valid.eq(1), rp.p.idx.eq(top.idx), rp.p.sec.eq(top.sec), rp.p.pos.eq(top.pos),
-                                 rp.p.two.eq(two_live | one_dis), rp.p.disabled1.eq(one_dis)]
-                    with m.If(two_live):
-                        m.d.comb += [rp.p.idx1.eq(top2.idx), rp.p.sec1.eq(top2.sec), rp.p.pos1.eq(top2.pos)]
-                    m.d.comb += [offer.eq(1), pop.eq(rp.ready),
-                                 npop.eq(Mux(rp.ready, Mux(two_live, 2, 1), 0)),
-                                 dis_beat.eq(rp.ready & one_dis)]
-                with m.Else():
-                    m.d.sync += lock_set.eq(best_set)        # the next fullest entry (a bubble)
-            with m.Else():
-                m.d.comb += [rp.valid.eq(1), rp.p.disabled.eq(1), rp.p.two.eq(rem >= 2), rp.p.disabled1.eq(1),
-                             dis_beat.eq(Mux(rp.ready, Mux(rem >= 2, 2, 1), 0))]
-            with m.If(rp.valid & rp.ready):
-                m.d.sync += r_sent.eq(r_sent + 1 + rp.p.two)
-                with m.If(rp.p.last):
-                    m.d.sync += [rstate.eq(_R.IDLE), lock_valid.eq(0)]
+        m.d.comb += [snd.take.eq(take_rq | take_hd), snd.warp.eq(ch.warp), snd.threads.eq(ch.threads),
+                     snd.kind.eq(ch.kind), snd.live.eq(ch.live), snd.lock_cnt.eq(lock_cnt), snd.top.eq(top),
+                     snd.top2.eq(top2)]
+        wiring.connect(m, snd.reply, wiring.flipped(self.reply))
+        dis_beat = snd.dis
+        with m.If(snd.bubble):
+            m.d.sync += lock_set.eq(best_set)
+        with m.If(snd.done):
+            m.d.sync += lock_valid.eq(0)
         with m.If(take_rq | take_hd):
-            m.d.sync += [rstate.eq(_R.SEND), r_warp.eq(t_w), r_t.eq(t_t), r_kind.eq(t_kind), r_live.eq(live_for),
-                         r_sent.eq(0), lock_valid.eq(live_for != 0), lock_set.eq(best_set)]
+            m.d.sync += [lock_valid.eq(ch.live != 0), lock_set.eq(best_set)]
         m.d.comb += req_q.r_stream.ready.eq(take_hd)
 
         # ---------------------------------------------------------------- request ring
@@ -432,7 +370,7 @@ class IRUPartition(wiring.Component):
 
         # Non-home: less than a warp left once all input is in: ship the remainder home.
         if not home:
-            with m.If((pstate == _St.NORMAL) & self.flush & (rstate == _R.IDLE) & ~take_rq & ~take_hd &
+            with m.If((pstate == _St.NORMAL) & self.flush & ~snd.busy & ~take_rq & ~take_hd &
                       (held < E) & (tokens < E)):
                 m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0), lock_valid.eq(held != 0), lock_set.eq(best_set)]
 

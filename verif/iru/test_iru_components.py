@@ -9,7 +9,7 @@ import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
 
-from golden.iru import FILTER_CODES, IRUConfig, IRUOp, RequestPolicy
+from golden.iru import FILTER_CODES, KIND_CODES, IRUConfig, IRUOp, RequestPolicy
 from golden.iru.ops import fadd32 as golden_fadd32, placement
 from golden.memory import AddressSpace
 from hw.iru import IRU
@@ -17,6 +17,7 @@ from hw.iru.bank import HashBank
 from hw.iru.classifier import IRUClassifier
 from hw.iru.partition import _argmax
 from hw.iru.prefetch import IRUPrefetcher
+from hw.iru.replier import ReplyChoice, ReplySender
 from sim.amaranth_loop import run_amaranth
 from sim.iru import IRUHarness
 
@@ -358,3 +359,145 @@ def test_hash_bank_appends_merges_and_reads_like_a_dict_of_lists(preset, over, o
 
     _sim(dut, bench)
     assert checked["reads"] > 300 and (checked["hits"] > 10 or op == "none"), checked
+
+
+def ref_choice(cfg, home, i):
+    """docs/iru.md's replier table: (take_ring, take_head, head_ok, warp, threads, kind, live)."""
+    K = KIND_CODES
+
+    def can(t, timed):
+        if i["best_cnt"] >= t:
+            kind = K["entry"]
+        elif i["tokens"] >= t:
+            kind = K["disabled"]
+        elif (timed or i["flush"]) and i["held"] >= t:
+            kind = K["flush"] if i["flush"] else K["timeout"]
+        elif home and i["final_ok"]:
+            kind = K["final"]
+        else:
+            return False, 0
+        return bool(i["active"]), kind
+
+    ring_ok, ring_kind = can(i["ring_threads"], i["ring_age"] == cfg.timeout) if cfg.partitions > 1 else (False, 0)
+    head_ok, head_kind = can(i["head_threads"], i["head_timed"])
+    go = i["idle"] and i["active"]
+    take_ring = go and i["ring_valid"] and ring_ok
+    take_head = go and not take_ring and i["head_valid"] and head_ok
+    warp, t, kind = ((i["ring_warp"], i["ring_threads"], ring_kind) if take_ring
+                     else (i["head_warp"], i["head_threads"], head_kind))
+    live = {K["entry"]: t, K["timeout"]: t, K["flush"]: t, K["final"]: min(i["held"], t)}.get(kind, 0)
+    return (int(take_ring), int(take_head), int(head_ok), warp, t, kind, live)
+
+
+@pytest.mark.parametrize("partitions, home", [(1, True), (2, True), (2, False), (4, False)])
+def test_reply_choice_follows_the_replier_table(partitions, home):
+    """ReplyChoice (comb) against docs/iru.md's table on random inputs near the
+    thresholds (thread counts around the counts, ages at and below the timeout)."""
+    cfg = IRUConfig.preset("tiny", partitions=partitions)
+    dut = ReplyChoice(cfg, home)
+    rng = random.Random(partitions + 10 * home)
+    E = cfg.entry_size
+
+    async def bench(ctx):
+        for _ in range(1500):
+            t = rng.randrange(1, E + 1)
+            near = lambda: max(0, t + rng.randrange(-2, 3))  # noqa: E731
+            i = {"best_cnt": min(E, near()), "tokens": near(), "held": near(), "flush": rng.random() < 0.3,
+                 "final_ok": rng.random() < 0.3, "active": rng.random() < 0.85, "idle": rng.random() < 0.8,
+                 "ring_valid": rng.random() < 0.5, "ring_warp": rng.randrange(1 << cfg.warp_bits),
+                 "ring_threads": rng.randrange(1, E + 1), "ring_age": rng.choice([0, cfg.timeout - 1, cfg.timeout]),
+                 "head_valid": rng.random() < 0.8, "head_warp": rng.randrange(1 << cfg.warp_bits), "head_threads": t,
+                 "head_timed": rng.random() < 0.3}
+            for k in ("best_cnt", "tokens", "held", "flush", "final_ok", "active", "idle", "head_valid",
+                      "head_timed"):
+                ctx.set(getattr(dut, k), i[k])
+            _set_struct(ctx, dut.ring, {"valid": i["ring_valid"], "warp": i["ring_warp"],
+                                        "threads": i["ring_threads"], "age": i["ring_age"]})
+            _set_struct(ctx, dut.head, {"warp": i["head_warp"], "threads": i["head_threads"]})
+            got = tuple(ctx.get(getattr(dut, k)) for k in ("take_ring", "take_head", "head_ok", "warp", "threads",
+                                                             "kind", "live"))
+            want = ref_choice(cfg, home, i)
+            if not (want[0] or want[1]):          # nothing taken: warp/threads/kind/live are don't-cares
+                got, want = got[:3], want[:3]
+            assert got == want, (i, got, want)
+
+    sim = Simulator(dut)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_reply_sender_sends_live_lanes_from_the_top_then_disabled(seed):
+    """ReplySender against a list as the locked entry (top = its end): random replies
+    (threads, live lanes, kind) with random ready; each reply must carry its live
+    lanes from the top of the entry down, then its disabled lanes, two a beat when
+    the entry holds two (the last live lane with a disabled one), ``last`` on its
+    last beat; ``npop``/``dis`` count the lanes that left; an empty entry while live
+    lanes are due asks for the next one (``bubble``: the test refills it)."""
+    cfg = IRUConfig.preset("tiny")
+    E = cfg.entry_size
+    dut = ReplySender(cfg)
+    rng = random.Random(seed)
+    log = {"replies": 0, "two": 0, "bubbles": 0}
+
+    async def bench(ctx):
+        entry = []
+        for _ in range(60):
+            t = rng.randrange(1, E + 1)
+            live = rng.choice([0, t, rng.randrange(t + 1)])
+            warp, kind = rng.randrange(1 << cfg.warp_bits), rng.randrange(5)
+            entry = [(rng.getrandbits(24), rng.getrandbits(32), rng.randrange(4000)) for _ in range(rng.randrange(E + 1))]
+            while ctx.get(dut.busy):
+                await ctx.tick()
+            for k, v in {"take": 1, "warp": warp, "threads": t, "kind": kind, "live": live}.items():
+                ctx.set(getattr(dut, k), v)
+            await ctx.tick()
+            ctx.set(dut.take, 0)
+            lanes, expect_live = [], []
+            while True:
+                assert ctx.get(dut.busy)
+                ctx.set(dut.lock_cnt, len(entry))
+                for port, k in ((dut.top, -1), (dut.top2, -2)):
+                    if len(entry) >= -k:
+                        _set_struct(ctx, port, dict(zip(("idx", "sec", "pos"), entry[k])))
+                ctx.set(dut.reply.ready, rng.random() < 0.6)
+                if ctx.get(dut.bubble):
+                    assert not ctx.get(dut.reply.valid) and len(entry) == 0
+                    log["bubbles"] += 1
+                    entry = [(rng.getrandbits(24), rng.getrandbits(32), rng.randrange(4000))
+                             for _ in range(rng.randrange(1, E + 1))]
+                    await ctx.tick()
+                    continue
+                b = ctx.get(dut.reply.p)
+                if ctx.get(dut.reply.valid):
+                    assert (b.warp, b.kind) == (warp, kind)
+                    n_live = (not b.disabled) + (b.two and not b.disabled1)
+                    assert ctx.get(dut.offer) == (not b.disabled)
+                    left_live = live - len(expect_live)
+                    if not b.disabled and left_live >= 2 and len(entry) >= 2:
+                        assert b.two and not b.disabled1          # two live lanes when the entry holds two
+                if ctx.get(dut.reply.valid) and ctx.get(dut.reply.ready):
+                    beat = [(b.idx, b.sec, b.pos, b.disabled)]
+                    if b.two:
+                        beat.append((b.idx1, b.sec1, b.pos1, b.disabled1))
+                    log["two"] += b.two
+                    for lane in beat:
+                        if not lane[3]:
+                            expect_live.append(entry.pop())
+                            assert lane[:3] == expect_live[-1]
+                        lanes.append(lane[3])
+                    assert (ctx.get(dut.npop), ctx.get(dut.pop)) == (n_live, int(n_live > 0))
+                    assert ctx.get(dut.dis) == len(beat) - n_live
+                    assert b.last == (len(lanes) == t) and ctx.get(dut.done) == b.last
+                    if b.last:
+                        break
+                else:
+                    assert (ctx.get(dut.npop), ctx.get(dut.dis), ctx.get(dut.done)) == (0, 0, 0)
+                await ctx.tick()
+            assert lanes == [0] * live + [1] * (t - live)
+            log["replies"] += 1
+            await ctx.tick()
+            assert not ctx.get(dut.busy)
+
+    _sim(dut, bench)
+    assert log["replies"] == 60 and log["two"] > 20 and log["bubbles"] > 3, log
