@@ -21,7 +21,7 @@ checks need them all at once). Reads are combinational: an insertion reads,
 compares and writes its row in one cycle.
 """
 from amaranth import *
-from amaranth.lib import enum, fifo, stream, wiring
+from amaranth.lib import enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import FILTER_CODES, IRUConfig
@@ -33,6 +33,7 @@ from .bank import HashBank
 from .classifier import IRUClassifier
 from .prefetch import IRUPrefetcher
 from .replier import ReplyChoice, ReplySender
+from .ring_stop import ElementStop, RequestStop
 
 _Elem = IRUElement
 
@@ -133,7 +134,7 @@ class IRUPartition(wiring.Component):
         c = self._config
         p = self._index
         P, S, B, E = c.partitions, c.sets, c.banks, c.entry_size
-        pb, sb, bb = c.part_bits, c.set_bits, c.bank_bits
+        sb, bb = c.set_bits, c.bank_bits
         home = p == 0
         m = Module()
         op = self.op
@@ -266,29 +267,18 @@ class IRUPartition(wiring.Component):
         pstate = Signal(_St)
         shipped = Signal(range(S * E + 1))
 
-        reqw = c.warp_bits + SW
-        m.submodules.req_q = req_q = fifo.SyncFIFOBuffered(width=reqw, depth=c.request_depth)
-        m.d.comb += [req_q.w_stream.valid.eq(self.req.valid),
-                     req_q.w_stream.payload.eq(Cat(self.req.p.warp, self.req.p.threads)),
-                     self.req.ready.eq(req_q.w_stream.ready)]
-        h_warp = req_q.r_stream.payload[:c.warp_bits]
-        h_t = req_q.r_stream.payload[c.warp_bits:reqw]
-        # The timeout counts the cycles the oldest request has been the oldest (saturating).
-        h_age = Signal(range(c.timeout + 1))
-        with m.If(~req_q.r_stream.valid | req_q.r_stream.ready):
-            m.d.sync += h_age.eq(0)
-        with m.Elif(h_age != c.timeout):
-            m.d.sync += h_age.eq(h_age + 1)
-        h_timed = h_age == c.timeout
+        m.submodules.req_stop = rs = RequestStop(c)
+        wiring.connect(m, wiring.flipped(self.req), rs.req)
+        m.d.comb += [rs.ring_in.eq(self.rq_in), self.rq_out.eq(rs.ring_out), self.forwarded.eq(rs.forwarded)]
 
         active = C(1, 1) if home else (pstate == _St.NORMAL)
 
         m.submodules.reply_choice = ch = ReplyChoice(c, home)
         m.d.comb += [ch.best_cnt.eq(best_cnt), ch.tokens.eq(tokens), ch.held.eq(held), ch.flush.eq(self.flush),
                      ch.final_ok.eq(final_ok), ch.active.eq(active), ch.idle.eq(~snd.busy), ch.ring.eq(self.rq_in),
-                     ch.head_valid.eq(req_q.r_stream.valid), ch.head.warp.eq(h_warp), ch.head.threads.eq(h_t),
-                     ch.head_timed.eq(h_timed)]
-        take_rq, take_hd, hd_ok = ch.take_ring, ch.take_head, ch.head_ok
+                     ch.head_valid.eq(rs.head_valid), ch.head.eq(rs.head), ch.head_timed.eq(rs.head_timed)]
+        take_rq, take_hd = ch.take_ring, ch.take_head
+        m.d.comb += [rs.take.eq(take_hd), rs.head_ok.eq(ch.head_ok), rs.ring_taken.eq(take_rq)]
 
         # Reply / ship reads: the locked entry's top element and the one below it (a
         # reply's second lane).
@@ -310,62 +300,25 @@ class IRUPartition(wiring.Component):
             m.d.sync += lock_valid.eq(0)
         with m.If(take_rq | take_hd):
             m.d.sync += [lock_valid.eq(ch.live != 0), lock_set.eq(best_set)]
-        m.d.comb += req_q.r_stream.ready.eq(take_hd)
-
-        # ---------------------------------------------------------------- request ring
-        rq_out = Signal(RingRequest(c))
-        m.d.comb += self.rq_out.eq(rq_out)
-        fwd = Signal()
-        if P > 1:
-            rq_pass = self.rq_in.valid & ~take_rq
-            # The oldest request goes onto the ring when this partition cannot answer it
-            # now (a reply in progress aside): partitions with full entries take it.
-            m.d.comb += fwd.eq(~rq_pass & req_q.r_stream.valid & ~take_hd & ~hd_ok)
-            with m.If(rq_pass):
-                m.d.sync += [rq_out.eq(self.rq_in),
-                             rq_out.age.eq(Mux(self.rq_in.age == c.timeout, c.timeout, self.rq_in.age + 1))]
-            with m.Elif(fwd):
-                m.d.sync += [rq_out.valid.eq(1), rq_out.warp.eq(h_warp), rq_out.threads.eq(h_t),
-                             rq_out.age.eq(h_age)]
-            with m.Else():
-                m.d.sync += rq_out.valid.eq(0)
-            with m.If(fwd):
-                m.d.comb += req_q.r_stream.ready.eq(1)
-        m.d.comb += self.forwarded.eq(fwd)
 
         # ---------------------------------------------------------------- element ring out, shipping
-        ring_out = Signal(RingFlit(c))
-        m.d.comb += self.ring_out.eq(ring_out)
         ship_pop = Signal()
         put = Signal()
         mark_sent = Signal()
         if P > 1:
-            consumed = ring_taken | mark_here
-            rpass = (rin_kind != FlitKind.NONE) & ~consumed
-            rq_e = Signal(elem_l)
-            rq_set = Signal(max(1, sb))
-            rq_dest = Signal(max(1, pb))
-            m.d.comb += Cat(rq_e, rq_set, rq_dest).eq(ring_q.payload)
-            with m.If(rpass):
-                m.d.sync += ring_out.eq(rin)
-            if not home:                # the home partition never ships
-                with m.Elif(pstate == _St.SHIP):
-                    with m.If(lock_valid & (lock_cnt != 0)):
-                        m.d.sync += [ring_out.kind.eq(FlitKind.SHIP), ring_out.dest.eq(0), ring_out.set.eq(lock_set),
-                                     ring_out.e.eq(top), shipped.eq(shipped + 1)]
-                        m.d.comb += [ship_pop.eq(1), put.eq(1)]
-                    with m.Elif(held != 0):
-                        m.d.sync += [ring_out.kind.eq(FlitKind.NONE), lock_set.eq(best_set), lock_valid.eq(1)]
-                    with m.Else():
-                        m.d.sync += [ring_out.kind.eq(FlitKind.MARK), ring_out.dest.eq(0), ring_out.e.pos.eq(shipped),
-                                     ring_out.e.sec.eq(tokens), pstate.eq(_St.DONE), lock_valid.eq(0)]
-                        m.d.comb += mark_sent.eq(1)
-            with m.Elif(ring_q.valid):
-                m.d.sync += [ring_out.kind.eq(FlitKind.ELEM), ring_out.dest.eq(rq_dest), ring_out.set.eq(rq_set),
-                             ring_out.e.eq(rq_e)]
-                m.d.comb += [ring_q.ready.eq(1), put.eq(1)]
-            with m.Else():
-                m.d.sync += ring_out.kind.eq(FlitKind.NONE)
+            m.submodules.ring_stop = es = ElementStop(c, home)
+            wiring.connect(m, ring_q, es.queue)
+            m.d.comb += [es.ring_in.eq(rin), es.consumed.eq(ring_taken | mark_here), self.ring_out.eq(es.ring_out),
+                         es.shipping.eq(pstate == _St.SHIP), es.ship_ready.eq(lock_valid & (lock_cnt != 0)),
+                         es.ship_more.eq(held != 0), es.ship_set.eq(lock_set), es.ship_e.eq(top),
+                         es.shipped.eq(shipped), es.tokens.eq(tokens),
+                         ship_pop.eq(es.ship_pop), put.eq(es.put), mark_sent.eq(es.mark)]
+            with m.If(es.ship_pop):
+                m.d.sync += shipped.eq(shipped + 1)
+            with m.If(es.relock):
+                m.d.sync += [lock_set.eq(best_set), lock_valid.eq(1)]
+            with m.If(es.mark):
+                m.d.sync += [pstate.eq(_St.DONE), lock_valid.eq(0)]
         m.d.comb += self.ring_put.eq(put)
 
         # Non-home: less than a warp left once all input is in: ship the remainder home.
@@ -397,7 +350,7 @@ class IRUPartition(wiring.Component):
         # ---------------------------------------------------------------- status to the top
         queues_empty = cl.empty
         m.d.comb += self.idle.eq(fetch_done & queues_empty &
-                                 ((ring_out.kind != FlitKind.ELEM) if P > 1 else C(1, 1)))
+                                 ((self.ring_out.kind != FlitKind.ELEM) if P > 1 else C(1, 1)))
         if home:
             m.d.comb += self.finished.eq(final_ok)
         else:

@@ -18,6 +18,7 @@ from hw.iru.classifier import IRUClassifier
 from hw.iru.partition import _argmax
 from hw.iru.prefetch import IRUPrefetcher
 from hw.iru.replier import ReplyChoice, ReplySender
+from hw.iru.ring_stop import ElementStop, RequestStop
 from sim.amaranth_loop import run_amaranth
 from sim.iru import IRUHarness
 
@@ -501,3 +502,146 @@ def test_reply_sender_sends_live_lanes_from_the_top_then_disabled(seed):
 
     _sim(dut, bench)
     assert log["replies"] == 60 and log["two"] > 20 and log["bubbles"] > 3, log
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 4])
+def test_request_stop_keeps_order_ages_and_forwards(partitions):
+    """RequestStop against a deque: requests leave in arrival order (taken or, when
+    the partition cannot answer its oldest and no ring request passes, forwarded onto
+    the request ring with its age); the oldest's age counts the cycles it has been
+    the oldest, saturating at the timeout; a ring request not taken passes one cycle
+    later, one cycle older (saturating). One partition: no ring traffic at all."""
+    cfg = IRUConfig.preset("tiny", partitions=partitions, timeout=5)
+    dut = RequestStop(cfg)
+    rng = random.Random(partitions)
+    W = 1 << cfg.warp_bits
+    log = {"taken": 0, "fwd": 0, "timed": 0, "passed": 0}
+
+    async def bench(ctx):
+        fifo_, nxt, head, age = deque(), 0, None, 0
+        want_out = None
+        for cycle in range(1500):
+            push = rng.random() < 0.4
+            ctx.set(dut.req.valid, push)
+            _set_struct(ctx, dut.req.p, {"warp": nxt % W, "threads": 1 + nxt % cfg.entry_size})
+            hv = ctx.get(dut.head_valid)
+            slow = (cycle // 150) % 2          # phases where the oldest can be answered but waits
+            ok = rng.random() < (0.95 if slow else 0.3)
+            take = hv and ok and rng.random() < (0.1 if slow else 0.7)
+            ctx.set(dut.head_ok, ok)
+            ctx.set(dut.take, take)
+            rin = {"valid": int(rng.random() < 0.4), "warp": rng.randrange(W), "threads": rng.randrange(1, 9),
+                   "age": rng.choice([0, 3, cfg.timeout])}
+            _set_struct(ctx, dut.ring_in, rin)
+            rtaken = rin["valid"] and rng.random() < 0.5
+            ctx.set(dut.ring_taken, rtaken)
+            # the oldest request and its age
+            if hv:
+                h = ctx.get(dut.head)
+                assert (h.warp, h.threads) == fifo_[0], cycle
+                age = age if head == fifo_[0] else 0
+                head = fifo_[0]
+                assert ctx.get(dut.head_age) == age and ctx.get(dut.head_timed) == (age == cfg.timeout), cycle
+                log["timed"] += age == cfg.timeout
+            else:
+                head = None
+            if want_out is not None:
+                r = ctx.get(dut.ring_out)
+                got = {"valid": r.valid, "warp": r.warp, "threads": r.threads, "age": r.age}
+                assert got["valid"] == want_out["valid"] and (not got["valid"] or got == want_out), (cycle, got, want_out)
+            passes = partitions > 1 and rin["valid"] and not rtaken
+            fwd = partitions > 1 and not passes and hv and not take and not ok
+            assert ctx.get(dut.forwarded) == fwd, cycle
+            if passes:
+                want_out = dict(rin, age=min(rin["age"] + 1, cfg.timeout))
+                log["passed"] += 1
+            elif fwd:
+                want_out = {"valid": 1, "warp": head[0], "threads": head[1], "age": age}
+                log["fwd"] += 1
+            else:
+                want_out = {"valid": 0}
+            if take or fwd:
+                fifo_.popleft()
+                log["taken"] += take
+                head = None
+            elif hv:
+                age = min(age + 1, cfg.timeout)
+            if push and ctx.get(dut.req.ready):
+                fifo_.append((nxt % W, 1 + nxt % cfg.entry_size))
+                nxt += 1
+            await ctx.tick()
+
+    _sim(dut, bench)
+    assert log["taken"] > 100 and log["timed"] > 5, log
+    assert (log["fwd"] > 50 and log["passed"] > 100) if partitions > 1 else log["fwd"] == log["passed"] == 0, log
+
+
+@pytest.mark.parametrize("home", [True, False])
+def test_element_stop_passes_ships_and_queues_in_priority_order(home):
+    """ElementStop against its rule, cycle by cycle: a flit not consumed here passes;
+    else (non-home, shipping) the locked top as a SHIP flit for partition 0, a bubble
+    while the next entry is locked, or the MARK flit (elements shipped, tokens); else
+    the ring queue's head as an ELEM flit; else an empty slot. Only the fields each
+    case writes change (the rest of the register holds)."""
+    cfg = IRUConfig.preset("tiny", partitions=4)
+    dut = ElementStop(cfg, home)
+    rng = random.Random(int(home))
+    K = {"NONE": 0, "ELEM": 1, "SHIP": 2, "MARK": 3}
+    seen = set()
+
+    def rnd_e():
+        return {"idx": rng.getrandbits(cfg.index_bits), "sec": rng.getrandbits(32), "pos": rng.getrandbits(cfg.count_width)}
+
+    async def bench(ctx):
+        reg = {"kind": 0, "dest": 0, "set": 0, "e": {"idx": 0, "sec": 0, "pos": 0}}
+        for cycle in range(1500):
+            rin = {"kind": rng.choice([0, 0, 1, 2, 3]), "dest": rng.randrange(4), "set": rng.randrange(4), "e": rnd_e()}
+            i = {"consumed": rng.random() < 0.3, "shipping": rng.random() < 0.4, "ship_ready": rng.random() < 0.5,
+                 "ship_more": rng.random() < 0.5, "ship_set": rng.randrange(4), "shipped": rng.randrange(33),
+                 "tokens": rng.randrange(1 << 12)}
+            se = rnd_e()
+            qv, qe = rng.random() < 0.5, {"e": rnd_e(), "set": rng.randrange(4), "dest": rng.randrange(4)}
+            ctx.set(dut.ring_in.kind, rin["kind"])
+            _set_struct(ctx, dut.ring_in, {"dest": rin["dest"], "set": rin["set"]})
+            _set_struct(ctx, dut.ring_in.e, rin["e"])
+            for k, v in i.items():
+                ctx.set(getattr(dut, k), v)
+            _set_struct(ctx, dut.ship_e, se)
+            ctx.set(dut.queue.valid, qv)
+            _set_struct(ctx, dut.queue.p.e, qe["e"])
+            _set_struct(ctx, dut.queue.p, {"set": qe["set"], "dest": qe["dest"]})
+            r = ctx.get(dut.ring_out)
+            assert (r.kind.value, r.dest, r.set, r.e.idx, r.e.sec, r.e.pos) == \
+                (reg["kind"], reg["dest"], reg["set"], reg["e"]["idx"], reg["e"]["sec"], reg["e"]["pos"]), cycle
+            out = {"put": 0, "ship_pop": 0, "relock": 0, "mark": 0, "qready": 0}
+            if rin["kind"] != 0 and not i["consumed"]:
+                reg = {**rin, "e": dict(rin["e"])}
+                case = "pass"
+            elif not home and i["shipping"]:
+                if i["ship_ready"]:
+                    reg = {"kind": K["SHIP"], "dest": 0, "set": i["ship_set"], "e": se}
+                    out.update(put=1, ship_pop=1)
+                    case = "ship"
+                elif i["ship_more"]:
+                    reg["kind"] = K["NONE"]
+                    out["relock"] = 1
+                    case = "relock"
+                else:
+                    reg.update(kind=K["MARK"], dest=0, e=dict(reg["e"], pos=i["shipped"], sec=i["tokens"]))
+                    out["mark"] = 1
+                    case = "mark"
+            elif qv:
+                reg = {"kind": K["ELEM"], "dest": qe["dest"], "set": qe["set"], "e": qe["e"]}
+                out.update(put=1, qready=1)
+                case = "elem"
+            else:
+                reg["kind"] = K["NONE"]
+                case = "none"
+            seen.add(case)
+            got = {k: ctx.get(getattr(dut, k)) for k in ("put", "ship_pop", "relock", "mark")}
+            got["qready"] = ctx.get(dut.queue.ready)
+            assert got == out, (cycle, case, got, out)
+            await ctx.tick()
+
+    _sim(dut, bench)
+    assert seen == ({"pass", "elem", "none"} if home else {"pass", "ship", "relock", "mark", "elem", "none"})
