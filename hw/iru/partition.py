@@ -31,6 +31,7 @@ from ..mem.port import MemPortSignature
 from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest, RingFlit, RingRequest
 from .bank import HashBank
 from .classifier import IRUClassifier
+from .counts import EntryCounts, RemainderTally
 from .prefetch import IRUPrefetcher
 from .replier import ReplyChoice, ReplySender
 from .ring_stop import ElementStop, RequestStop
@@ -44,28 +45,6 @@ class _St(enum.Enum, shape=2):
     NORMAL = 0
     SHIP = 1         # shipping the remainder to the home partition
     DONE = 2
-
-
-def _argmax(m: Module, values: list, name: str):
-    """(index, value) of the largest value, the lowest index among equals (a tree)."""
-    nodes = [(C(i, max(1, (len(values) - 1).bit_length())), v) for i, v in enumerate(values)]
-    level = 0
-    while len(nodes) > 1:
-        nxt = []
-        for k in range(0, len(nodes), 2):
-            if k + 1 == len(nodes):
-                nxt.append(nodes[k])
-                continue
-            (ia, va), (ib, vb) = nodes[k], nodes[k + 1]
-            pick_b = Signal(name=f"{name}_l{level}_{k // 2}")
-            m.d.comb += pick_b.eq(vb > va)
-            i = Signal(len(ia), name=f"{name}_i{level}_{k // 2}")
-            v = Signal(len(va), name=f"{name}_v{level}_{k // 2}")
-            m.d.comb += [i.eq(Mux(pick_b, ib, ia)), v.eq(Mux(pick_b, vb, va))]
-            nxt.append((i, v))
-        nodes = nxt
-        level += 1
-    return nodes[0]
 
 
 class IRUPartition(wiring.Component):
@@ -164,17 +143,13 @@ class IRUPartition(wiring.Component):
         ring_q = cl.ring if P > 1 else None
 
         # ================================================================ hash state
-        SW = c.slot_bits
-        cnt = [Signal(SW, name=f"cnt{s}") for s in range(S)]
-        cnt_arr = Array(cnt)
-        held = Signal(range(S * E + 1))
-        tokens = Signal(c.count_width + 1)
+        m.submodules.counts = ec = EntryCounts(c)
+        cnt_arr = Array(ec.counts[s] for s in range(S))
+        held, tokens, best_set, best_cnt = ec.held, ec.tokens, ec.best_set, ec.best_cnt
         m.d.comb += [self.held.eq(held), self.tokens.eq(tokens)]
-        best_set, best_cnt = _argmax(m, cnt, "best")
         lock_valid = Signal()
         lock_set = Signal(max(1, sb))
-        lock_cnt = Signal(SW)
-        m.d.comb += lock_cnt.eq(cnt_arr[lock_set])
+        lock_cnt = ec.pop_cnt
         top_slot = Signal(range(E))
         top2_slot = Signal(range(E))
         m.d.comb += [top_slot.eq(lock_cnt - 1), top2_slot.eq(lock_cnt - 2)]
@@ -245,23 +220,15 @@ class IRUPartition(wiring.Component):
         if P > 1 and home:
             m.d.comb += ship_got.eq(ring_taken & (rin_kind == FlitKind.SHIP))
 
-        # ---------------------------------------------------------------- home: markers
-        markers = Signal(range(P + 1))
-        expect_ship = Signal(range(P * S * E + 1))
-        got_ship = Signal(range(P * S * E + 1))
+        # ---------------------------------------------------------------- home: remainders
         mark_here = Signal()
-        if P > 1 and home:
-            m.d.comb += mark_here.eq(rin_kind == FlitKind.MARK)
-        with m.If(self.start):
-            m.d.sync += [markers.eq(0), expect_ship.eq(0), got_ship.eq(0)]
-        with m.Else():
-            with m.If(mark_here):
-                m.d.sync += [markers.eq(markers + 1), expect_ship.eq(expect_ship + rin.e.pos)]
-            with m.If(ship_got):
-                m.d.sync += got_ship.eq(got_ship + 1)
         final_ok = Signal()
         if home:
-            m.d.comb += final_ok.eq(self.flush & (markers == P - 1) & (got_ship == expect_ship))
+            if P > 1:
+                m.d.comb += mark_here.eq(rin_kind == FlitKind.MARK)
+            m.submodules.remainders = rt = RemainderTally(c)
+            m.d.comb += [rt.start.eq(self.start), rt.mark.eq(mark_here), rt.mark_count.eq(rin.e.pos),
+                         rt.ship_got.eq(ship_got), rt.flush.eq(self.flush), final_ok.eq(rt.final_ok)]
 
         # ================================================================ replier
         pstate = Signal(_St)
@@ -328,24 +295,14 @@ class IRUPartition(wiring.Component):
                 m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0), lock_valid.eq(held != 0), lock_set.eq(best_set)]
 
         # ---------------------------------------------------------------- counters
-        n_pop = Signal(2)           # elements leaving the locked entry: reply lanes or a shipped one
-        m.d.comb += n_pop.eq(npop + ship_pop)
-        n_app = sum(v for v, _ in appends)
-        n_merge = sum(merges)
-        for s in range(S):
-            inc = Cat(*[v & (st == s) for v, st in appends]).any()
-            dec = Mux(lock_set == s, n_pop, 0)
-            m.d.sync += cnt[s].eq(cnt[s] + inc - dec)
-        m.d.sync += held.eq(held + n_app - n_pop)
-        tok_next = tokens + n_merge - dis_beat
+        m.d.comb += [ec.start.eq(self.start), ec.tokens_init.eq(Mux(self.reject, op.n, 0) if home else 0),
+                     ec.app_valid.eq(Cat(*[v for v, _ in appends])), ec.app_set.eq(Cat(*[st for _, st in appends])),
+                     ec.merges.eq(sum(merges)), ec.pop_set.eq(lock_set), ec.n_pop.eq(npop + ship_pop),
+                     ec.dis.eq(dis_beat), ec.tokens_clear.eq(mark_sent)]
         if home and P > 1:
-            tok_next = tok_next + Mux(mark_here, rin.e.sec, 0)
+            m.d.comb += ec.tokens_add.eq(Mux(mark_here, rin.e.sec, 0))
         with m.If(self.start):      # rejected: the home partition answers every lane disabled
-            m.d.sync += [pstate.eq(_St.NORMAL), tokens.eq(Mux(self.reject, op.n, 0) if home else 0)]
-        with m.Elif(mark_sent):
-            m.d.sync += tokens.eq(0)
-        with m.Else():
-            m.d.sync += tokens.eq(tok_next)
+            m.d.sync += pstate.eq(_St.NORMAL)
 
         # ---------------------------------------------------------------- status to the top
         queues_empty = cl.empty

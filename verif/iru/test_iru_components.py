@@ -15,7 +15,7 @@ from golden.memory import AddressSpace
 from hw.iru import IRU
 from hw.iru.bank import HashBank
 from hw.iru.classifier import IRUClassifier
-from hw.iru.partition import _argmax
+from hw.iru.counts import EntryCounts, RemainderTally, argmax
 from hw.iru.prefetch import IRUPrefetcher
 from hw.iru.replier import ReplyChoice, ReplySender
 from hw.iru.ring_stop import ElementStop, RequestStop
@@ -24,13 +24,13 @@ from sim.iru import IRUHarness
 
 
 def test_argmax_tree_picks_the_largest_lowest_index_first():
-    """``_argmax`` (the replier's choice of the fullest entry) on every count from 1
+    """``argmax`` (hw/iru/counts.py: the replier's choice of the fullest entry) on every count from 1
     to 9 values, against ``max`` and ``list.index``: ties go to the lowest index."""
     rng = random.Random(3)
     for n in range(1, 10):
         m = Module()
         vals = [Signal(4, name=f"v{i}") for i in range(n)]
-        idx, val = _argmax(m, vals, "t")
+        idx, val = argmax(m, vals, "t")
         cases = [[rng.randrange(16) for _ in range(n)] for _ in range(60)]
         cases += [[5] * n, list(range(n)), list(range(n))[::-1], [0] * (n - 1) + [15]]
         got = []
@@ -645,3 +645,83 @@ def test_element_stop_passes_ships_and_queues_in_priority_order(home):
 
     _sim(dut, bench)
     assert seen == ({"pass", "elem", "none"} if home else {"pass", "ship", "relock", "mark", "elem", "none"})
+
+
+@pytest.mark.parametrize("preset, over", [("tiny", {}), ("tiny", {"banks": 2}), ("small", {"banks": 4})])
+def test_entry_counts_follow_appends_pops_and_tokens(preset, over):
+    """EntryCounts against Python counters: random appends (one per bank, to a set of
+    that bank), pops of 0-2 from a random entry, merges, disabled lanes, tokens
+    coming home, clears and starts; every cycle each entry's count, the sum, the
+    tokens, the popped entry's count and the fullest entry (lowest set among equals,
+    ``max``/``list.index``)."""
+    cfg = IRUConfig.preset(preset, **over)
+    S, B, E = cfg.sets, cfg.banks, cfg.entry_size
+    dut = EntryCounts(cfg)
+    rng = random.Random(S + B)
+    TM = (1 << (cfg.count_width + 1)) - 1
+
+    async def bench(ctx):
+        cnt, tokens = [0] * S, 0
+        for cycle in range(1200):
+            ps = rng.randrange(S)
+            ctx.set(dut.pop_set, ps)
+            assert [ctx.get(dut.counts[s_]) for s_ in range(S)] == cnt, cycle
+            assert (ctx.get(dut.held), ctx.get(dut.tokens), ctx.get(dut.pop_cnt)) == (sum(cnt), tokens, cnt[ps])
+            assert (ctx.get(dut.best_set), ctx.get(dut.best_cnt)) == (cnt.index(max(cnt)), max(cnt)), cycle
+            npop = rng.randrange(min(2, cnt[ps]) + 1)
+            apps = []
+            for b in range(B):
+                s_ = rng.randrange(S // B) * B + b
+                v = rng.random() < 0.4 and cnt[s_] - (npop if s_ == ps else 0) < E
+                apps.append((v, s_))
+            merges = rng.randrange(B + 1)
+            dis = rng.randrange(min(2, tokens) + 1)
+            add = rng.choice([0, 0, 0, rng.randrange(40)])
+            start, clear = rng.random() < 0.01, rng.random() < 0.02
+            init = rng.randrange(1 << cfg.count_width)
+            for k, v in {"n_pop": npop, "merges": merges, "dis": dis, "tokens_add": add, "start": start,
+                         "tokens_clear": clear, "tokens_init": init}.items():
+                ctx.set(getattr(dut, k), v)
+            for b, (v, s_) in enumerate(apps):
+                ctx.set(dut.app_valid[b], v)
+                ctx.set(dut.app_set[b], s_)
+            await ctx.tick()
+            cnt[ps] -= npop
+            for v, s_ in apps:
+                cnt[s_] += v
+            tokens = init if start else 0 if clear else (tokens + merges - dis + add) & TM
+
+    _sim(dut, bench)
+
+
+def test_remainder_tally_waits_for_every_mark_and_element():
+    """RemainderTally (home, 4 partitions) against counters: ``final_ok`` only with
+    ``flush``, all three other partitions' MARK flits in and as many shipped
+    elements arrived as the MARKs announced; ``start`` clears it."""
+    cfg = IRUConfig.preset("tiny", partitions=4)
+    dut = RemainderTally(cfg)
+    rng = random.Random(4)
+    seen = {True: 0, False: 0}
+
+    async def bench(ctx):
+        marks = expect = got = 0
+        for cycle in range(2000):
+            flush = rng.random() < 0.7
+            ctx.set(dut.flush, flush)
+            ok = flush and marks == 3 and got == expect
+            assert ctx.get(dut.final_ok) == ok, (cycle, marks, expect, got)
+            seen[ok] += 1
+            start = rng.random() < 0.02
+            mark = marks < 3 and rng.random() < 0.1
+            mc = rng.randrange(5)
+            ship = got < expect + 2 and rng.random() < 0.5
+            for k, v in {"start": start, "mark": mark, "mark_count": mc, "ship_got": ship}.items():
+                ctx.set(getattr(dut, k), v)
+            await ctx.tick()
+            if start:
+                marks = expect = got = 0
+            else:
+                marks, expect, got = marks + mark, expect + (mc if mark else 0), got + ship
+
+    _sim(dut, bench)
+    assert seen[True] > 20 and seen[False] > 200, seen
