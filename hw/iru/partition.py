@@ -21,30 +21,24 @@ checks need them all at once). Reads are combinational: an insertion reads,
 compares and writes its row in one cycle.
 """
 from amaranth import *
-from amaranth.lib import enum, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.iru import FILTER_CODES, IRUConfig
+from golden.iru import IRUConfig
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
 from .layouts import FlitKind, IRUCommand, IRUElement, IRUReplyBeat, IRURequest, RingFlit, RingRequest
 from .bank import HashBank
 from .classifier import IRUClassifier
+from .insert import InsertSelect
 from .counts import EntryCounts, RemainderTally
 from .prefetch import IRUPrefetcher
 from .replier import ReplyChoice, ReplySender
-from .ring_stop import ElementStop, RequestStop
+from .ring_stop import ElementStop, RequestStop, Shipper
 
-_Elem = IRUElement
 
 __all__ = ["IRUCommand", "IRURequest", "IRUReplyBeat", "RingFlit", "RingRequest", "FlitKind", "IRUPartition"]
-
-
-class _St(enum.Enum, shape=2):
-    NORMAL = 0
-    SHIP = 1         # shipping the remainder to the home partition
-    DONE = 2
 
 
 class IRUPartition(wiring.Component):
@@ -112,12 +106,11 @@ class IRUPartition(wiring.Component):
     def elaborate(self, platform):
         c = self._config
         p = self._index
-        P, S, B, E = c.partitions, c.sets, c.banks, c.entry_size
+        P, B, E = c.partitions, c.banks, c.entry_size
         sb, bb = c.set_bits, c.bank_bits
         home = p == 0
         m = Module()
         op = self.op
-        elem_l = _Elem(c)
 
         # ================================================================ prefetcher
         m.submodules.fetch_idx = f_idx = FetchEngine(c.fetch)
@@ -133,7 +126,6 @@ class IRUPartition(wiring.Component):
         wiring.connect(m, pf.sec_cmd, f_sec.cmd)
         wiring.connect(m, f_idx.o, pf.idx_data)
         wiring.connect(m, f_sec.o, pf.sec_data)
-        fetch_done = pf.done
 
         # ================================================================ classifier
         m.submodules.classifier = cl = IRUClassifier(c, p)
@@ -144,101 +136,61 @@ class IRUPartition(wiring.Component):
 
         # ================================================================ hash state
         m.submodules.counts = ec = EntryCounts(c)
-        cnt_arr = Array(ec.counts[s] for s in range(S))
         held, tokens, best_set, best_cnt = ec.held, ec.tokens, ec.best_set, ec.best_cnt
         m.d.comb += [self.held.eq(held), self.tokens.eq(tokens)]
-        lock_valid = Signal()
-        lock_set = Signal(max(1, sb))
+        lock_valid, lock_set = Signal(), Signal(max(1, sb))      # the entry the replier / shipping takes from
         lock_cnt = ec.pop_cnt
-        top_slot = Signal(range(E))
-        top2_slot = Signal(range(E))
+        top_slot, top2_slot = Signal(range(E)), Signal(range(E))
         m.d.comb += [top_slot.eq(lock_cnt - 1), top2_slot.eq(lock_cnt - 2)]
 
-        banks = []
-        for b in range(B):
-            bank = HashBank(c)
+        banks = [HashBank(c) for _ in range(B)]
+        for b, bank in enumerate(banks):
             m.submodules[f"bank{b}"] = bank
-            banks.append(bank)
-
-        def bank_sel(s):
-            return s[:bb] if bb else C(0, 1)
-
-        # ---------------------------------------------------------------- ring input
-        rin = self.ring_in
-        rin_kind = rin.kind
-        ring_here = Signal()
-        if P > 1:
-            m.d.comb += ring_here.eq(((rin_kind == FlitKind.ELEM) & (rin.dest == p)) |
-                                     ((rin_kind == FlitKind.SHIP) & home))
-        rin_set = rin.set[:sb] if sb else C(0, 1)
-
-        # The replier offers the locked entry's top as a live lane (``offer``) and pops it
-        # when the lane is taken (``pop``; the read is combinational, before the clock
-        # edge): an element appended to that entry then takes the popped slot. The offered
-        # lane must not change until it is taken, so the entry takes nothing while its lane
-        # waits, and nothing at all while it offers with a filter (a merge could hit the top).
-        m.submodules.replier = snd = ReplySender(c)
-        pop = snd.pop               # the offered lanes are taken this cycle
-        npop = snd.npop             # live lanes popped from the locked entry this cycle (0, 1, 2)
-        offer = snd.offer
-        filt_on = op.op != FILTER_CODES["none"]
-
-        def insertable(s):
-            return (cnt_arr[s] != E) & ~(offer & (lock_set == s) & (filt_on | ~pop))
 
         # ---------------------------------------------------------------- insertions
+        # The replier offers the locked entry's top as a live lane (``offer``) and pops it
+        # when the lane is taken (``pop``; the read is combinational, before the clock
+        # edge): an element appended to that entry then takes the popped slot (``under``).
+        # The offered lane must not change until it is taken, so the entry takes nothing
+        # while its lane waits, and nothing at all while it offers with a filter (a merge
+        # could hit the top).
+        rin = self.ring_in
+        m.submodules.replier = snd = ReplySender(c)
+        npop = snd.npop             # live lanes popped from the locked entry this cycle (0, 1, 2)
+        m.submodules.insert = ins = InsertSelect(c, p)
+        m.d.comb += [ins.ring_in.eq(rin), ins.filter.eq(op.op), ins.counts.eq(ec.counts), ins.lock_set.eq(lock_set),
+                     ins.offer.eq(snd.offer), ins.pop.eq(snd.pop), ins.npop.eq(npop)]
         appends = []        # (valid, set) per bank
         merges = []
-        takes = []
         for b in range(B):
-            q = bank_q[b]
-            q_e = Signal(elem_l, name=f"q{b}_e")
-            q_set = Signal(max(1, sb), name=f"q{b}_set")
-            m.d.comb += Cat(q_e, q_set).eq(q.payload)
-            take_ring = Signal(name=f"take_ring{b}")
-            if P > 1:
-                m.d.comb += take_ring.eq(ring_here & (bank_sel(rin_set) == b) & insertable(rin_set))
-            take_local = Signal(name=f"take_local{b}")
-            m.d.comb += take_local.eq(~take_ring & q.valid & insertable(q_set))
-            m.d.comb += q.ready.eq(take_local)
-            ins = Signal(elem_l, name=f"ins{b}")
-            ins_set = Signal(max(1, sb), name=f"ins{b}_set")
-            m.d.comb += [ins.eq(Mux(take_ring, rin.e, q_e)), ins_set.eq(Mux(take_ring, rin_set, q_set))]
-            go = take_ring | take_local
+            wiring.connect(m, bank_q[b], getattr(ins, f"q{b}"))
             bank = banks[b]
-            hit = bank.hit
-            m.d.comb += [bank.filter.eq(op.op), bank.go.eq(go), bank.ins.eq(ins), bank.ins_set.eq(ins_set),
-                         bank.count.eq(cnt_arr[ins_set]),
-                         bank.under.eq(Mux(lock_set == ins_set, npop, 0)),   # appending to the entry whose top lanes pop now
+            m.d.comb += [bank.filter.eq(op.op), bank.go.eq(ins.go[b]), bank.ins.eq(ins.ins[b]),
+                         bank.ins_set.eq(ins.ins_set[b]), bank.count.eq(ins.count[b]), bank.under.eq(ins.under[b]),
                          bank.rd_set.eq(lock_set), bank.rd_slot.eq(top_slot), bank.rd_slot2.eq(top2_slot)]
-            appends.append((go & ~hit, ins_set))
-            merges.append(go & hit)
-            takes.append(take_ring)
-        ring_taken = Signal()
-        m.d.comb += ring_taken.eq(Cat(*takes).any())
-        ship_got = Signal()
-        if P > 1 and home:
-            m.d.comb += ship_got.eq(ring_taken & (rin_kind == FlitKind.SHIP))
+            appends.append((ins.go[b] & ~bank.hit, ins.ins_set[b]))
+            merges.append(ins.go[b] & bank.hit)
+        ring_taken = ins.ring_taken
 
         # ---------------------------------------------------------------- home: remainders
         mark_here = Signal()
         final_ok = Signal()
         if home:
             if P > 1:
-                m.d.comb += mark_here.eq(rin_kind == FlitKind.MARK)
+                m.d.comb += mark_here.eq(rin.kind == FlitKind.MARK)
             m.submodules.remainders = rt = RemainderTally(c)
             m.d.comb += [rt.start.eq(self.start), rt.mark.eq(mark_here), rt.mark_count.eq(rin.e.pos),
-                         rt.ship_got.eq(ship_got), rt.flush.eq(self.flush), final_ok.eq(rt.final_ok)]
+                         rt.ship_got.eq(ring_taken & (rin.kind == FlitKind.SHIP) if P > 1 else 0),
+                         rt.flush.eq(self.flush), final_ok.eq(rt.final_ok)]
 
         # ================================================================ replier
-        pstate = Signal(_St)
-        shipped = Signal(range(S * E + 1))
-
+        if not home:                # at the end, the remainder goes home
+            m.submodules.shipper = sh = Shipper(c)
         m.submodules.req_stop = rs = RequestStop(c)
         wiring.connect(m, wiring.flipped(self.req), rs.req)
         m.d.comb += [rs.ring_in.eq(self.rq_in), self.rq_out.eq(rs.ring_out), self.forwarded.eq(rs.forwarded)]
 
-        active = C(1, 1) if home else (pstate == _St.NORMAL)
+        active = C(1, 1) if home else sh.active
 
         m.submodules.reply_choice = ch = ReplyChoice(c, home)
         m.d.comb += [ch.best_cnt.eq(best_cnt), ch.tokens.eq(tokens), ch.held.eq(held), ch.flush.eq(self.flush),
@@ -249,9 +201,8 @@ class IRUPartition(wiring.Component):
 
         # Reply / ship reads: the locked entry's top element and the one below it (a
         # reply's second lane).
-        top = Signal(elem_l)
-        top2 = Signal(elem_l)
-        with m.Switch(bank_sel(lock_set)):
+        top, top2 = Signal(IRUElement(c)), Signal(IRUElement(c))
+        with m.Switch(lock_set[:bb] if bb else C(0, 1)):
             for b in range(B):
                 with m.Case(b):
                     m.d.comb += [top.eq(banks[b].top), top2.eq(banks[b].top2)]
@@ -269,30 +220,25 @@ class IRUPartition(wiring.Component):
             m.d.sync += [lock_valid.eq(ch.live != 0), lock_set.eq(best_set)]
 
         # ---------------------------------------------------------------- element ring out, shipping
-        ship_pop = Signal()
-        put = Signal()
-        mark_sent = Signal()
+        ship_pop = put = mark_sent = C(0, 1)
         if P > 1:
             m.submodules.ring_stop = es = ElementStop(c, home)
             wiring.connect(m, ring_q, es.queue)
             m.d.comb += [es.ring_in.eq(rin), es.consumed.eq(ring_taken | mark_here), self.ring_out.eq(es.ring_out),
-                         es.shipping.eq(pstate == _St.SHIP), es.ship_ready.eq(lock_valid & (lock_cnt != 0)),
-                         es.ship_more.eq(held != 0), es.ship_set.eq(lock_set), es.ship_e.eq(top),
-                         es.shipped.eq(shipped), es.tokens.eq(tokens),
-                         ship_pop.eq(es.ship_pop), put.eq(es.put), mark_sent.eq(es.mark)]
-            with m.If(es.ship_pop):
-                m.d.sync += shipped.eq(shipped + 1)
+                         es.ship_ready.eq(lock_valid & (lock_cnt != 0)), es.ship_more.eq(held != 0),
+                         es.ship_set.eq(lock_set), es.ship_e.eq(top), es.tokens.eq(tokens)]
+            ship_pop, put, mark_sent = es.ship_pop, es.put, es.mark
             with m.If(es.relock):
                 m.d.sync += [lock_set.eq(best_set), lock_valid.eq(1)]
             with m.If(es.mark):
-                m.d.sync += [pstate.eq(_St.DONE), lock_valid.eq(0)]
+                m.d.sync += lock_valid.eq(0)
         m.d.comb += self.ring_put.eq(put)
-
-        # Non-home: less than a warp left once all input is in: ship the remainder home.
         if not home:
-            with m.If((pstate == _St.NORMAL) & self.flush & ~snd.busy & ~take_rq & ~take_hd &
-                      (held < E) & (tokens < E)):
-                m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0), lock_valid.eq(held != 0), lock_set.eq(best_set)]
+            m.d.comb += [sh.start.eq(self.start), sh.flush.eq(self.flush), sh.idle.eq(~snd.busy & ~take_rq & ~take_hd),
+                         sh.held.eq(held), sh.tokens.eq(tokens), sh.ship_pop.eq(ship_pop), sh.mark.eq(mark_sent),
+                         es.shipping.eq(sh.shipping), es.shipped.eq(sh.shipped)]
+            with m.If(sh.begin):    # less than a warp left once all input is in
+                m.d.sync += [lock_valid.eq(held != 0), lock_set.eq(best_set)]
 
         # ---------------------------------------------------------------- counters
         m.d.comb += [ec.start.eq(self.start), ec.tokens_init.eq(Mux(self.reject, op.n, 0) if home else 0),
@@ -301,16 +247,10 @@ class IRUPartition(wiring.Component):
                      ec.dis.eq(dis_beat), ec.tokens_clear.eq(mark_sent)]
         if home and P > 1:
             m.d.comb += ec.tokens_add.eq(Mux(mark_here, rin.e.sec, 0))
-        with m.If(self.start):      # rejected: the home partition answers every lane disabled
-            m.d.sync += pstate.eq(_St.NORMAL)
 
         # ---------------------------------------------------------------- status to the top
-        queues_empty = cl.empty
-        m.d.comb += self.idle.eq(fetch_done & queues_empty &
+        m.d.comb += self.idle.eq(pf.done & cl.empty &
                                  ((self.ring_out.kind != FlitKind.ELEM) if P > 1 else C(1, 1)))
-        if home:
-            m.d.comb += self.finished.eq(final_ok)
-        else:
-            m.d.comb += self.finished.eq(pstate == _St.DONE)
+        m.d.comb += self.finished.eq(final_ok if home else sh.done)
         return m
 

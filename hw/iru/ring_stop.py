@@ -2,15 +2,16 @@
 interconnection"; docs/iru.md, "Ring"): :class:`RequestStop` (the request FIFO and
 the request ring: a request this partition cannot answer goes round to the
 others) and :class:`ElementStop` (the element ring's register: flits pass, elements
-for other partitions and, at the end, the remainder shipped home enter)."""
+for other partitions and, at the end, the remainder shipped home enter) and the
+:class:`Shipper` (when a non-home partition ships its remainder home)."""
 from amaranth import *
-from amaranth.lib import fifo, stream
+from amaranth.lib import enum, fifo, stream
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import IRUConfig
 from .layouts import ConfiguredComponent, FlitKind, IRUElement, IRURequest, RingEntry, RingFlit, RingRequest
 
-__all__ = ["RequestStop", "ElementStop"]
+__all__ = ["RequestStop", "ElementStop", "Shipper"]
 
 
 class RequestStop(ConfiguredComponent):
@@ -132,4 +133,53 @@ class ElementStop(ConfiguredComponent):
             m.d.comb += [q.ready.eq(1), self.put.eq(1)]
         with m.Else():
             m.d.sync += ring_out.kind.eq(FlitKind.NONE)
+        return m
+
+
+class _St(enum.Enum, shape=2):
+    NORMAL = 0
+    SHIP = 1         # shipping the remainder to the home partition
+    DONE = 2
+
+
+class Shipper(ConfiguredComponent):
+    """The state of a non-home partition at the end of an operation (IRU paper §3.2.2:
+    the remainder goes to the home partition): ``active`` (answering requests) from
+    ``start`` until all input is in (``flush``), the replier is ``idle`` and less
+    than a warp's worth is left (``held`` and ``tokens`` below ``entry_size``): then
+    ``begin``, and ``shipping`` (the element stop ships the remainder, ``shipped``
+    counts its ``ship_pop``-s) until the stop sent the ``mark``; then ``done``.
+
+    Parameters
+    ----------
+    config : IRUConfig
+    """
+
+    def __init__(self, config: IRUConfig):
+        self._config = config
+        c = config
+        super().__init__({
+            "start": In(1), "flush": In(1), "idle": In(1), "held": In(range(c.sets * c.entry_size + 1)),
+            "tokens": In(c.count_width + 1), "ship_pop": In(1), "mark": In(1),
+            "active": Out(1), "begin": Out(1), "shipping": Out(1), "done": Out(1),
+            "shipped": Out(range(c.sets * c.entry_size + 1)),
+        })
+
+    def elaborate(self, platform):
+        E = self._config.entry_size
+        m = Module()
+        pstate = Signal(_St)
+        shipped = self.shipped
+        m.d.comb += [self.active.eq(pstate == _St.NORMAL), self.shipping.eq(pstate == _St.SHIP),
+                     self.done.eq(pstate == _St.DONE),
+                     self.begin.eq((pstate == _St.NORMAL) & self.flush & self.idle & (self.held < E) &
+                                   (self.tokens < E))]
+        with m.If(self.ship_pop):
+            m.d.sync += shipped.eq(shipped + 1)
+        with m.If(self.mark):
+            m.d.sync += pstate.eq(_St.DONE)
+        with m.If(self.begin):
+            m.d.sync += [pstate.eq(_St.SHIP), shipped.eq(0)]
+        with m.If(self.start):
+            m.d.sync += pstate.eq(_St.NORMAL)
         return m

@@ -16,9 +16,10 @@ from hw.iru import IRU
 from hw.iru.bank import HashBank
 from hw.iru.classifier import IRUClassifier
 from hw.iru.counts import EntryCounts, RemainderTally, argmax
+from hw.iru.insert import InsertSelect
 from hw.iru.prefetch import IRUPrefetcher
 from hw.iru.replier import ReplyChoice, ReplySender
-from hw.iru.ring_stop import ElementStop, RequestStop
+from hw.iru.ring_stop import ElementStop, RequestStop, Shipper
 from sim.amaranth_loop import run_amaranth
 from sim.iru import IRUHarness
 
@@ -725,3 +726,109 @@ def test_remainder_tally_waits_for_every_mark_and_element():
 
     _sim(dut, bench)
     assert seen[True] > 20 and seen[False] > 200, seen
+
+
+@pytest.mark.parametrize("partitions, banks, index", [(1, 1, 0), (2, 1, 0), (2, 2, 1), (4, 2, 0), (4, 1, 3)])
+def test_insert_select_puts_ring_elements_first_into_insertable_entries(partitions, banks, index):
+    """InsertSelect (comb) against the rule on random inputs: an ELEM flit for this
+    partition (or a SHIP flit at home) goes into its bank when its entry is
+    insertable (not full; not the locked entry while its top is offered, unless the
+    lane is taken and there is no filter), before that bank's queue head; every
+    other bank takes its queue head when insertable; ``count``/``under`` of the
+    chosen entry."""
+    cfg = IRUConfig.preset("tiny", partitions=partitions, banks=banks)
+    S, B, E = cfg.sets, cfg.banks, cfg.entry_size
+    dut = InsertSelect(cfg, index)
+    rng = random.Random(partitions * 10 + banks + index)
+    seen = {"ring": 0, "local": 0, "blocked": 0}
+
+    async def bench(ctx):
+        for _ in range(1500):
+            counts = [rng.choice([0, 1, E - 1, E, rng.randrange(E + 1)]) for _ in range(S)]
+            lock, offer, pop, npop = rng.randrange(S), rng.random() < 0.5, rng.random() < 0.5, rng.randrange(3)
+            filt = rng.choice(["none", "min", "fadd"])
+            kind, dest, rset = rng.randrange(4), rng.randrange(partitions), rng.randrange(S)
+            re_ = {"idx": rng.getrandbits(cfg.index_bits), "sec": rng.getrandbits(32), "pos": rng.randrange(999)}
+            qs = [(rng.random() < 0.7, rng.randrange(S // B) * B + b,
+                   {"idx": rng.getrandbits(cfg.index_bits), "sec": rng.getrandbits(32), "pos": rng.randrange(999)})
+                  for b in range(B)]
+            for s_ in range(S):
+                ctx.set(dut.counts[s_], counts[s_])
+            for k, v in {"lock_set": lock, "offer": offer, "pop": pop, "npop": npop, "filter": FILTER_CODES[filt]}.items():
+                ctx.set(getattr(dut, k), v)
+            ctx.set(dut.ring_in.kind, kind)
+            _set_struct(ctx, dut.ring_in, {"dest": dest, "set": rset})
+            _set_struct(ctx, dut.ring_in.e, re_)
+            for b, (v, s_, e) in enumerate(qs):
+                q = getattr(dut, f"q{b}")
+                ctx.set(q.valid, v)
+                ctx.set(q.p.set, s_)
+                _set_struct(ctx, q.p.e, e)
+
+            def ok(s_):
+                return counts[s_] != E and not (offer and lock == s_ and (filt != "none" or not pop))
+            here = partitions > 1 and ((kind == 1 and dest == index) or (kind == 2 and index == 0))
+            ring_taken = False
+            for b, (v, s_, e) in enumerate(qs):
+                q = getattr(dut, f"q{b}")
+                if here and rset % B == b and ok(rset):
+                    want = (1, re_, rset, 0)
+                    ring_taken = True
+                    seen["ring"] += 1
+                elif v and ok(s_):
+                    want = (1, e, s_, 1)
+                    seen["local"] += 1
+                else:
+                    want = (0, None, None, 0)
+                    seen["blocked"] += v
+                go = ctx.get(dut.go[b])
+                assert (go, ctx.get(q.ready)) == (want[0], want[3]), (b, want)
+                if go:
+                    got_e = ctx.get(dut.ins[b])
+                    assert {"idx": got_e.idx, "sec": got_e.sec, "pos": got_e.pos} == want[1]
+                    assert ctx.get(dut.ins_set[b]) == want[2] and ctx.get(dut.count[b]) == counts[want[2]]
+                    assert ctx.get(dut.under[b]) == (npop if want[2] == lock else 0)
+            assert ctx.get(dut.ring_taken) == ring_taken
+
+    sim = Simulator(dut)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen["local"] > 100 and seen["blocked"] > 100 and (seen["ring"] > 50 or partitions == 1), seen
+
+
+def test_shipper_ships_the_remainder_once_less_than_a_warp_is_left():
+    """Shipper against its state machine: active until, after the flush, the replier
+    is idle with fewer than ``entry_size`` elements held and tokens; then shipping
+    (counting the shipped elements) until the MARK; then done until ``start``."""
+    cfg = IRUConfig.preset("tiny")
+    E = cfg.entry_size
+    dut = Shipper(cfg)
+    rng = random.Random(7)
+    seen = set()
+
+    async def bench(ctx):
+        state, shipped = "normal", 0
+        for cycle in range(3000):
+            i = {"start": rng.random() < 0.01, "flush": rng.random() < 0.5, "idle": rng.random() < 0.5,
+                 "held": rng.randrange(2 * E), "tokens": rng.randrange(2 * E),
+                 "ship_pop": state == "ship" and rng.random() < 0.5, "mark": state == "ship" and rng.random() < 0.1}
+            for k, v in i.items():
+                ctx.set(getattr(dut, k), v)
+            begin = state == "normal" and i["flush"] and i["idle"] and i["held"] < E and i["tokens"] < E
+            got = {k: ctx.get(getattr(dut, k)) for k in ("active", "shipping", "done", "begin")}
+            assert got == {"active": state == "normal", "shipping": state == "ship", "done": state == "done",
+                           "begin": begin}, (cycle, state, i)
+            if state == "ship":
+                assert ctx.get(dut.shipped) == shipped
+            seen.add(state)
+            await ctx.tick()
+            shipped += i["ship_pop"]
+            if i["mark"]:
+                state = "done"
+            if begin:
+                state, shipped = "ship", 0
+            if i["start"]:
+                state = "normal"
+
+    _sim(dut, bench)
+    assert seen == {"normal", "ship", "done"}
