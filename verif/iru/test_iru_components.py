@@ -809,8 +809,9 @@ def test_shipper_ships_the_remainder_once_less_than_a_warp_is_left():
     async def bench(ctx):
         state, shipped = "normal", 0
         for cycle in range(3000):
-            i = {"start": rng.random() < 0.01, "flush": rng.random() < 0.5, "idle": rng.random() < 0.5,
-                 "held": rng.randrange(2 * E), "tokens": rng.randrange(2 * E),
+            i = {"start": rng.random() < 0.05, "flush": rng.random() < 0.5, "idle": rng.random() < 0.5,
+                 "held": rng.choice([E - 1, E, E + 1, rng.randrange(2 * E)]),
+                 "tokens": rng.choice([E - 1, E, E + 1, rng.randrange(2 * E)]),
                  "ship_pop": state == "ship" and rng.random() < 0.5, "mark": state == "ship" and rng.random() < 0.1}
             for k, v in i.items():
                 ctx.set(getattr(dut, k), v)
