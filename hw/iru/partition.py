@@ -1,18 +1,21 @@
-"""One IRU partition (IRU paper §3.2, Fig. 5; docs/iru.md): controller, prefetcher,
-classifier, ring stop, banked reordering hash and data replier. The rules are the
-TLM's (:mod:`golden.iru.tlm`).
+"""One IRU partition (IRU paper §3.2, Fig. 5; docs/iru.md, "RTL structure"):
+prefetcher, classifier, ring stops, banked reordering hash and data replier, each a
+component of its own; this module wires them and holds the lock (the entry the
+replier or shipping takes from). The rules are the TLM's (:mod:`golden.iru.tlm`).
 
-Structure::
+Structure (instance names in brackets)::
 
-    op ─► range generators ─► fetch engines (indices, secondary) ─► arbiter ─► mem
-                                   │ elements, one per cycle
-                                   ▼
-           classifier: hash of the key block ─► bank queues │ ring queue
-                                                     │      ▼
-    ring_in ─► (flit for this partition: insert first) ─► banks ─► ring_out register
-                                                     ▼
-    req ─► request FIFO ─► data replier ◄── entry sizes (argmax) ──► reply
-    rq_in ─► request ring stop ─► rq_out        (forward timed-out requests)
+    op ─► [prefetch] IRUPrefetcher ─► [fetch_idx, fetch_sec] ─► [arbiter] ─► mem
+              │ elements, one per cycle
+              ▼
+          [classifier] IRUClassifier: hash of the key block ─► bank queues │ ring queue
+                                                              │            ▼
+    ring_in ─► [insert] InsertSelect (ring first) ─► [bank{b}] HashBank    [ring_stop] ElementStop ─► ring_out
+                                                       │ top, top2   ▲ ship ([shipper] Shipper, non-home)
+    [entry_counts] EntryCounts (entry sizes, held, tokens, argmax); [remainders] RemainderTally (home)
+                                                       ▼
+    req ─► [req_stop] RequestStop ─► [reply_choice] ReplyChoice ─► [replier] ReplySender ─► reply
+    rq_in ─► [req_stop] (request ring register) ─► rq_out   (forward what this partition cannot answer)
 
 Banks: ``amaranth.lib.memory`` of ``sets / banks`` rows, one row = one entry of
 ``entry_size`` elements {index, secondary, position} written element by element
@@ -135,7 +138,7 @@ class IRUPartition(wiring.Component):
         ring_q = cl.ring if P > 1 else None
 
         # ================================================================ hash state
-        m.submodules.counts = ec = EntryCounts(c)
+        m.submodules.entry_counts = ec = EntryCounts(c)
         held, tokens, best_set, best_cnt = ec.held, ec.tokens, ec.best_set, ec.best_cnt
         m.d.comb += [self.held.eq(held), self.tokens.eq(tokens)]
         lock_valid, lock_set = Signal(), Signal(max(1, sb))      # the entry the replier / shipping takes from
@@ -155,7 +158,7 @@ class IRUPartition(wiring.Component):
         # while its lane waits, and nothing at all while it offers with a filter (a merge
         # could hit the top).
         rin = self.ring_in
-        m.submodules.replier = snd = ReplySender(c)
+        m.submodules.replier = snd = ReplySender(c, home)
         npop = snd.npop             # live lanes popped from the locked entry this cycle (0, 1, 2)
         m.submodules.insert = ins = InsertSelect(c, p)
         m.d.comb += [ins.ring_in.eq(rin), ins.filter.eq(op.op), ins.counts.eq(ec.counts), ins.lock_set.eq(lock_set),

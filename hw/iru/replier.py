@@ -108,10 +108,14 @@ class ReplySender(ConfiguredComponent):
     Parameters
     ----------
     config : IRUConfig
+    home : bool
+        Partition 0. Only its replies can be ``final`` (the highest kind code): on
+        the others the kind register leaves out that bit (no flip-flop for it).
     """
 
-    def __init__(self, config: IRUConfig):
+    def __init__(self, config: IRUConfig, home: bool):
         self._config = config
+        self._home = home
         c = config
         SW = c.slot_bits
         super().__init__({
@@ -166,6 +170,7 @@ class ReplySender(ConfiguredComponent):
                     m.d.sync += rstate.eq(_R.IDLE)
                     m.d.comb += self.done.eq(1)
         with m.If(self.take):
-            m.d.sync += [rstate.eq(_R.SEND), r_warp.eq(self.warp), r_t.eq(self.threads), r_kind.eq(self.kind),
+            kind = self.kind if self._home else self.kind[:2]       # final (4): home only
+            m.d.sync += [rstate.eq(_R.SEND), r_warp.eq(self.warp), r_t.eq(self.threads), r_kind.eq(kind),
                          r_live.eq(self.live), r_sent.eq(0)]
         return m
