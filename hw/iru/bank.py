@@ -1,7 +1,7 @@
 """A bank of the IRU partition's reordering hash (IRU paper §3.2, Fig. 5 "hash", and
 §4 (filtering and merging); docs/iru.md, "Hash"): its entries' elements, one
 insertion a cycle (append, or merge with an equal index under a filter) and
-combinational reads of an entry's top two elements for the replier and shipping."""
+combinational reads of an entry's top two slots for the replier and shipping."""
 from amaranth import *
 from amaranth.lib import memory
 from amaranth.lib.wiring import In, Out
@@ -29,8 +29,11 @@ class HashBank(ConfiguredComponent):
     (binary32) and keeps the first position. Otherwise it is appended in slot
     ``count - under``.
 
-    Reads: the elements in slots ``rd_slot`` (``top``) and ``rd_slot2`` (``top2``) of
-    the entry of local set ``rd_set``.
+    Reads, of the entry of local set ``rd_set``: its row of indices (``rd_row``,
+    ``entry_size`` fields of ``index_bits``) and the {secondary, position} words
+    (``rd_word``, ``rd_word2``) of slots ``rd_slot`` and ``rd_slot2``. The slot's
+    index is picked from the row after the bank (the partition picks the locked
+    entry's bank first, so the ``entry_size``-way pick is not repeated per bank).
 
     Parameters
     ----------
@@ -45,7 +48,8 @@ class HashBank(ConfiguredComponent):
             "filter": In(2), "go": In(1), "ins": In(IRUElement(c)), "ins_set": In(sw), "count": In(c.slot_bits),
             "under": In(2), "hit": Out(1),
             "rd_set": In(sw), "rd_slot": In(range(c.entry_size)), "rd_slot2": In(range(c.entry_size)),
-            "top": Out(IRUElement(c)), "top2": Out(IRUElement(c)),
+            "rd_row": Out(c.entry_size * c.index_bits), "rd_word": Out(32 + c.count_width),
+            "rd_word2": Out(32 + c.count_width),
         })
 
     def elaborate(self, platform):
@@ -107,8 +111,6 @@ class HashBank(ConfiguredComponent):
         # Reads: the entry's row of indices, two slots' {secondary, position}.
         rd = self.rd_set
         m.d.comb += [ir.addr.eq(row_of(rd)), dr.addr.eq(slot_addr(self.rd_slot, rd)),
-                     dr2.addr.eq(slot_addr(self.rd_slot2, rd))]
-        idxs = Array(ir.data[k * IB:(k + 1) * IB] for k in range(E))
-        for o, slot_, d in ((self.top, self.rd_slot, dr.data), (self.top2, self.rd_slot2, dr2.data)):
-            m.d.comb += [o.idx.eq(idxs[slot_]), o.sec.eq(d[:32]), o.pos.eq(d[32:])]
+                     dr2.addr.eq(slot_addr(self.rd_slot2, rd)),
+                     self.rd_row.eq(ir.data), self.rd_word.eq(dr.data), self.rd_word2.eq(dr2.data)]
         return m

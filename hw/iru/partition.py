@@ -151,12 +151,8 @@ class IRUPartition(wiring.Component):
             m.submodules[f"bank{b}"] = bank
 
         # ---------------------------------------------------------------- insertions
-        # The replier offers the locked entry's top as a live lane (``offer``) and pops it
-        # when the lane is taken (``pop``; the read is combinational, before the clock
-        # edge): an element appended to that entry then takes the popped slot (``under``).
-        # The offered lane must not change until it is taken, so the entry takes nothing
-        # while its lane waits, and nothing at all while it offers with a filter (a merge
-        # could hit the top).
+        # The replier offers the locked entry's top (``offer``) and pops it when taken
+        # (``pop``): an element appended to that entry then takes the popped slot.
         rin = self.ring_in
         m.submodules.replier = snd = ReplySender(c, home)
         npop = snd.npop             # live lanes popped from the locked entry this cycle (0, 1, 2)
@@ -202,13 +198,15 @@ class IRUPartition(wiring.Component):
         take_rq, take_hd = ch.take_ring, ch.take_head
         m.d.comb += [rs.take.eq(take_hd), rs.head_ok.eq(ch.head_ok), rs.ring_taken.eq(take_rq)]
 
-        # Reply / ship reads: the locked entry's top element and the one below it (a
-        # reply's second lane).
-        top, top2 = Signal(IRUElement(c)), Signal(IRUElement(c))
+        # Reply / ship reads: the locked entry's top element and the one below it.
+        row, w1, w2 = Signal(E * c.index_bits), Signal(32 + c.count_width), Signal(32 + c.count_width)
         with m.Switch(lock_set[:bb] if bb else C(0, 1)):
             for b in range(B):
                 with m.Case(b):
-                    m.d.comb += [top.eq(banks[b].top), top2.eq(banks[b].top2)]
+                    m.d.comb += [row.eq(banks[b].rd_row), w1.eq(banks[b].rd_word), w2.eq(banks[b].rd_word2)]
+        idxs = Array(row[k * c.index_bits:(k + 1) * c.index_bits] for k in range(E))
+        top, top2 = Signal(IRUElement(c)), Signal(IRUElement(c))
+        m.d.comb += [top.eq(Cat(idxs[top_slot], w1)), top2.eq(Cat(idxs[top2_slot], w2))]
 
         m.d.comb += [snd.take.eq(take_rq | take_hd), snd.warp.eq(ch.warp), snd.threads.eq(ch.threads),
                      snd.kind.eq(ch.kind), snd.live.eq(ch.live), snd.lock_cnt.eq(lock_cnt), snd.top.eq(top),

@@ -308,7 +308,8 @@ def test_hash_bank_appends_merges_and_reads_like_a_dict_of_lists(preset, over, o
     filter some while the entry's top one or two leave, ``under``), with the paper's
     merge rules (§4: equal indices merge under a filter, min keeps the smaller
     secondary value and its position, fadd adds them as binary32), and every cycle
-    a read of two random slots of a random entry; ``hit`` too."""
+    a read of a random entry (its row of indices, two random slots' words); ``hit``
+    too."""
     cfg = IRUConfig.preset(preset, **over)
     E, B = cfg.entry_size, cfg.banks
     dut = HashBank(cfg)
@@ -327,10 +328,11 @@ def test_hash_bank_appends_merges_and_reads_like_a_dict_of_lists(preset, over, o
             ctx.set(dut.rd_set, rs)
             ctx.set(dut.rd_slot, sl)
             ctx.set(dut.rd_slot2, sl2)
-            for o, k in ((dut.top, sl), (dut.top2, sl2)):
+            row = ctx.get(dut.rd_row)
+            for w, k in ((ctx.get(dut.rd_word), sl), (ctx.get(dut.rd_word2), sl2)):
                 if k < len(ent):
-                    assert ctx.get(o.idx) == ent[k][0] and ctx.get(o.sec) == ent[k][1] \
-                        and ctx.get(o.pos) == ent[k][2], (cycle, rs, k)
+                    got = (row >> (k * cfg.index_bits) & mask, w & 0xFFFFFFFF, w >> 32)
+                    assert got == ent[k], (cycle, rs, k)
                     checked["reads"] += 1
             s_ = rng.choice(sets)
             ent = model[s_]
