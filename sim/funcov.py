@@ -23,7 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ENV", "CoverPoint", "CoverModel", "record", "load", "report", "register", "MODELS"]
+__all__ = ["ENV", "CoverPoint", "CoverModel", "record", "load", "report", "register", "MODELS", "MEMORY_BINS",
+           "memory_bins"]
 
 #: The environment variable naming the folder the runs' coverage goes to.
 ENV = "GRAPHUNITS_FUNCOV"
@@ -95,6 +96,24 @@ def models() -> dict[str, CoverModel]:
     for mod in MODULES:
         importlib.import_module(mod)
     return MODELS
+
+
+#: The memory port's bins, shared by every unit's ``memory`` cover point.
+MEMORY_BINS = ("out of order", "refused", "several in flight")
+MEMORY_DOC = "the memory port: responses out of order, a request refused (not ready), more than one in flight"
+
+
+def memory_bins(*stats) -> set:
+    """The :data:`MEMORY_BINS` that memory models' counters (:class:`sim.memory.MemoryStats`) show."""
+    out = set()
+    for s in stats:
+        if s.reordered:
+            out.add("out of order")
+        if s.refused:
+            out.add("refused")
+        if s.max_outstanding > 1:
+            out.add("several in flight")
+    return out
 
 
 _serial = 0

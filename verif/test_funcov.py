@@ -178,3 +178,56 @@ def test_funcov_script_reports_and_fails_under(tmp_path):
     r = subprocess.run([sys.executable, "scripts/funcov.py", "--dir", str(d), "--units", "nope"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no coverage model for 'nope'" in r.stderr
+
+
+def test_every_harness_samples_its_model_before_a_run():
+    """Each unit's ``coverage()`` on a harness just built from a random workload
+    (no simulation: no memory traffic yet): only its model's bins, and the bins its
+    operations name, computed here from the workload."""
+    from golden.emogi.config import CoalescerConfig
+    from golden.graphpeg import GraphPEGConfig
+    from golden.iru import IRUConfig
+    from golden.mff import MFFCommand, MFFConfig
+    from golden.scu import SCUConfig, SCUOp
+    from sim.emogi import CoalescerHarness, make_warps
+    from sim.graphpeg import GraphPEGHarness, Run
+    from sim.graphpeg import make_workload as gp_workload
+    from sim.iru import IRUHarness
+    from sim.iru import make_workload as iru_workload
+    from sim.mff import MFFHarness
+    from sim.mff import make_workload as mff_workload
+    from sim.scu import SCUHarness
+    from sim.scu import make_workload as scu_workload
+
+    cfg = SCUConfig.preset("tiny")
+    space, ops = scu_workload(cfg, {"seed": 3, "ops": 10})
+    h = SCUHarness(cfg, space, ops)
+    hits = h.COVERAGE.check(h.coverage())
+    assert set(hits["op"]) == {op.op if isinstance(op, SCUOp) else "unknown" for op in ops}
+    assert hits["memory"] == [] and hits["streams"] == []
+
+    cfg = IRUConfig.preset("tiny")
+    space, ops = iru_workload(cfg, {"seed": 2, "ops": 3})
+    h = IRUHarness(cfg, space, ops)
+    hits = h.COVERAGE.check(h.coverage())
+    assert set(hits["operation"]) == {op.op for op in ops} and hits["reply"] == []
+
+    cfg = GraphPEGConfig.preset("sim")
+    space, steps, graph = gp_workload(cfg, {"seed": 4, "graph": {"vertices": 30},
+                                            "kernels": [{"lists": [5, 5]}, {"lists": [3, 0], "mode": "vertex"}]})
+    h = GraphPEGHarness(cfg, space, steps, graph=graph)
+    hits = h.COVERAGE.check(h.coverage())
+    assert {"edge push", "with weights", "vertex"} <= set(hits["kernel"]) and hits["configuration"] == ["several SMs"]
+    assert len([s for s in steps if isinstance(s, Run)]) == 2
+
+    cfg = MFFConfig.preset("tiny")
+    space, items = mff_workload(cfg, {"seed": 5, "commands": 4})
+    h = MFFHarness(cfg, space, items)
+    hits = h.COVERAGE.check(h.coverage())
+    assert set(hits["command"]) == {it.op if isinstance(it, MFFCommand) else "poke" for it in items}
+
+    cfg = CoalescerConfig()
+    warps = make_warps(cfg, {"kind": "random", "seed": 1, "count": 20})
+    h = CoalescerHarness(cfg, warps)
+    hits = h.COVERAGE.check(h.coverage())
+    assert hits["request size"] and hits["streams"] == []

@@ -5,7 +5,7 @@ EF exchange between SMs), sampled from a run's steps, the TLM's kernel results
 and the memory model's and agents' counters."""
 from __future__ import annotations
 
-from ..funcov import CoverModel, CoverPoint, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -24,8 +24,7 @@ MODEL = register(CoverModel("graphpeg", (
                "the early-finish exchange (§3.3.2): off, on without a move, edges moved to an idle SM"),
     CoverPoint("errors", ("command error", "memory error"),
                "a command refused (bad arrays, run before setup), an error response"),
-    CoverPoint("memory", ("out of order", "refused", "several in flight"),
-               "the memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("memory", MEMORY_BINS, MEMORY_DOC),
     CoverPoint("streams", ("command paused", "pushes paused", "pop back-pressure", "status back-pressure"),
                "the testbench holding back commands and pushes, warps not ready to pop, the status not ready"),
 )))
@@ -71,11 +70,7 @@ def sample(h) -> dict:
             hits["EF balancing"].add("checked, no move")
         if r.mem_error:
             hits["errors"].add("memory error")
-    s = h.model.stats
-    for flag, name in ((s.reordered, "out of order"), (s.refused, "refused"), (s.max_outstanding > 1,
-                                                                                 "several in flight")):
-        if flag:
-            hits["memory"].add(name)
+    hits["memory"] = memory_bins(h.model.stats)
     for flag, name in ((h.cmd.paused, "command paused"), (any(p.paused for p in h.pushes), "pushes paused"),
                        (any(p.stalls for p in h.pops), "pop back-pressure"), (h.status.stalls, "status back-pressure")):
         if flag:

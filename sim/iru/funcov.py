@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from golden.iru import FILTER_OPS, REPLY_KINDS
 
-from ..funcov import CoverModel, CoverPoint, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -24,8 +24,7 @@ MODEL = register(CoverModel("iru", (
                "a warp request forwarded to another partition, elements shipped over the ring (§4.2)"),
     CoverPoint("errors", ("memory error", "command error"),
                "an error response to a prefetch, an array past the top of the address space"),
-    CoverPoint("memory", ("out of order", "refused", "several in flight"),
-               "a partition's memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("memory", MEMORY_BINS, MEMORY_DOC + " (a partition's)"),
     CoverPoint("streams", ("command paused", "requests paused", "reply back-pressure", "status back-pressure"),
                "the testbench holding back commands and warp requests, replies and the status not ready"),
 )))
@@ -58,12 +57,7 @@ def sample(h) -> dict:
             hits["errors"].add("memory error")
         if st.cmd_error:
             hits["errors"].add("command error")
-    for m in h.models:
-        s = m.stats
-        for flag, name in ((s.reordered, "out of order"), (s.refused, "refused"),
-                           (s.max_outstanding > 1, "several in flight")):
-            if flag:
-                hits["memory"].add(name)
+    hits["memory"] = memory_bins(*(m.stats for m in h.models))
     for flag, name in ((h.cmd.paused, "command paused"), (any(r.paused for r in h.reqs), "requests paused"),
                        (any(r.stalls for r in h.replies), "reply back-pressure"),
                        (h.status.stalls, "status back-pressure")):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from golden.mff import MFFCommand
 
-from ..funcov import CoverModel, CoverPoint, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -25,8 +25,7 @@ MODEL = register(CoverModel("mff", (
     CoverPoint("write-back", ("dirty line written", "write error"),
                "a scatter's dirty line written back, an error response to a write-back"),
     CoverPoint("errors", ("read error",), "an error response to a block read"),
-    CoverPoint("memory", ("out of order", "refused", "several in flight"),
-               "the memory port: responses out of order, a request refused, several in flight"),
+    CoverPoint("memory", MEMORY_BINS, MEMORY_DOC),
     CoverPoint("streams", ("command paused", "command waits", "scratchpad back-pressure", "done back-pressure"),
                "the command stream held back or not taken at once, the scratchpad and done streams not ready"),
 )))
@@ -67,10 +66,7 @@ def sample(h) -> dict:
         hits["write-back"].add("write error")
     if ms.read_errors:
         hits["errors"].add("read error")
-    for flag, name in ((ms.reordered, "out of order"), (ms.refused, "refused"),
-                       (ms.max_outstanding > 1, "several in flight")):
-        if flag:
-            hits["memory"].add(name)
+    hits["memory"] = memory_bins(ms)
     for flag, name in ((h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),
                        (h.spad.stalls, "scratchpad back-pressure"), (h.done.stalls, "done back-pressure")):
         if flag:

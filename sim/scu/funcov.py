@@ -8,7 +8,7 @@ from collections import Counter
 
 from golden.scu import SCUOp
 
-from ..funcov import CoverModel, CoverPoint, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -39,9 +39,7 @@ MODEL = register(CoverModel("scu", (
                "a descriptor rejected on arrival (misaligned, unsupported size), an unknown operation, a "
                "gathered range past the top of the address space found while running, memory error "
                "responses to a read and to a write"),
-    CoverPoint("memory", ("out of order", "refused", "several in flight"),
-               "the memory port: responses out of order, a request refused (not ready), more than one "
-               "request in flight"),
+    CoverPoint("memory", MEMORY_BINS, MEMORY_DOC),
     CoverPoint("streams", ("command paused", "command waits", "status back-pressure"),
                "the command stream held back by the testbench, a command the unit did not take at once, "
                "the status stream not ready"),
@@ -114,12 +112,7 @@ def sample(h) -> dict:
         hits["errors"].add("read error")
     if ms.write_errors:
         hits["errors"].add("write error")
-    if ms.reordered:
-        hits["memory"].add("out of order")
-    if ms.refused:
-        hits["memory"].add("refused")
-    if ms.max_outstanding > 1:
-        hits["memory"].add("several in flight")
+    hits["memory"] = memory_bins(ms)
     if h.cmd.paused:
         hits["streams"].add("command paused")
     if h.cmd.waits:
