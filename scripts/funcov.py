@@ -63,7 +63,11 @@ def main(argv=None) -> int:
     if not folder.is_dir() or not any(folder.glob("*/*.json")):
         print(f"error: no functional coverage records in {folder} (run with --run)", file=sys.stderr)
         return 2
-    rep = report(folder, units)
+    try:
+        rep = report(folder, units)
+    except ValueError as e:                 # a record that is not one (names its file)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(format_table(["unit", "runs", "bins hit", "coverage", "excluded"],
                        [[u, r["runs"], f"{r['hit']} / {r['total']}", f"{r['percent']:.1f} %",
                          sum(len(p["excluded"]) for p in r["points"])] for u, r in rep.items()]))

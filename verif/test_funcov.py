@@ -178,6 +178,11 @@ def test_funcov_script_reports_and_fails_under(tmp_path):
     r = subprocess.run([sys.executable, "scripts/funcov.py", "--dir", str(d), "--units", "nope"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 2 and "no coverage model for 'nope'" in r.stderr
+    (d / "emogi" / "broken.json").write_text("[1, 2")
+    r = subprocess.run([sys.executable, "scripts/funcov.py", "--dir", str(d)], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "broken.json: not a functional-coverage record" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_every_harness_samples_its_model_before_a_run():
