@@ -24,7 +24,8 @@ RUNS = [("kron:scale=12", "bfs", "baseline"), ("kron:scale=12", "sssp", "baselin
         ("grid:2x256", "bfs", "baseline"), ("grid:32x32", "sssp", "scu-enhanced"), ("kron:scale=10", "bfs", "graphpeg"),
         ("kron:scale=10", "pr", "iru"), ("grid:16x16", "bfs", "mff"), ("kron:scale=11", "cc", "emogi-merged"),
         ("kron:scale=11", "bfs", "scu"), ("kron:scale=11", "bfs", "baseline", "gtx480"),
-        ("kron:scale=11", "sssp", "baseline", "v100")]
+        ("kron:scale=11", "sssp", "baseline", "v100"), ("kron:scale=11", "sssp", "pull"),
+        ("kron:scale=10", "pr", "mff"), ("grid:16x16", "sssp", "mff"), ("kron:scale=11", "pr", "baseline", "gtx480")]
 
 
 def digest(run: tuple) -> str:

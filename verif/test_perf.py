@@ -38,3 +38,78 @@ def test_unique_of_one_element_is_a_copy():
     u = unique(a)
     u[0] = 9
     assert a[0] == 3
+
+
+# -- ContentMemo: results by the contents of their inputs ------------------------------------------
+
+def test_content_memo_hits_only_on_equal_contents():
+    from golden.perf import ContentMemo
+    m = ContentMemo(1 << 20)
+    a = np.arange(1000, dtype=np.int64)
+    m.put((4, 0), (a, None, 3), "v", 0)
+    assert m.get((4, 0), (a.copy(), None, 3)) == "v"          # equal contents, another object
+    b = a.copy()
+    b[999] = -1                                                   # differs outside the sample too
+    assert m.get((4, 0), (b, None, 3)) is None
+    assert m.get((8, 0), (a, None, 3)) is None                    # other scalars
+    assert m.get((4, 0), (a, None, 4)) is None                    # other scalar input
+    assert m.get((4, 0), (a, a, 3)) is None                       # an array where None was
+    assert m.get((4, 0), (a.astype(np.int32), None, 3)) is None   # same values, other dtype
+    assert (m.hits, m.misses) == (1, 5)
+
+
+def test_content_memo_keeps_copies_and_drops_the_least_recent():
+    from golden.perf import ContentMemo
+    m = ContentMemo(20000)                                       # room for two entries
+    a = np.zeros(1000, np.int64)                                  # 8000 bytes an entry
+    m.put((), (a,), 1, 0)
+    a[0] = 5                                                      # the caller changes its array
+    assert m.get((), (a,)) is None
+    assert m.get((), (np.zeros(1000, np.int64),)) == 1
+    m.put((), (np.ones(1000, np.int64),), 2, 0)
+    m.get((), (np.zeros(1000, np.int64),))                       # entry 1 is now the most recent
+    m.put((), (np.full(1000, 2, np.int64),), 3, 0)               # over the bound: entry 2 goes
+    assert m.get((), (np.ones(1000, np.int64),)) is None
+    assert m.get((), (np.zeros(1000, np.int64),)) == 1
+    m.put((), (np.zeros(2000, np.int64),), 4, 0)                 # over half the bound: not kept
+    assert m.get((), (np.zeros(2000, np.int64),)) is None
+
+
+def test_gpu_coalescing_memo_gives_the_same_statistics():
+    """A kernel that repeats a pull sweep's irregular loads (on two arrays of one
+    element size, then again in the next kernel) counts exactly what a GPU whose
+    memo is switched off counts."""
+    from golden.gpu import GPU
+    from golden.gpu.coalescer import coalesce, line_items
+    from golden.perf import ContentMemo
+
+    def run(memo: bool):
+        gpu = GPU()
+        if not memo:
+            gpu._coalesce_memo = ContentMemo(0)
+        rng = np.random.default_rng(3)
+        n = 20000
+        idx = rng.integers(0, 50000, n)
+        tid = np.arange(n) % 4000                 # thread t's loop iterations: one lane each
+        slot = np.arange(n) // 4000
+        a, b = gpu.array("a", 50000), gpu.array("b", 50000)
+        cfg = gpu.config
+        key = slot * (int(tid.max()) // cfg.warp_size + 1) + tid // cfg.warp_size
+        for it in range(3):
+            with gpu.kernel(f"k{it}", 4000) as k:
+                for arr in (a, b):
+                    k.load(arr, idx.copy(), tid=tid, slot=slot)
+                    # the line accesses recorded: those of the absolute addresses, coalesced here
+                    res = coalesce(arr.addr(idx), key, lane=tid % cfg.warp_size, keep=True)
+                    _, line, mask = line_items(res.keys, res.sector_ids, cfg.line_bytes // cfg.sector_bytes)
+                    np.testing.assert_array_equal(k._batches[-1].line, line)
+                    np.testing.assert_array_equal(k._batches[-1].mask, mask)
+                k.atomic(b, idx, tid=np.arange(n))
+        return gpu, gpu.totals()
+
+    g1, t1 = run(True)
+    g0, t0 = run(False)
+    assert g1._coalesce_memo.hits >= 5 and g0._coalesce_memo.hits == 0
+    assert t1 == t0
+    assert len(g1.kernels) == 3
+    assert [repr(s) for s in g1.kernels.values()] == [repr(s) for s in g0.kernels.values()]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..memory import AddressSpace
+from ..perf import ContentMemo
 from ..report import format_table
 from .cache import CacheStats
 from .coalescer import (Coalesced, coalesce, coalesce_compacted, coalesce_dense, coalesce_range, line_items, run_bounds,
@@ -355,14 +356,29 @@ class Kernel:
         cfg = self.gpu.config
         if idx.min() < 0 or idx.max() >= arr.length:
             raise IndexError(f"kernel {self.name}: index out of range for array {arr.name} of {arr.length}")
-        warps = tid // cfg.warp_size
-        nw = int(warps.max()) + 1
-        key = warps if slot is None else np.asarray(slot, dtype=np.int64) * nw + warps
-        res = coalesce(arr.addr(idx), key, lane=tid % cfg.warp_size, warp_size=cfg.warp_size,
-                       sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, keep=True)
+        # Coalesced relative to the array's first line (arrays are line aligned, so the
+        # counts are the same at any base): the same lanes on another array of the
+        # same element size, or in the next iteration of a pull sweep, reuse them.
+        off = arr.base % cfg.line_bytes
+        scalars = (arr.esize, off, cfg.warp_size, cfg.sector_bytes, cfg.line_bytes)
+        inputs = (idx, tid, slot)
+        memo = self.gpu._coalesce_memo
+        got = memo.get(scalars, inputs)
+        if got is None:
+            warps = tid // cfg.warp_size
+            nw = int(warps.max()) + 1
+            key = warps if slot is None else np.asarray(slot, dtype=np.int64) * nw + warps
+            res = coalesce(off + idx * arr.esize, key, lane=tid % cfg.warp_size, warp_size=cfg.warp_size,
+                           sector_bytes=cfg.sector_bytes, line_bytes=cfg.line_bytes, keep=True)
+            ikey, line, mask = line_items(res.keys, res.sector_ids, cfg.line_bytes // cfg.sector_bytes)
+            res.keys = res.sector_ids = None
+            ikey.flags.writeable = mask.flags.writeable = False     # shared by later hits
+            got = (res, ikey, line, mask, nw)
+            memo.put(scalars, inputs, got, ikey.nbytes + line.nbytes + mask.nbytes)
+        res, ikey, line, mask, nw = got
         self._add(kind, arr, res)
-        ikey, line, mask = line_items(res.keys, res.sector_ids, cfg.line_bytes // cfg.sector_bytes)
-        self._record(kind, arr, ikey, line, mask, None if kind != "atomic" else idx, nw)
+        self._record(kind, arr, ikey, line + (arr.base - off) // cfg.line_bytes, mask,
+                     None if kind != "atomic" else idx, nw)
 
     def _compacted(self, kind, arr, idx: range, tid) -> bool:
         # Element start + i written by thread tid[i], tid ascending: a compacted output.
@@ -534,6 +550,8 @@ class GPU:
         self.counters: dict[str, int] = {}
         self._open: Kernel | None = None
         self._pending = {f: 0 for f in KERNEL_COUNTERS.values()}
+        # Coalescing of irregular warp accesses by the contents of their indices (Kernel._access).
+        self._coalesce_memo = ContentMemo(1 << 29)
         self.memory = MemorySystem(self.config, caches=self.caches, cache_model=cache_model) if self.stats_on \
             else None
 

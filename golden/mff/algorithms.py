@@ -47,9 +47,11 @@ Options: ``mff`` (an :class:`MFFConfig` or preset name), ``backend``,
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
-from ..perf import count_unique, unique
+from ..perf import ContentMemo, count_unique, unique
 from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
 from ..algorithms.pagerank import PageRank
@@ -90,9 +92,8 @@ class MFFAnalytic:
         bb = self.config.block_bytes
         cmd_id = phase.cmd_of_edge
         blocks = 0
-        for addr in (phase.c_addr, phase.v_addr):
-            key = cmd_id * (1 << 40) + (addr // bb)
-            blocks += count_unique(key)
+        for name, addr in (("c", phase.c_addr), (("v", phase.vsize), phase.v_addr)):
+            blocks += phase.derived(("blocks", name, bb), lambda: count_unique(cmd_id * (1 << 40) + (addr // bb)))
         return phase.values, blocks, blocks
 
     def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
@@ -240,10 +241,11 @@ class GatherPhase:
         self.starts, self.counts = starts, counts
         self.pos, self.owner = segments(starts, counts)          # edge positions, thread of each
         self.k = self.pos - starts[self.owner]                   # loop iteration of each
-        c = col[self.pos].astype(np.int64)
+        self.c = col[self.pos].astype(np.int64)                  # the in-neighbour of each edge
         self.c_addr = 4 * self.pos                               # relative addresses (line-aligned arrays)
-        self.v_addr = self.vsize * c
-        self.values = self.v_array[c]
+        self.v_addr = self.vsize * self.c
+        self.values = self.v_array[self.c]
+        self._derived = {}
         self.pc = pc_size
         self.warp_size = warp_size
         warp = self.owner // warp_size
@@ -251,6 +253,29 @@ class GatherPhase:
         nround = int(rnd.max()) + 1 if rnd.size else 0
         self.cmd_of_edge = warp * max(nround, 1) + rnd
         self.rounds = nround
+
+    def with_values(self, v_array: np.ndarray) -> "GatherPhase":
+        """The same threads and edges reading another value array (a pull sweep's
+        next iteration): the structure, and what :meth:`derived` computed from it,
+        are shared."""
+        ph = copy.copy(self)
+        ph.v_array = np.ascontiguousarray(v_array)
+        ph.vsize = ph.v_array.dtype.itemsize
+        ph.v_addr = ph.vsize * ph.c
+        ph.values = ph.v_array[ph.c]
+        return ph
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+
+    def derived(self, name, fn):
+        """``fn()``, computed once per phase structure (``name`` must say what it
+        depends on beyond the threads and edges, e.g. the value size)."""
+        d = self._derived
+        if name not in d:
+            d[name] = fn()
+        return d[name]
 
     def commands(self, cbase: int, vbase: int, config: MFFConfig):
         """The PC_gather commands (one per warp and round) and, for each, where its
@@ -317,6 +342,8 @@ class _Pull(Algorithm):
         self.pc = self.options.get("pc_size", MFF_TIME["pc_size"])
         self.rate = float(self.options.get("mff_rate", MFF_TIME["mff_rate"])) * int(
             self.options.get("mff_units", MFF_TIME["mff_units"]))
+        self._blocks_memo = ContentMemo(1 << 28)
+        self._phases = ContentMemo(1 << 29)
         self.extra["mff"] = {"requests": 0, "reads": 0, "writes": 0, "blocks": 0, "values": 0, "commands": 0,
                              "backend": getattr(self.backend, "name", "")}
 
@@ -331,18 +358,30 @@ class _Pull(Algorithm):
         bb = self.mff_config.block_bytes
         line = self.gpu.config.line_bytes
         step = min(bb, line)
+        cmd = np.asarray(cmd, np.int64)
         for arr, off in arrays:
             off = np.asarray(off, np.int64)
             if off.size == 0:
                 continue
-            blk = unique(np.asarray(cmd, np.int64) * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
-            addrs = (blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]
-            k.unit_requests(kind, addrs.reshape(-1), step, place="icnt")
+            # a pull sweep issues the same commands every iteration: their blocks by content
+            addrs = self._blocks_memo.get((arr.base, bb, step), (cmd, off))
+            if addrs is None:
+                blk = unique(cmd * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
+                addrs = ((blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]).reshape(-1)
+                addrs.flags.writeable = False
+                self._blocks_memo.put((arr.base, bb, step), (cmd, off), addrs, addrs.nbytes)
+            k.unit_requests(kind, addrs, step, place="icnt")
 
     def gather(self, name: str, verts: np.ndarray, v_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every in-neighbour value of ``verts``: returns (values per edge, owner thread per edge)."""
         g, gpu = self.gin, self.gpu
-        ph = GatherPhase(verts, g.row_ptr, g.col, v_array, self.pc, gpu.config.warp_size)
+        verts = np.asarray(verts, np.int64)
+        ph = self._phases.get((), (verts,))             # a pull sweep: the same threads every iteration
+        if ph is None:
+            ph = GatherPhase(verts, g.row_ptr, g.col, v_array, self.pc, gpu.config.warp_size)
+            self._phases.put((), (verts,), ph, ph.nbytes)
+        else:
+            ph = ph.with_values(v_array)
         n = ph.verts.size
         self.gpu.count("edges", ph.pos.size)
         self.gpu.count("gpu_nodes", n)
@@ -353,7 +392,7 @@ class _Pull(Algorithm):
             k.load(self.dg.row_ptr, ph.verts + 1)
             if not self.use_mff:
                 k.load(self.dg.col, ph.pos, tid=ph.owner, slot=ph.k)
-                k.load(self.a_vals[ph.vsize], g.col[ph.pos], tid=ph.owner, slot=ph.k)
+                k.load(self.a_vals[ph.vsize], ph.c, tid=ph.owner, slot=ph.k)
                 if self.needs_weights:
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 values = ph.values
@@ -362,7 +401,7 @@ class _Pull(Algorithm):
                 if self.needs_weights:
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 nwarps = -(-n // gpu.config.warp_size)
-                ncmd = count_unique(ph.cmd_of_edge) if ph.pos.size else 0
+                ncmd = ph.derived("commands", lambda: count_unique(ph.cmd_of_edge)) if ph.pos.size else 0
                 # PC_gather + PC_wait per command, then the loop over the scratchpad.
                 k.alu(3 * ncmd + 2 * int(np.ceil(ph.pos.size / gpu.config.warp_size)))
                 st = self.extra["mff"]
