@@ -90,10 +90,7 @@ class MFFAnalytic:
         """Values of every (thread, edge) of ``phase``, the unit's block reads and
         the distinct blocks per command (equal here)."""
         bb = self.config.block_bytes
-        cmd_id = phase.cmd_of_edge
-        blocks = 0
-        for name, addr in (("c", phase.c_addr), (("v", phase.vsize), phase.v_addr)):
-            blocks += phase.derived(("blocks", name, bb), lambda: count_unique(cmd_id * (1 << 40) + (addr // bb)))
+        blocks = phase.command_blocks("c", bb).size + phase.command_blocks("v", bb).size
         return phase.values, blocks, blocks
 
     def scatter(self, phase) -> tuple[np.ndarray, int, int, int]:
@@ -277,6 +274,25 @@ class GatherPhase:
             d[name] = fn()
         return d[name]
 
+    def command_count(self) -> int:
+        """The PC_gather commands: each warp issues one per round of ``pc_size``
+        edges of its busiest thread (the distinct values of ``cmd_of_edge``,
+        counted without sorting)."""
+        if self.counts.size == 0:
+            return 0
+        ws = self.warp_size
+        pad = -self.counts.size % ws
+        busiest = np.concatenate((self.counts, np.zeros(pad, self.counts.dtype))).reshape(-1, ws).max(axis=1)
+        return int((-(-busiest // self.pc)).sum())
+
+    def command_blocks(self, which: str, bb: int) -> np.ndarray:
+        """The distinct ``bb``-byte blocks of C (``which="c"``) or V (``"v"``) that
+        each command touches, relative to the array's start, as sorted keys
+        ``command << 40 | block`` (computed once per phase structure)."""
+        addr = self.c_addr if which == "c" else self.v_addr
+        name = ("blocks", "c" if which == "c" else ("v", self.vsize), bb)
+        return self.derived(name, lambda: unique(self.cmd_of_edge * (1 << 40) + addr // bb))
+
     def commands(self, cbase: int, vbase: int, config: MFFConfig):
         """The PC_gather commands (one per warp and round) and, for each, where its
         values go: ``[(target, edge index)]``."""
@@ -342,7 +358,6 @@ class _Pull(Algorithm):
         self.pc = self.options.get("pc_size", MFF_TIME["pc_size"])
         self.rate = float(self.options.get("mff_rate", MFF_TIME["mff_rate"])) * int(
             self.options.get("mff_units", MFF_TIME["mff_units"]))
-        self._blocks_memo = ContentMemo(1 << 28)
         self._phases = ContentMemo(1 << 29)
         self.extra["mff"] = {"requests": 0, "reads": 0, "writes": 0, "blocks": 0, "values": 0, "commands": 0,
                              "backend": getattr(self.backend, "name", "")}
@@ -354,22 +369,26 @@ class _Pull(Algorithm):
         """The MFF's requests on the GPU's memory system (docs/mff.md, "Time"): for
         each (GPU array, byte offsets) the distinct ``block_bytes`` blocks of each
         command, through the L2 slices and DRAM like the GPU's own, over the
-        interconnect (the unit sits beside the core clusters)."""
+        interconnect (the unit sits beside the core clusters). An offsets entry may
+        instead be the sorted keys ``command << 40 | block`` of the distinct blocks
+        (:meth:`GatherPhase.command_blocks`) when the array starts on a block."""
         bb = self.mff_config.block_bytes
         line = self.gpu.config.line_bytes
         step = min(bb, line)
         cmd = np.asarray(cmd, np.int64)
         for arr, off in arrays:
-            off = np.asarray(off, np.int64)
-            if off.size == 0:
-                continue
-            # a pull sweep issues the same commands every iteration: their blocks by content
-            addrs = self._blocks_memo.get((arr.base, bb, step), (cmd, off))
-            if addrs is None:
+            if isinstance(off, tuple):                  # ("keys", keys): already distinct per command
+                if arr.base % bb:
+                    raise ValueError(f"array {arr.name} does not start on a {bb}-byte block")
+                blk = (off[1] & ((1 << 40) - 1)) + arr.base // bb
+            else:
+                off = np.asarray(off, np.int64)
+                if off.size == 0:
+                    continue
                 blk = unique(cmd * (1 << 40) + (arr.base + off) // bb) & ((1 << 40) - 1)
-                addrs = ((blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]).reshape(-1)
-                addrs.flags.writeable = False
-                self._blocks_memo.put((arr.base, bb, step), (cmd, off), addrs, addrs.nbytes)
+            if blk.size == 0:
+                continue
+            addrs = ((blk * bb)[:, None] + np.arange(0, bb, step, dtype=np.int64)[None, :]).reshape(-1)
             k.unit_requests(kind, addrs, step, place="icnt")
 
     def gather(self, name: str, verts: np.ndarray, v_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -401,7 +420,7 @@ class _Pull(Algorithm):
                 if self.needs_weights:
                     k.load(self.dg.weight, ph.pos, tid=ph.owner, slot=ph.k)
                 nwarps = -(-n // gpu.config.warp_size)
-                ncmd = ph.derived("commands", lambda: count_unique(ph.cmd_of_edge)) if ph.pos.size else 0
+                ncmd = ph.derived("commands", ph.command_count)
                 # PC_gather + PC_wait per command, then the loop over the scratchpad.
                 k.alu(3 * ncmd + 2 * int(np.ceil(ph.pos.size / gpu.config.warp_size)))
                 st = self.extra["mff"]
@@ -412,8 +431,10 @@ class _Pull(Algorithm):
                 st["commands"] += ncmd
                 # The unit beside the core clusters reads C and V through the L2 (and DRAM on a
                 # miss): the distinct blocks of each command, at the GPU arrays' addresses.
-                self._unit_requests(k, "load", [(self.dg.col, ph.c_addr), (self.a_vals[ph.vsize], ph.v_addr)],
-                                    ph.cmd_of_edge)
+                bb = self.mff_config.block_bytes
+                arrays = [(a, ("keys", ph.command_blocks(w, bb)) if a.base % bb == 0 else off)
+                          for a, w, off in ((self.dg.col, "c", ph.c_addr), (self.a_vals[ph.vsize], "v", ph.v_addr))]
+                self._unit_requests(k, "load", arrays, ph.cmd_of_edge)
                 vals_n, rounds = ph.pos.size, ph.rounds if nwarps else 0
                 k.unit_model(lambda lat: (0.0, max(vals_n / self.rate, rounds * 2 * lat)))
             k.store(self.a_out, ph.verts)

@@ -400,3 +400,19 @@ def test_pull_sweep_reuses_its_phase_and_matches_scipy():
         r = run_algorithm(g, "sssp", mode, source=src)
         assert compare("sssp", r.values, want) is None
         assert r.iterations > 2
+
+
+@pytest.mark.parametrize("pc", [1, 3, 16])
+def test_gather_phase_command_count_is_the_distinct_commands(pc):
+    """The closed form (rounds of each warp's busiest thread) equals the distinct
+    command ids of the edges and the PC_gather commands the phase builds."""
+    from golden.mff.algorithms import GatherPhase
+    g = load_graph("kron:scale=7")
+    rng = np.random.default_rng(pc)
+    for n in (1, 31, 33, 100):
+        verts = np.sort(rng.choice(g.num_vertices, n, replace=False))
+        ph = GatherPhase(verts, g.row_ptr, g.col, np.zeros(g.num_vertices, np.uint32), pc)
+        want = np.unique(ph.cmd_of_edge).size
+        assert ph.command_count() == want == len(ph.commands(0, 0, MFFConfig.preset("gtx480"))[0])
+    empty = GatherPhase(np.zeros(0, np.int64), g.row_ptr, g.col, np.zeros(g.num_vertices, np.uint32), pc)
+    assert empty.command_count() == 0
