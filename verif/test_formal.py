@@ -18,6 +18,8 @@ from hw.graphpeg.formal import FE, ALWTHarness
 from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
 from hw.mem.writer import SequentialWriter
+from hw.iru.formal import IRUHarness
+from hw.iru.unit import IRU
 from hw.mff.formal import MFFHarness
 from hw.mff.unit import MFF
 from hw.scu.formal import FilterHarness, GroupHarness
@@ -345,7 +347,7 @@ def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
 def test_prove_errors(capsys):
     _need_tools()
     from graphunits.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, mff, scu, scu_filter, scu_group, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, iru, iru_ring, mff, scu, scu_filter, scu_group, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
@@ -518,3 +520,43 @@ def test_scu_top_bmc_passes_and_catches_a_broken_variant(tmp_path):
     assert prove("scu", depth=6)["status"] == "PASS"
     _caught(prove("scu", depth=4, harness=SCUTopHarness(scu_cls=_StatusAnyTime), workdir=tmp_path),
             "hw/scu/top_formal.py", ("Assert(pending == 1)",))
+
+
+class _ReplyAnyTime(IRU):
+    """Broken: partition 0's reply stream is valid whenever the unit is idle, for no request."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(~self.busy):
+            m.d.comb += self.reply0.valid.eq(1)
+        return m
+
+
+class _TwoLanesAlways(IRU):
+    """Broken: every reply beat claims two lanes (a lane more than a one-thread request asked for)."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.reply0.p.two.eq(1)
+        return m
+
+
+def test_iru_bmc_passes_and_catches_broken_variants(tmp_path):
+    """The IRU from its ports (its covers need 17 steps and BMC to 12 steps takes
+    minutes: `graphunits prove --unit iru [--mode cover]`, docs/verification.md)."""
+    _need_tools()
+    assert prove("iru", depth=8)["status"] == "PASS"
+    assert prove("iru_ring", depth=6)["status"] == "PASS"          # two partitions and the rings
+    _caught(prove("iru", depth=4, harness=IRUHarness(iru_cls=_ReplyAnyTime), workdir=tmp_path / "a"),
+            "hw/iru/formal.py", ("Assert(pending.bit_select(r.p.warp, 1))",))
+    _caught(prove("iru", depth=8, harness=IRUHarness(iru_cls=_TwoLanesAlways), workdir=tmp_path / "b"),
+            "hw/iru/formal.py", ("Assert(got[w] + offer <= asked[w])", "Assert(total + now <= n)"))
+
+
+def test_formal_targets_default_depths():
+    """bmc/prove of the whole SCU and IRU default to 12 steps (minutes with Z3), their
+    covers to one full operation; the other harnesses use one depth for all modes."""
+    from synth.prove import TARGETS
+    assert TARGETS["iru"].default_depth("bmc") == TARGETS["scu"].default_depth("prove") == 12
+    assert TARGETS["iru"].default_depth("cover") == 18 and TARGETS["scu"].default_depth("cover") == 20
+    assert TARGETS["fetch"].default_depth("bmc") == TARGETS["fetch"].default_depth("cover") == TARGETS["fetch"].depth

@@ -81,7 +81,7 @@ def add_prove_parser(sub) -> argparse.ArgumentParser:
                     "source line and a counterexample trace (VCD). Harnesses: "
                     + "; ".join(f"{t.name}: {t.doc}" for t in TARGETS.values()) + ".")
     sp.add_argument("--unit", required=True, help=f"harness: {', '.join(TARGETS)}")
-    sp.add_argument("--depth", type=int, help="cycles (default: the harness's, one full operation)")
+    sp.add_argument("--depth", type=int, help="cycles (default: the harness's: one full operation; bmc/prove of the whole SCU and IRU: 12)")
     sp.add_argument("--mode", choices=MODES, default="bmc", help="bmc (default), prove (k-induction), cover")
     sp.add_argument("--workdir", metavar="DIR", help="keep the RTLIL, the .sby file, logs and traces in DIR")
     sp.add_argument("--json", metavar="FILE", help="write the result as JSON")
