@@ -82,6 +82,28 @@ def _pct(hit: int, total: int) -> str:
     return f"{100 * hit / total:.1f} % ({hit}/{total})" if total else "-"
 
 
+def run_tests(folder: Path, env_var: str, tests: list[str], stale: str, *, select: str | None = None) -> bool:
+    """Run the pytest files ``tests`` (``-k select``) with ``env_var=folder``, so that
+    every run records its coverage there, after removing the folder's files that
+    match ``stale`` (an earlier run's). False, after an error message, when a test
+    file is missing; a failing test only warns (the runs that finished count)."""
+    missing = [t for t in tests if not (ROOT / t).exists()]
+    if missing:
+        print(f"error: no test file {missing[0]}", file=sys.stderr)
+        return False
+    if folder.exists():
+        for p in folder.rglob(stale):
+            if p.is_file():
+                p.unlink()
+    env = dict(os.environ, **{env_var: str(folder)})
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", *tests] + (["-k", select] if select else []),
+                       cwd=ROOT, env=env)
+    if r.returncode not in (0, 5):
+        print(f"warning: the tests exited with status {r.returncode}; coverage of the runs that finished",
+              file=sys.stderr)
+    return True
+
+
 def main(argv=None) -> int:
     from golden.report import format_table
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -92,20 +114,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the summary as JSON")
     args = ap.parse_args(argv)
     cov_dir = Path(args.dir)
-    if args.run:
-        missing = [t for t in args.tests if not (ROOT / t).exists()]
-        if missing:
-            print(f"error: no test file {missing[0]}", file=sys.stderr)
-            return 2
-        if cov_dir.exists():
-            for p in cov_dir.rglob("*"):
-                if p.is_file():
-                    p.unlink()
-        env = dict(os.environ, GRAPHUNITS_COVERAGE=str(cov_dir))
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-k", "not icarus", *args.tests], cwd=ROOT, env=env)
-        if r.returncode not in (0, 5):
-            print(f"warning: the tests exited with status {r.returncode}; coverage of the runs that finished",
-                  file=sys.stderr)
+    if args.run and not run_tests(cov_dir, "GRAPHUNITS_COVERAGE", args.tests, "*", select="not icarus"):
+        return 2
     if not cov_dir.is_dir() or not any(cov_dir.rglob("*.dat")):
         print(f"error: no coverage data in {cov_dir} (run with --run)", file=sys.stderr)
         return 2

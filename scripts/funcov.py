@@ -14,15 +14,13 @@ Usage: python scripts/funcov.py [--run] [--tests FILE ...] [-k EXPR] [--dir buil
 """
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.coverage import RTL_TESTS  # noqa: E402  (the same RTL test files)
+from scripts.coverage import RTL_TESTS, run_tests  # noqa: E402  (the same RTL test files and runner)
 
 
 def main(argv=None) -> int:
@@ -46,20 +44,8 @@ def main(argv=None) -> int:
         if bad:
             print(f"error: no coverage model for {bad[0]!r}; units: {', '.join(known)}", file=sys.stderr)
             return 2
-    if args.run:
-        missing = [t for t in args.tests if not (ROOT / t).exists()]
-        if missing:
-            print(f"error: no test file {missing[0]}", file=sys.stderr)
-            return 2
-        if folder.exists():
-            for p in folder.rglob("*.json"):
-                p.unlink()
-        env = dict(os.environ, GRAPHUNITS_FUNCOV=str(folder))
-        cmd = [sys.executable, "-m", "pytest", "-q", *args.tests] + (["-k", args.select] if args.select else [])
-        r = subprocess.run(cmd, cwd=ROOT, env=env)
-        if r.returncode not in (0, 5):
-            print(f"warning: the tests exited with status {r.returncode}; coverage of the runs that passed",
-                  file=sys.stderr)
+    if args.run and not run_tests(folder, "GRAPHUNITS_FUNCOV", args.tests, "*.json", select=args.select):
+        return 2
     if not folder.is_dir() or not any(folder.glob("*/*.json")):
         print(f"error: no functional coverage records in {folder} (run with --run)", file=sys.stderr)
         return 2

@@ -236,3 +236,25 @@ def test_every_harness_samples_its_model_before_a_run():
     h = CoalescerHarness(cfg, warps)
     hits = h.COVERAGE.check(h.coverage())
     assert hits["request size"] and hits["streams"] == []
+
+
+def test_coverage_scripts_run_tests_into_a_folder(tmp_path, capsys):
+    """scripts/coverage.py's run_tests (shared by scripts/funcov.py --run): a missing
+    test file is an error; otherwise the earlier run's files matching the pattern go,
+    and the tests run with the variable naming the folder."""
+    sys.path.insert(0, str(ROOT))
+    from scripts.coverage import run_tests
+    folder = tmp_path / "cov"
+    (folder / "u").mkdir(parents=True)
+    (folder / "u" / "old.json").write_text("{}")
+    (folder / "u" / "keep.dat").write_text("")
+    assert not run_tests(folder, "GRAPHUNITS_TOY", [str(tmp_path / "nope.py")], "*.json")
+    assert "no test file" in capsys.readouterr().err
+    assert (folder / "u" / "old.json").exists()
+    t = tmp_path / "test_toy_cov.py"
+    t.write_text("import os, pathlib\n\ndef test_a():\n"
+                 "    pathlib.Path(os.environ['GRAPHUNITS_TOY'], 'ran.txt').write_text('a')\n\n"
+                 "def test_b():\n    raise AssertionError('deselected')\n")
+    assert run_tests(folder, "GRAPHUNITS_TOY", [str(t)], "*.json", select="test_a")
+    assert not (folder / "u" / "old.json").exists() and (folder / "u" / "keep.dat").exists()
+    assert (folder / "ran.txt").read_text() == "a"
