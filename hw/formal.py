@@ -1,11 +1,11 @@
 """Shared pieces of the formal harnesses (``hw/<unit>/formal.py``; docs/verification.md,
-"Formal"): the start of every harness and the stream rule, as environment
-assumption or as property."""
+"Formal"): the start of every harness, the stream rule (as environment
+assumption or as property) and the memory port's rules."""
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Mux, ResetSignal, Signal
 
-__all__ = ["begin", "stream_rule"]
+__all__ = ["begin", "stream_rule", "memory_port"]
 
 
 def begin(m) -> Signal:
@@ -28,3 +28,20 @@ def stream_rule(m, stream, started: Signal, *, check: bool, name: str) -> Signal
     with m.If(started & wait):
         m.d.comb += (Assert if check else Assume)(stream.valid & (stream.payload.as_value() == prev))
     return wait
+
+
+def memory_port(m, port, started: Signal, *, name: str = "mem") -> Signal:
+    """The memory port's rules (docs/architecture.md, "Memory port") on a block's
+    port ``port``: the environment answers only tags in flight, in any order
+    (``Assume``); the block's requests obey the stream rule and never reuse a tag
+    in flight (``Assert``). Returns the in-flight tags, one bit each."""
+    req, resp = port.req, port.resp
+    inflight = Signal(1 << len(req.p.tag), name=f"{name}_inflight")
+    rfire, answered = req.valid & req.ready, resp.valid & resp.ready
+    m.d.sync += inflight.eq((inflight | Mux(rfire, 1 << req.p.tag, 0)) & ~Mux(answered, 1 << resp.p.tag, 0))
+    with m.If(resp.valid):
+        m.d.comb += Assume(inflight.bit_select(resp.p.tag, 1))
+    stream_rule(m, req, started, check=True, name=f"{name}_req")
+    with m.If(rfire):
+        m.d.comb += Assert(~inflight.bit_select(req.p.tag, 1))
+    return inflight

@@ -24,7 +24,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 
 from golden.fetch import FetchConfig
 
-from ..formal import begin, stream_rule
+from ..formal import begin, memory_port, stream_rule
 from .engine import FetchEngine
 
 __all__ = ["FetchHarness"]
@@ -42,29 +42,16 @@ class FetchHarness(Elaboratable):
         cfg = self.config
         n_tags = cfg.max_inflight
         started = begin(m)
-        cmd, o, req, resp = e.cmd, e.o, e.mem.req, e.mem.resp
+        cmd, o, req = e.cmd, e.o, e.mem.req
         # ---- environment: commands
         stream_rule(m, cmd, started, check=False, name="cmd")
         with m.If(cmd.valid):
             m.d.comb += [Assume(cmd.p.esize8 == 0), Assume(cmd.p.base[:2] == 0),
                          Assume(cmd.p.base + 4 * cmd.p.count < (1 << cfg.addr_width))]
-        # ---- environment: responses for tags in flight
-        inflight = Signal(n_tags)
-        fire = req.valid & req.ready
-        answered = resp.valid & resp.ready
-        set_ = Signal(n_tags)
-        clr = Signal(n_tags)
-        for t in range(n_tags):
-            m.d.comb += [set_[t].eq(fire & (req.p.tag == t)), clr[t].eq(answered & (resp.p.tag == t))]
-        m.d.sync += inflight.eq((inflight | set_) & ~clr)
-        with m.If(resp.valid):
-            m.d.comb += Assume(inflight.bit_select(resp.p.tag, 1))
-        # ---- the memory port
-        stream_rule(m, req, started, check=True, name="req")
+        # ---- the memory port: responses for tags in flight; stream rule, unique tags, reads
+        inflight = memory_port(m, e.mem, started)
         with m.If(req.valid):
             m.d.comb += Assert(~req.p.write)
-        with m.If(fire):
-            m.d.comb += Assert(~inflight.bit_select(req.p.tag, 1))
         count = Signal(range(n_tags + 1))
         m.d.comb += count.eq(sum(inflight[t] for t in range(n_tags)))
         m.d.comb += Assert(count <= n_tags)

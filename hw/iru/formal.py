@@ -37,7 +37,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Module, Mux, 
 
 from golden.iru import IRUConfig, KIND_CODES
 
-from ..formal import begin, stream_rule
+from ..formal import begin, memory_port, stream_rule
 from .unit import IRU
 
 __all__ = ["IRUHarness"]
@@ -66,7 +66,6 @@ class IRUHarness(Elaboratable):
         mems = [getattr(u, f"mem{p}") for p in range(P)]
         reqs = [getattr(u, f"req{p}") for p in range(P)]
         replies = [getattr(u, f"reply{p}") for p in range(P)]
-        T = 1 << cfg.port.tag_width
         n = Signal(cfg.count_width)        # the operation's elements
         op_none = Signal()
         # ---- environment: commands
@@ -74,18 +73,9 @@ class IRUHarness(Elaboratable):
         with m.If(cmd.valid):
             m.d.comb += [Assume(cmd.p.n <= MAX_N), Assume(cmd.p.op <= 2)]
         cfire, sfire = cmd.valid & cmd.ready, status.valid & status.ready
-        # ---- environment: responses for tags in flight (each partition's port); the port's rules
+        # ---- each partition's memory port (responses only for its tags in flight)
         for p, mem in enumerate(mems):
-            inflight = Signal(T, name=f"inflight{p}")
-            rfire = mem.req.valid & mem.req.ready
-            answered = mem.resp.valid & mem.resp.ready
-            m.d.sync += inflight.eq((inflight | Mux(rfire, 1 << mem.req.p.tag, 0)) &
-                                    ~Mux(answered, 1 << mem.resp.p.tag, 0))
-            with m.If(mem.resp.valid):
-                m.d.comb += Assume(inflight.bit_select(mem.resp.p.tag, 1))
-            stream_rule(m, mem.req, started, check=True, name=f"req_mem{p}")
-            with m.If(rfire):
-                m.d.comb += Assert(~inflight.bit_select(mem.req.p.tag, 1))
+            memory_port(m, mem, started, name=f"mem{p}")
         # ---- environment: warp requests; the kernel's n threads: requests (their threads)
         # during the operation, n in all; warp w asks partition w % P
         pending = Signal(WARPS)

@@ -28,7 +28,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 
 from golden.mff import MFFConfig
 
-from ..formal import begin, stream_rule
+from ..formal import begin, memory_port, stream_rule
 from .unit import MFF
 
 __all__ = ["MFFHarness"]
@@ -47,9 +47,8 @@ class MFFHarness(Elaboratable):
         m.submodules.dut = u = self.dut
         cfg = self.config
         started = begin(m)
-        cmd, spad, done, req, resp = u.cmd, u.spad, u.done, u.mem.req, u.mem.resp
+        cmd, spad, done = u.cmd, u.spad, u.done
         W = 1 << cfg.warp_bits
-        T = 1 << cfg.port.tag_width
         # ---- environment: thread entries
         stream_rule(m, cmd, started, check=False, name="cmd")
         c = cmd.p
@@ -66,18 +65,10 @@ class MFFHarness(Elaboratable):
             # are sent together (not interleaved with another warp's)
             m.d.comb += [Assume(~sent.bit_select(c.warp, 1)),
                          Assume((sending == 0) | sending.bit_select(c.warp, 1))]
-        # ---- environment: responses for tags in flight
-        inflight = Signal(T)
-        rfire = req.valid & req.ready
-        answered = resp.valid & resp.ready
-        m.d.sync += inflight.eq((inflight | Mux(rfire, 1 << req.p.tag, 0)) & ~Mux(answered, 1 << resp.p.tag, 0))
-        with m.If(resp.valid):
-            m.d.comb += Assume(inflight.bit_select(resp.p.tag, 1))
-        # ---- the output streams and the memory port
-        for s, name in ((spad, "spad"), (done, "done"), (req, "req")):
+        # ---- the memory port (responses only for tags in flight) and the output streams
+        memory_port(m, u.mem, started)
+        for s, name in ((spad, "spad"), (done, "done")):
             stream_rule(m, s, started, check=True, name=name)
-        with m.If(rfire):
-            m.d.comb += Assert(~inflight.bit_select(req.p.tag, 1))
         # ---- completion: the warps' commands
         for w in range(W):
             mine = cfire & (c.warp == w)

@@ -33,7 +33,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 from golden.scu import SCUConfig
 from golden.scu.config import OP_CODES
 
-from ..formal import begin, stream_rule
+from ..formal import begin, memory_port, stream_rule
 from .unit import SCU
 
 __all__ = ["SCUTopHarness"]
@@ -49,25 +49,17 @@ class SCUTopHarness(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = u = self.dut
-        cfg = self.config
         started = begin(m)
-        cmd, status, req, resp = u.cmd, u.status, u.mem.req, u.mem.resp
-        T = 1 << cfg.port.tag_width
+        cmd, status, resp = u.cmd, u.status, u.mem.resp
         # ---- environment
         stream_rule(m, cmd, started, check=False, name="cmd")
         c = cmd.p
         with m.If(cmd.valid):
             m.d.comb += [Assume(c.esize8 == 0), Assume(c.n <= 6)]
-        inflight = Signal(T)
-        rfire, answered = req.valid & req.ready, resp.valid & resp.ready
-        m.d.sync += inflight.eq((inflight | Mux(rfire, 1 << req.p.tag, 0)) & ~Mux(answered, 1 << resp.p.tag, 0))
-        with m.If(resp.valid):
-            m.d.comb += Assume(inflight.bit_select(resp.p.tag, 1))
-        # ---- streams and the memory port
+        # ---- streams and the memory port (responses only for tags in flight)
+        inflight = memory_port(m, u.mem, started)
+        answered = resp.valid & resp.ready
         stream_rule(m, status, started, check=True, name="status")
-        stream_rule(m, req, started, check=True, name="req")
-        with m.If(rfire):
-            m.d.comb += Assert(~inflight.bit_select(req.p.tag, 1))
         # ---- commands and statuses
         cfire, sfire = cmd.valid & cmd.ready, status.valid & status.ready
         pending = Signal(2)
