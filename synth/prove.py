@@ -79,6 +79,11 @@ TARGETS: dict[str, FormalTarget] = {
     "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
                           "elements conserved"),
+    "graphpeg": FormalTarget("graphpeg", "hw.graphpeg.top_formal:GraphPEGHarness", 24,
+                             "GraphPEG (hw/graphpeg/top.py), one SM, from its ports: stream rule, unique tags in "
+                             "flight, one status per command, a vertex-list kernel hands out exactly the vertices "
+                             "pushed before it",
+                             prep="prep -flatten -top top\nmemory_map\nopt -fast", bmc_depth=12),
     "iru": FormalTarget("iru", "hw.iru.formal:IRUHarness", 18,
                         "the IRU (hw/iru/unit.py), one partition, from its ports: stream rule, unique tags in "
                         "flight, replies only for outstanding requests and within their threads, every element "

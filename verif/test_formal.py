@@ -18,6 +18,9 @@ from hw.graphpeg.formal import FE, ALWTHarness
 from hw.fetch.formal import FetchHarness
 from hw.mem.formal import ArbiterHarness, WriterHarness
 from hw.mem.writer import SequentialWriter
+from hw.graphpeg.engine import GraphPEGSM
+from hw.graphpeg.top import GraphPEG
+from hw.graphpeg.top_formal import GraphPEGHarness
 from hw.iru.formal import IRUHarness
 from hw.iru.unit import IRU
 from hw.mff.formal import MFFHarness
@@ -348,7 +351,7 @@ def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
 def test_prove_errors(capsys):
     _need_tools()
     from graphunits.cli import main
-    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, iru, iru_ring, mff, scu, scu_filter, scu_group, writer"):
+    with pytest.raises(ValueError, match="no formal harness 'nope'; harnesses: alwt, arbiter, coalescer, fetch, graphpeg, iru, iru_ring, mff, scu, scu_filter, scu_group, writer"):
         prove("nope")
     with pytest.raises(ValueError, match="mode must be one of bmc, prove, cover"):
         prove("arbiter", mode="sideways")
@@ -561,3 +564,47 @@ def test_formal_targets_default_depths():
     assert TARGETS["iru"].default_depth("bmc") == TARGETS["scu"].default_depth("prove") == 12
     assert TARGETS["iru"].default_depth("cover") == 18 and TARGETS["scu"].default_depth("cover") == 20
     assert TARGETS["fetch"].default_depth("bmc") == TARGETS["fetch"].default_depth("cover") == TARGETS["fetch"].depth
+
+
+class _GraphPEGStatusAnyTime(GraphPEG):
+    """Broken: the status stream is valid whenever the unit is idle."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        with m.If(~self.busy):
+            m.d.comb += self.status.valid.eq(1)
+        return m
+
+
+class _PopsNameVertex0(GraphPEG):
+    """Broken: every pop beat hands out vertex 0, whichever vertex was pushed."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.o0.p.src[0].eq(0)
+        return m
+
+
+class _LoudSpillSM(GraphPEGSM):
+    """Broken (the RTL before 2026-11-28): the top takes a setup while the spill
+    writer still offers a write, and the setup's restart withdraws it."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.spill_quiet.eq(1)
+        return m
+
+
+def test_graphpeg_bmc_passes_and_catches_broken_variants(tmp_path, monkeypatch):
+    """GraphPEG from its ports, one SM (its covers need 22 steps: `graphunits prove
+    --unit graphpeg --mode cover`, docs/verification.md)."""
+    _need_tools()
+    assert prove("graphpeg", depth=10)["status"] == "PASS"
+    _caught(prove("graphpeg", depth=4, harness=GraphPEGHarness(graphpeg_cls=_GraphPEGStatusAnyTime),
+                  workdir=tmp_path / "a"), "hw/graphpeg/top_formal.py", ("Assert(pending & ~cmd.ready)",))
+    _caught(prove("graphpeg", depth=12, harness=GraphPEGHarness(graphpeg_cls=_PopsNameVertex0),
+                  workdir=tmp_path / "b"), "hw/graphpeg/top_formal.py", ("Assert(popped_w + now_w <= inp_w)",))
+    import hw.graphpeg.top as top_mod
+    monkeypatch.setattr(top_mod, "GraphPEGSM", _LoudSpillSM)
+    _caught(prove("graphpeg", depth=10, harness=GraphPEGHarness(), workdir=tmp_path / "c"), "hw/formal.py",
+            ("(Assert if check else Assume)",))

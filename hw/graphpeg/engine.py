@@ -83,6 +83,9 @@ class GraphPEGSM(ConfiguredComponent):
     stall_alwt, stall_buffer : Out(1)
         This cycle a vertex waits because every ALWT entry is taken; the FE entry's
         next chunk waits for room in the edge buffer.
+    spill_quiet : Out(1)
+        The spill writer offers no write request: a ``setup`` (which restarts the
+        writer) may come without withdrawing one (the memory port's stream rule).
     """
 
     def __init__(self, config: GraphPEGConfig, sm: int = 0):
@@ -99,6 +102,7 @@ class GraphPEGSM(ConfiguredComponent):
             "bw0_i": In(32), "bw1_i": In(32), "bv_i": In(32),
             "bw0_o": Out(32), "bw1_o": Out(32), "bv_o": Out(32),
             "mem_error": Out(1), "overflow": Out(1), "stall_alwt": Out(1), "stall_buffer": Out(1),
+            "spill_quiet": Out(1),
         })
 
     def elaborate(self, platform):
@@ -119,6 +123,7 @@ class GraphPEGSM(ConfiguredComponent):
         for k, e in enumerate([f_idx, f_col, f_wt, f_ref, spill]):
             connect(m, e.mem, arb.ports[k])
         connect(m, arb.o, wiring.flipped(self.mem))
+        m.d.comb += self.spill_quiet.eq(~spill.mem.req.valid)
         m.submodules.vlists = lists = VertexLists(c)
         m.submodules.index = index = IndexFetch(c)
         m.submodules.chunks = chunks = ChunkIssue(c)

@@ -270,11 +270,19 @@ class GraphPEG(ConfiguredComponent):
         m.d.sync += [alwt_full.eq(alwt_full + sum(sm.stall_alwt for sm in sms)),
                      buffer_full.eq(buffer_full + sum(sm.stall_buffer for sm in sms))]
         st = self.status
+        # the SMs' sticky flags as they are in the status's first cycle, held while it is
+        # offered (a spill write answered with an error meanwhile must not change it)
+        flags_now = Cat(Cat(*(sm.mem_error for sm in sms)).any(), Cat(*(sm.overflow for sm in sms)).any())
+        flags_held = Signal(2)
+        first = Signal()
+        m.d.sync += first.eq(state != _Top.STATUS)
+        with m.If(first):
+            m.d.sync += flags_held.eq(flags_now)
+        flags = Mux(first, flags_now, flags_held)
         m.d.comb += [st.valid.eq(state == _Top.STATUS), st.p.op.eq(cur.op), st.p.cycles.eq(cycles),
                      st.p.items.eq(items), st.p.exchanges.eq(exchanges), st.p.moved.eq(moved),
                      st.p.alwt_full.eq(alwt_full), st.p.buffer_full.eq(buffer_full),
-                     st.p.mem_error.eq(Cat(*(sm.mem_error for sm in sms)).any()),
-                     st.p.overflow.eq(Cat(*(sm.overflow for sm in sms)).any()), st.p.cmd_error.eq(cmd_err)]
+                     st.p.mem_error.eq(flags[0]), st.p.overflow.eq(flags[1]), st.p.cmd_error.eq(cmd_err)]
         m.d.comb += self.busy.eq(state != _Top.IDLE)
 
         # ---------------------------------------------------------------- balancer
@@ -299,12 +307,13 @@ class GraphPEG(ConfiguredComponent):
                     m.d.comb += bal.clear.eq(1)
             with m.Case(_Top.PULSE):
                 with m.If(cur.op == CMD_OPS["setup"]):
+                    # a setup restarts the spill writers: it waits until none offers a write
+                    # (pushes between kernels may have filled a block whose write is not taken yet)
                     with m.If(bad_spill):
-                        m.d.sync += cmd_err.eq(1)
-                    with m.Else():
+                        m.d.sync += [cmd_err.eq(1), state.eq(_Top.STATUS)]
+                    with m.Elif(Cat(*(sm.spill_quiet for sm in sms)).all()):
                         m.d.comb += [sm.setup.eq(1) for sm in sms]
-                        m.d.sync += setup_done.eq(1)
-                    m.d.sync += state.eq(_Top.STATUS)
+                        m.d.sync += [setup_done.eq(1), state.eq(_Top.STATUS)]
                 with m.Elif(~setup_done):
                     m.d.sync += [cmd_err.eq(1), state.eq(_Top.STATUS)]
                 with m.Else():
