@@ -1,11 +1,12 @@
 """Shared pieces of the formal harnesses (``hw/<unit>/formal.py``; docs/verification.md,
 "Formal"): the start of every harness, the stream rule (as environment
-assumption or as property) and the memory port's rules."""
+assumption or as property), the memory port's rules and the free values the
+solver picks once."""
 from __future__ import annotations
 
 from amaranth.hdl import Assert, Assume, Mux, ResetSignal, Signal
 
-__all__ = ["begin", "stream_rule", "memory_port"]
+__all__ = ["begin", "stream_rule", "memory_port", "fixed"]
 
 
 def begin(m) -> Signal:
@@ -45,3 +46,12 @@ def memory_port(m, port, started: Signal, *, name: str = "mem") -> Signal:
     with m.If(rfire):
         m.d.comb += Assert(~inflight.bit_select(req.p.tag, 1))
     return inflight
+
+
+def fixed(m, value: Signal, started: Signal) -> None:
+    """``value`` (a free input of the harness: a key, position, warp or vertex to
+    follow) keeps the value the solver picked in the first cycle."""
+    first = Signal.like(value, name=f"{value.name}_first")
+    m.d.sync += first.eq(value)
+    with m.If(started):
+        m.d.comb += Assume(value == first)

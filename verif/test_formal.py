@@ -308,11 +308,14 @@ def test_scu_filter_bmc_and_covers_pass():
     assert c["status"] == "PASS", c
 
 
-@pytest.mark.parametrize("cls, line", [(_StaleRead, "# a duplicate is dropped"), (_NeverKeep, "# no false drop")])
-def test_scu_filter_properties_catch_a_broken_variant(cls, line, tmp_path):
+# A stale read lets a duplicate or a worse cost right behind its key's previous element
+# through: the solver may report either (which one depends on the model's order).
+@pytest.mark.parametrize("cls, lines", [(_StaleRead, ("# a duplicate is dropped", "# a cost no better is dropped")),
+                                        (_NeverKeep, ("# no false drop",))])
+def test_scu_filter_properties_catch_a_broken_variant(cls, lines, tmp_path):
     _need_tools()
     h = FilterHarness(filter_cls=cls)
-    _caught(prove("scu_filter", depth=4, harness=h, workdir=tmp_path), "hw/scu/formal.py", (line,))
+    _caught(prove("scu_filter", depth=4, harness=h, workdir=tmp_path), "hw/scu/formal.py", lines)
 
 
 class _IdleDuringFlush(GroupUnit):

@@ -32,7 +32,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 
 from golden.graphpeg import CMD_OPS, GraphPEGConfig
 
-from ..formal import begin, memory_port, stream_rule
+from ..formal import begin, fixed, memory_port, stream_rule
 from .top import GraphPEG
 
 __all__ = ["GraphPEGHarness"]
@@ -78,10 +78,7 @@ class GraphPEGHarness(Elaboratable):
                 m.d.comb += Assert(o.p.n == 0)
         # ---- vertex lists: pushes since the last run (or setup) are the next kernel's input
         watch = self.watch
-        watch_prev = Signal.like(watch)
-        m.d.sync += watch_prev.eq(watch)
-        with m.If(started):
-            m.d.comb += Assume(watch == watch_prev)
+        fixed(m, watch, started)
         ready = Signal()                                 # a setup was taken (the lists are open)
         queued = Signal(range(cap + 1))                  # pushes since the last run or setup
         queued_w = Signal(range(cap + 1))                # ... of the followed vertex

@@ -37,7 +37,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Module, Mux, 
 
 from golden.iru import IRUConfig, KIND_CODES
 
-from ..formal import begin, memory_port, stream_rule
+from ..formal import begin, fixed, memory_port, stream_rule
 from .unit import IRU
 
 __all__ = ["IRUHarness"]
@@ -126,10 +126,7 @@ class IRUHarness(Elaboratable):
         total = Signal(range(4 * MAX_N + 1))
         seen = Signal(2)                   # live lanes that carried the followed position
         watch = self.watch
-        watch_prev = Signal.like(watch)
-        m.d.sync += watch_prev.eq(watch)
-        with m.If(started):
-            m.d.comb += Assume(watch == watch_prev)
+        fixed(m, watch, started)
         now = sum(Mux(f, lanes[p], 0) for p, f in enumerate(pfires))
         hits = sum(Mux(f & ~r.p.disabled & (r.p.pos == watch), 1, 0) +
                    Mux(f & r.p.two & ~r.p.disabled1 & (r.p.pos1 == watch), 1, 0) for f, r in zip(pfires, replies))

@@ -28,7 +28,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signa
 
 from golden.mff import MFFConfig
 
-from ..formal import begin, memory_port, stream_rule
+from ..formal import begin, fixed, memory_port, stream_rule
 from .unit import MFF
 
 __all__ = ["MFFHarness"]
@@ -83,10 +83,7 @@ class MFFHarness(Elaboratable):
         # the followed warp: elements asked for and values written to its scratchpad
         asked, wrote = Signal(4), Signal(4)
         watch = self.watch
-        watch_prev = Signal.like(watch)
-        m.d.sync += watch_prev.eq(watch)
-        with m.If(started):
-            m.d.comb += Assume(watch == watch_prev)          # the same warp all along
+        fixed(m, watch, started)                            # the same warp all along
         gather = Signal()                  # its command is a gather
         with m.If(cfire & (c.warp == watch)):
             m.d.sync += gather.eq(c.op == 0)

@@ -33,7 +33,7 @@ from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
 
 from golden.scu import SCUConfig
 
-from ..formal import begin, stream_rule
+from ..formal import begin, fixed, stream_rule
 from .hashes import FilterUnit, GroupUnit
 
 __all__ = ["FilterHarness", "GroupHarness"]
@@ -57,10 +57,7 @@ class FilterHarness(Elaboratable):
         stream_rule(m, i, started, check=False, name="i")
         stream_rule(m, o, started, check=True, name="o")
         # the watched key is fixed for the trace; clear only while idle
-        first_watch = Signal(32)
-        m.d.sync += first_watch.eq(self.watch)
-        with m.If(started):
-            m.d.comb += Assume(self.watch == first_watch)
+        fixed(m, self.watch, started)
         m.d.comb += Assume(~f.clear | (~f.busy & ~i.valid))        # (the SCU clears in its IDLE state)
         # keys share their upper 24 bits with the watched key, costs lie below 256: the
         # solver still reaches every set, hits, misses and evictions (a smaller search)
@@ -150,10 +147,7 @@ class GroupHarness(Elaboratable):
         started = begin(m)
         stream_rule(m, i, started, check=False, name="i")
         stream_rule(m, o, started, check=True, name="o")
-        first_watch = Signal.like(self.watch)
-        m.d.sync += first_watch.eq(self.watch)
-        with m.If(started):
-            m.d.comb += Assume(self.watch == first_watch)
+        fixed(m, self.watch, started)
         m.d.comb += Assume(i.p.key < 8)
         ifire, ofire = i.valid & i.ready, o.valid & o.ready
         # ---- the operation: elements, then one flush; clear only when idle
