@@ -125,10 +125,10 @@ class ContentMemo:
         return None
 
     def put(self, scalars: tuple, arrays: tuple, value, size: int) -> None:
-        kept = tuple(a if a is None or np.isscalar(a) else np.array(a, copy=True) for a in arrays)
-        nbytes = int(size) + sum(a.nbytes for a in kept if a is not None and not np.isscalar(a))
+        nbytes = int(size) + sum(np.asarray(a).nbytes for a in arrays if a is not None and not np.isscalar(a))
         if nbytes > self.max_bytes // 2:
-            return
+            return                          # too large to keep: not even copied
+        kept = tuple(a if a is None or np.isscalar(a) else np.array(a, copy=True) for a in arrays)
         self._entries.append((scalars, kept, self._sample(kept), value, nbytes))
         self._bytes += nbytes
         while self._bytes > self.max_bytes:

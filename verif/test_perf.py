@@ -113,3 +113,21 @@ def test_gpu_coalescing_memo_gives_the_same_statistics():
     assert t1 == t0
     assert len(g1.kernels) == 3
     assert [repr(s) for s in g1.kernels.values()] == [repr(s) for s in g0.kernels.values()]
+
+
+def test_content_memo_does_not_copy_what_it_cannot_keep(monkeypatch):
+    from golden.perf import ContentMemo
+    copies = []
+    real = np.array
+
+    def counting(a, *args, **kw):
+        if kw.get("copy"):
+            copies.append(np.asarray(a).nbytes)
+        return real(a, *args, **kw)
+
+    m = ContentMemo(1000)
+    monkeypatch.setattr(np, "array", counting)
+    m.put((), (np.zeros(100, np.int64),), 1, 0)                  # 800 bytes: over half, not kept
+    assert copies == [] and m.get((), (np.zeros(100, np.int64),)) is None
+    m.put((), (np.zeros(10, np.int64),), 2, 0)
+    assert copies == [80] and m.get((), (np.zeros(10, np.int64),)) == 2

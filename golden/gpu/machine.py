@@ -551,7 +551,7 @@ class GPU:
         self._open: Kernel | None = None
         self._pending = {f: 0 for f in KERNEL_COUNTERS.values()}
         # Coalescing of irregular warp accesses by the contents of their indices (Kernel._access).
-        self._coalesce_memo = ContentMemo(1 << 29)
+        self._coalesce_memo = ContentMemo(1 << 30)
         self.memory = MemorySystem(self.config, caches=self.caches, cache_model=cache_model) if self.stats_on \
             else None
 
