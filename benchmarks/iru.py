@@ -30,7 +30,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from golden.report import format_table, run_info, write_json
+from golden.report import format_table, run_parts
 
 PAPER = {"apr": (4.0, 3.0), "l1": 0.67, "l2": 0.56, "filtered": {"sssp": 0.23, "pr": 0.79, "avg": 0.485},
          "speedup": {"bfs": 1.16, "sssp": 1.14, "pr": 1.40, "avg": 1.33}}
@@ -243,16 +243,7 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2, help="processes for (b)")
     ap.add_argument("--json", default="build/benchmarks/iru.json")
     args = ap.parse_args(argv)
-    from golden.perf import tune_allocator
-    tune_allocator()
-    t0 = time.time()
-    doc = run_info()
-    if "a" in args.part:
-        doc["rtl"] = part_a(args, t0)
-        print()
-    if "b" in args.part:
-        doc["golden"] = part_b(args, t0)
-    write_json(doc, args.json, t0)
+    run_parts(args, [("a", "rtl", part_a), ("b", "golden", part_b)])
 
 
 if __name__ == "__main__":

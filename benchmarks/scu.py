@@ -30,7 +30,7 @@ import argparse
 import sys
 import time
 
-from golden.report import format_table, run_info, write_json
+from golden.report import format_table, run_parts
 
 PAPER = {"workload_bfs": 0.14, "workload_sssp": 0.22, "coalescing_sssp": 1.27,
          "speedup_gtx980": 1.37, "speedup_tx1": 2.32}
@@ -246,16 +246,7 @@ def main(argv=None):
     ap.add_argument("--pr-iters", type=int, default=10, help="PageRank iterations in (b)")
     ap.add_argument("--json", default="build/benchmarks/scu.json")
     args = ap.parse_args(argv)
-    from golden.perf import tune_allocator
-    tune_allocator()
-    t0 = time.time()
-    doc = run_info()
-    if "a" in args.part:
-        doc["rtl"] = part_a(args, t0)
-        print()
-    if "b" in args.part:
-        doc["golden"] = part_b(args, t0)
-    write_json(doc, args.json, t0)
+    run_parts(args, [("a", "rtl", part_a), ("b", "golden", part_b)])
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["format_table", "fmt", "output_path", "OutputPathError", "run_info", "write_json"]
+__all__ = ["format_table", "fmt", "output_path", "OutputPathError", "run_info", "write_json", "run_parts"]
 
 
 class OutputPathError(ValueError):
@@ -96,3 +96,24 @@ def write_json(doc: dict, path, t0: float, *, default=None) -> Path:
     out.write_text(json.dumps(doc, indent=2, default=default))
     print(f"\n(JSON: {out}; {time.time() - t0:.0f} s)")
     return out
+
+
+def run_parts(args, parts, *, default=None) -> dict:
+    """The end of a benchmark's ``main``: tune the allocator
+    (:func:`golden.perf.tune_allocator`), then for each ``(letter, key, part)`` of
+    ``parts`` whose letter is in ``args.part`` set ``doc[key] = part(args, t0)``
+    (a blank line after each but the last of ``parts``), and write ``doc``, headed
+    by :func:`run_info`, to ``args.json`` with :func:`write_json` (``default``
+    as there). Returns ``doc``."""
+    import time
+    from golden.perf import tune_allocator
+    tune_allocator()
+    t0 = time.time()
+    doc = run_info()
+    for i, (letter, key, part) in enumerate(parts):
+        if letter in args.part:
+            doc[key] = part(args, t0)
+            if i < len(parts) - 1:
+                print()
+    write_json(doc, args.json, t0, default=default)
+    return doc
