@@ -35,15 +35,22 @@ class BC(Algorithm):
         self.a_delta = gpu.array("delta", V, np.float64)
         self.a_flag = gpu.array("flag", V)
 
-    def run(self) -> np.ndarray:
-        g = self.graph
+    def start_forward(self) -> tuple[int, int, np.ndarray, np.ndarray, list[np.ndarray]]:
+        """The forward pass's start: ``(s, V, depth, sigma, levels)``, the source,
+        the vertex count, depths (-1, unvisited, but 0 at ``s``), path counts (0 but
+        1 at ``s``) and the level stack (``[[s]]``)."""
         s = self.source()
-        V = g.num_vertices
+        V = self.graph.num_vertices
         depth = np.full(V, -1, np.int64)
         sigma = np.zeros(V)
         depth[s] = 0
         sigma[s] = 1.0
         levels = [np.array([s], np.int64)]
+        return s, V, depth, sigma, levels
+
+    def run(self) -> np.ndarray:
+        g = self.graph
+        s, V, depth, sigma, levels = self.start_forward()
         d = 0
         while levels[-1].size:
             front = levels[-1]

@@ -363,14 +363,8 @@ class BCGraphPEG(_GraphPEGMode, BC):
         self.setup_graphpeg()
 
     def run(self) -> np.ndarray:
-        g, S = self.graph, self.peg
-        s = self.source()
-        V = g.num_vertices
-        depth = np.full(V, -1, np.int64)
-        sigma = np.zeros(V)
-        depth[s] = 0
-        sigma[s] = 1.0
-        levels = [np.array([s], np.int64)]
+        S = self.peg
+        s, V, depth, sigma, levels = self.start_forward()
         pending = S.push(np.zeros(1, np.int64), levels[0])
         d = 0
         while pending:
