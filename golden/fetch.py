@@ -40,7 +40,8 @@ import numpy as np
 from .config import Config, check, check_choice, check_int, check_pow2
 from .memory import AddressSpace
 
-__all__ = ["MemPortConfig", "FetchConfig", "FetchRange", "FetchOpResult", "fetch_reference", "check_fetch_fields"]
+__all__ = ["MemPortConfig", "FetchFields", "FetchConfig", "FetchRange", "FetchOpResult", "fetch_reference",
+           "check_fetch_fields"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,23 @@ def check_fetch_fields(c, *, count_min: int = 1) -> None:
 
 
 @dataclass(frozen=True)
-class FetchConfig(Config):
+class FetchFields(Config):
+    """The fetch engine's geometry fields (``addr_width`` to ``merge_window``, in
+    that order), declared once: the base of :class:`FetchConfig` and of
+    :class:`golden.scu.SCUConfig`, whose streams are fetch engines; the
+    subclasses document them, add their own fields and check them
+    (:func:`check_fetch_fields`)."""
+
+    addr_width: int = 32
+    block_bytes: int = 32
+    width: int = 4
+    max_elem_bytes: int = 8
+    max_inflight: int = 32
+    merge_window: int = 4
+
+
+@dataclass(frozen=True)
+class FetchConfig(FetchFields):
     """Parameters of the fetch engine (set before synthesis).
 
     Parameters
@@ -116,12 +133,6 @@ class FetchConfig(Config):
         Width of a range's element count.
     """
 
-    addr_width: int = 32
-    block_bytes: int = 32
-    width: int = 4
-    max_elem_bytes: int = 8
-    max_inflight: int = 32
-    merge_window: int = 4
     count_width: int = 32
 
     PRESETS = {

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..config import Config, check, check_int, check_pow2
-from ..fetch import FetchConfig, MemPortConfig, check_fetch_fields
+from ..config import check, check_int, check_pow2
+from ..fetch import FetchConfig, FetchFields, MemPortConfig, check_fetch_fields
 
 __all__ = ["SCUConfig", "OPS", "OP_CODES", "CMPS", "CMP_CODES", "STREAMS"]
 
@@ -27,7 +27,7 @@ STREAMS = ("idx", "cnt", "mask", "data")
 
 
 @dataclass(frozen=True)
-class SCUConfig(Config):
+class SCUConfig(FetchFields):
     """Parameters of the SCU, set before synthesis (the hash *contents* are run time).
 
     Parameters
@@ -81,12 +81,6 @@ class SCUConfig(Config):
         elements per cycle, filtering included (docs/scu.md).
     """
 
-    addr_width: int = 32
-    block_bytes: int = 32
-    width: int = 4
-    max_elem_bytes: int = 8
-    max_inflight: int = 32
-    merge_window: int = 4
     param_inflight: int = 8
     count_width: int = 32
     filter_sets: int = 256
