@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["ENV", "CoverPoint", "CoverModel", "record", "load", "report", "register", "MODELS", "MEMORY_BINS",
-           "memory_bins"]
+           "memory_bins", "Covered"]
 
 #: The environment variable naming the folder the runs' coverage goes to.
 ENV = "GRAPHUNITS_FUNCOV"
@@ -114,6 +114,26 @@ def memory_bins(*stats) -> set:
         if s.max_outstanding > 1:
             out.add("several in flight")
     return out
+
+
+class Covered:
+    """Base of a harness with functional coverage: ``class H(Covered,
+    funcov=module)``, where ``module`` is the unit's coverage module, sets
+    ``H.COVERAGE`` to its ``MODEL`` (what :func:`record` reads) and makes
+    ``H.coverage()`` its ``sample(harness)``: the bins one run reached."""
+
+    COVERAGE: CoverModel | None = None
+    _sample = None
+
+    def __init_subclass__(cls, funcov=None, **kw) -> None:
+        super().__init_subclass__(**kw)
+        if funcov is not None:
+            cls.COVERAGE = funcov.MODEL
+            cls._sample = staticmethod(funcov.sample)
+
+    def coverage(self) -> dict:
+        """The bins of :attr:`COVERAGE` this run reached."""
+        return self._sample(self)
 
 
 _serial = 0

@@ -40,6 +40,7 @@ from . import funcov
 from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit, InDesignStats
+from ..funcov import Covered
 from ..memory import MemoryModel, MemoryTiming
 from ..simmem import STREAMLOG_VERILOG, DesignEnv, start_backend, fast_array, read_logs, transfer_file
 
@@ -189,7 +190,7 @@ class _EFMonitor(Agent):
                                    ev["bw1"]))
 
 
-class GraphPEGHarness:
+class GraphPEGHarness(Covered, funcov=funcov):
     """Agents and bookkeeping for one run of the GraphPEG RTL on a list of steps.
 
     ``pop_hold``: the warps pop nothing in the first cycles of every kernel (the
@@ -244,12 +245,6 @@ class GraphPEGHarness:
         if expect:
             self.expected = self._tlm()
         self._feed()
-
-    #: Functional coverage (sim.funcov): the model and the bins a run reached.
-    COVERAGE = funcov.MODEL
-
-    def coverage(self) -> dict:
-        return funcov.sample(self)
 
     @property
     def agents(self):

@@ -30,6 +30,7 @@ from hw.mff.unit import MFFCommandLayout, MFFDone, MFFSpadWrite
 from . import funcov
 from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
+from ..funcov import Covered
 from ..memory import MemoryModel, MemoryTiming, Pattern
 from ..simmem import STREAMLOG_VERILOG, DesignEnv, fast_array, read_logs, transfer_file
 
@@ -52,7 +53,7 @@ def tlm_for(config: MFFConfig, space: AddressSpace, timing: MemoryTiming = Memor
                     done_ready=Pattern(done_ready, seed=seed + 2))
 
 
-class MFFHarness:
+class MFFHarness(Covered, funcov=funcov):
     """Agents and bookkeeping for one run of the MFF RTL on a list of commands (and pokes)."""
 
     def __init__(self, config: MFFConfig, space: AddressSpace, items: list, *,
@@ -98,12 +99,6 @@ class MFFHarness:
         self._per_element = (self.model.timing.request_cycles() + ready_wait(spad_ready) + ready_wait(done_ready)
                              + ready_wait(cmd_pause))
         self._feed()
-
-    #: Functional coverage (sim.funcov): the model and the bins a run reached.
-    COVERAGE = funcov.MODEL
-
-    def coverage(self) -> dict:
-        return funcov.sample(self)
 
     @property
     def agents(self):
