@@ -28,3 +28,14 @@ def load_script(relpath: str):
     sys.modules[spec.name] = mod            # (dataclasses look their module up there)
     spec.loader.exec_module(mod)
     return mod
+
+
+def simulate(dut, bench) -> None:
+    """Run ``bench(ctx)`` (an async testbench) on ``dut`` under Amaranth's simulator
+    with a clock (if it has registers; a combinational component's bench steps with
+    ``ctx.delay``): the component tests' runner."""
+    from amaranth.sim import Simulator
+    sim = Simulator(dut)
+    sim.add_clock(1e-8, if_exists=True)
+    sim.add_testbench(bench)
+    sim.run()

@@ -26,7 +26,6 @@ from dataclasses import replace
 
 import pytest
 from amaranth.hdl import UnusedElaboratable
-from amaranth.sim import Simulator
 
 from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
 from hw.graphpeg.control import KernelControl
@@ -36,16 +35,9 @@ from hw.graphpeg.gather import ChunkIssue, IndexFetch, Joiner
 from hw.graphpeg.pop import PopPort
 from hw.graphpeg.vlist import VertexList, VertexLists
 
+from conftest import simulate
+
 SIM = GraphPEGConfig.preset("sim")
-
-
-def simulate(dut, bench) -> None:
-    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock (if it has
-    registers; a combinational component's bench steps with ``ctx.delay``)."""
-    sim = Simulator(dut)
-    sim.add_clock(1e-8, if_exists=True)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 # ---------------------------------------------------------------------- VertexList

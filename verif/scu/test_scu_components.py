@@ -26,7 +26,6 @@ from collections import deque
 from dataclasses import replace
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden.memory import AddressSpace
 from golden.scu import CMP_CODES, OP_CODES, SCUConfig, SCUModel, SCUOp
@@ -44,16 +43,9 @@ from hw.scu.lanes import Comparator, LaneCompactor
 from hw.scu.packer import BitPacker
 from hw.scu.ranges import LinearRanges
 
+from conftest import simulate
+
 TINY = SCUConfig.preset("tiny")
-
-
-def simulate(dut, bench) -> None:
-    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock (if it has
-    registers; a combinational component's bench steps with ``ctx.delay``)."""
-    sim = Simulator(dut)
-    sim.add_clock(1e-8, if_exists=True)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 def _config(width: int) -> SCUConfig:
