@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from golden.report import format_table, run_info, write_json
+from golden.report import format_table, run_parts
 
 MODES = ("emogi-naive", "emogi-merged", "emogi-aligned", "uvm")
 SHORT = {"emogi-naive": "naive", "emogi-merged": "merged", "emogi-aligned": "aligned", "uvm": "UVM"}
@@ -244,19 +244,8 @@ def main(argv=None):
         UVMConfig.preset("default").replace(**parse_capacity(args.uvm_capacity))
     except ConfigError as e:
         ap.error(f"--uvm-capacity: {e}")
-    from golden.perf import tune_allocator
-    tune_allocator()
-    t0 = time.time()
-    doc = run_info()
-    if "a" in args.part:
-        doc["bfs"] = part_a(args, t0)
-        print()
-    if "b" in args.part:
-        doc["apps"] = part_b(args, t0)
-        print()
-    if "c" in args.part:
-        doc["uvm_order"] = part_c(args, t0)
-    write_json(doc, args.json, t0, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    run_parts(args, [("a", "bfs", part_a), ("b", "apps", part_b), ("c", "uvm_order", part_c)],
+              default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from golden.emogi import CoalescerConfig, PCIeRequest, coalescer_model, warp_req
 from hw.emogi import ReadRequest, WarpAccess
 
 from . import funcov
+from ..funcov import Covered
 from ..agents import CycleCounter, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit
@@ -138,7 +139,7 @@ def make_warps(cfg: CoalescerConfig, spec: dict) -> list[tuple[list[int], int]]:
     raise ValueError(f"unknown coalescer workload kind {kind!r}")
 
 
-class CoalescerHarness:
+class CoalescerHarness(Covered, funcov=funcov):
     """Agents and bookkeeping for one run of the warp coalescer."""
 
     def __init__(self, config: CoalescerConfig, warps, *, in_pause=None, out_ready=None, seed: int = 0):
@@ -165,12 +166,6 @@ class CoalescerHarness:
         self._completed = 0
         self._last_done = 0
         self._out_wait = MemoryTiming(req_ready=out_ready).request_cycles()   # the output's longest refusal
-
-    #: Functional coverage (sim.funcov): the model and the bins a run reached.
-    COVERAGE = funcov.MODEL
-
-    def coverage(self) -> dict:
-        return funcov.sample(self)
 
     @property
     def agents(self):

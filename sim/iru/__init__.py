@@ -36,6 +36,7 @@ from hw.iru import IRUCommand, IRUReplyBeat, IRURequest, IRUStatusLayout
 from hw.mem.port import MemRequest, MemResponse
 
 from . import funcov
+from ..funcov import Covered
 from ..agents import Agent, CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..cosim import CosimUnit
@@ -124,7 +125,7 @@ def lanes_reply(p: int, lanes: list, sent: int, first: int, last: int) -> IRURep
                     len(lanes) - len(live), sent, first, last)
 
 
-class IRUHarness:
+class IRUHarness(Covered, funcov=funcov):
     """Agents and bookkeeping for running IRU operations on the RTL.
 
     Parameters
@@ -190,12 +191,6 @@ class IRUHarness:
         self._cur = None
         for op in ops:
             self.submit(op)
-
-    #: Functional coverage (sim.funcov): the model and the bins a run reached.
-    COVERAGE = funcov.MODEL
-
-    def coverage(self) -> dict:
-        return funcov.sample(self)
 
     @property
     def agents(self):

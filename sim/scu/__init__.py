@@ -21,6 +21,7 @@ from hw.mem.port import MemRequest, MemResponse
 from hw.scu.unit import SCUCommand, SCUStatusLayout
 
 from . import funcov
+from ..funcov import Covered
 from ..agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from ..codec import Codec
 from ..memory import MemoryModel, MemoryTiming
@@ -45,7 +46,7 @@ def status_from_item(item: dict) -> SCUStatus:
     return st
 
 
-class SCUHarness:
+class SCUHarness(Covered, funcov=funcov):
     """Agents and bookkeeping for one run of the SCU RTL on a list of operations."""
 
     def __init__(self, config: SCUConfig, space: AddressSpace, ops: list, *, timing: MemoryTiming = MemoryTiming(),
@@ -75,12 +76,6 @@ class SCUHarness:
                                  on_item=self._status, keep=False)
         self.mem = MemoryAgent(("mem",), Codec(MemRequest(config.port)), Codec(MemResponse(config.port)),
                                self.model)
-
-    #: Functional coverage (sim.funcov): the model and the bins a run reached.
-    COVERAGE = funcov.MODEL
-
-    def coverage(self) -> dict:
-        return funcov.sample(self)
 
     def encode(self, op) -> dict:
         if isinstance(op, SCUOp):

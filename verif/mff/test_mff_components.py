@@ -23,7 +23,6 @@ from collections import deque
 from dataclasses import replace
 
 import pytest
-from amaranth.sim import Simulator
 
 from golden.mff import MFFCommand, MFFConfig, ThreadRequest, command_entries
 from hw.mff.completion import Completion
@@ -35,16 +34,10 @@ from hw.mff.registers import WorkRegisters
 from hw.mff.tags import TagUnit
 from hw.mff.walker import EventRule, Walker
 
+from conftest import simulate
+
 TINY = MFFConfig.preset("tiny")
 DEFAULT = MFFConfig.preset("default")
-
-
-def simulate(dut, bench) -> None:
-    """Run ``bench(ctx)`` (an async testbench) on ``dut`` with a clock."""
-    sim = Simulator(dut)
-    sim.add_clock(1e-8, if_exists=True)
-    sim.add_testbench(bench)
-    sim.run()
 
 
 # ---------------------------------------------------------------------- MemoryPort
