@@ -1,9 +1,10 @@
 """The payloads of GraphPEG's RTL (hw/graphpeg/): the records the engine of one SM
 gathers and hands out, its push item and the kernel parameters it holds (paper
 §3.2-§3.3.1; docs/graphpeg.md)."""
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 
 from golden.graphpeg import GraphPEGConfig
+from ..component import ConfiguredComponent
 
 __all__ = ["ConfiguredComponent", "EdgeRecord", "EdgeBeat", "ChunkDesc", "PopBeat", "PushItem", "KernelParams"]
 
@@ -60,10 +61,3 @@ class KernelParams(data.StructLayout):
                           "spill_base": aw, "spill_stride": aw})
 
 
-class ConfiguredComponent(wiring.Component):
-    """A GraphPEG component built from a :class:`GraphPEGConfig` (kept as
-    ``self._config`` by its constructor): ``config`` reads it back."""
-
-    @property
-    def config(self) -> GraphPEGConfig:
-        return self._config

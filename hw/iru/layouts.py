@@ -1,9 +1,10 @@
 """The payloads of the IRU's RTL (hw/iru/): its command, warp requests, reply beats,
 the element and request rings' flits and the classifier's queue entries (IRU paper
 §3.2, Fig. 5; docs/iru.md), and the base of its components."""
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, enum
 
 from golden.iru import IRUConfig
+from ..component import ConfiguredComponent
 
 __all__ = ["ConfiguredComponent", "FlitKind", "IRUCommand", "IRURequest", "IRUReplyBeat", "IRUElement", "RingFlit",
            "RingRequest", "Fetched", "BankEntry", "RingEntry"]
@@ -92,10 +93,3 @@ class RingEntry(data.StructLayout):
         super().__init__({"e": IRUElement(c), "set": max(1, c.set_bits), "dest": max(1, c.part_bits)})
 
 
-class ConfiguredComponent(wiring.Component):
-    """An IRU component built from an :class:`IRUConfig` (kept as ``self._config`` by
-    its constructor): ``config`` reads it back."""
-
-    @property
-    def config(self) -> IRUConfig:
-        return self._config

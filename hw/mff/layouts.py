@@ -1,10 +1,11 @@
 """The payloads of the MFF's RTL (hw/mff/): a command's thread entry, a gathered
 value for the scratchpad, a completion, a work register and a block read waiting
 for the memory port (MFF slides, "Internal Structure of MFF Unit"; docs/mff.md)."""
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, enum
 from amaranth.utils import ceil_log2, exact_log2
 
 from golden.mff import MFFConfig
+from ..component import ConfiguredComponent
 
 __all__ = ["ConfiguredComponent", "MFFCommandLayout", "MFFSpadWrite", "MFFDone", "RegState", "WorkRegister",
            "BlockRead", "widths"]
@@ -71,10 +72,3 @@ class BlockRead(data.StructLayout):
         super().__init__({"block": w.BW, "entry": w.tb})
 
 
-class ConfiguredComponent(wiring.Component):
-    """An MFF component built from an :class:`MFFConfig` (kept as ``self._config``
-    by its constructor): ``config`` reads it back."""
-
-    @property
-    def config(self) -> MFFConfig:
-        return self._config

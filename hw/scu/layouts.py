@@ -1,9 +1,10 @@
 """The payloads of the SCU's RTL (hw/scu/): its command descriptor and status (SCU
 paper §3.2, Fig. 7; docs/scu.md), and the base of its components."""
-from amaranth.lib import data, wiring
+from amaranth.lib import data
 
 from golden.scu import STREAMS, SCUConfig
 from ..fetch.engine import FetchError
+from ..component import ConfiguredComponent
 
 __all__ = ["ConfiguredComponent", "SCUCommand", "SCUStatusLayout", "LaneItem", "HeldBeat", "BeatHead", "Joined",
            "lane_bits"]
@@ -74,10 +75,3 @@ class Joined(data.StructLayout):
         super().__init__({"n": range(W + 1), "bits": W, "last": 1})
 
 
-class ConfiguredComponent(wiring.Component):
-    """An SCU component built from a :class:`SCUConfig` (kept as ``self._config`` by
-    its constructor): ``config`` reads it back."""
-
-    @property
-    def config(self) -> SCUConfig:
-        return self._config
