@@ -390,16 +390,26 @@ def test_gather_phase_with_values_equals_a_fresh_phase():
     assert set(first._derived) == {("blocks", "c", bb), ("blocks", ("v", 4), bb), ("blocks", ("v", 8), bb)}
 
 
-def test_pull_sweep_reuses_its_phase_and_matches_scipy():
+def test_pull_sweep_reuses_its_phase_and_matches_scipy(monkeypatch):
     """PullSSSP gathers every vertex each iteration: the phase is built once; the
     distances still equal scipy's."""
+    import golden.mff.algorithms as alg
+    built = []
+    real = alg.GatherPhase.__init__
+
+    def counting(self, *a, **kw):
+        built.append(1)
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(alg.GatherPhase, "__init__", counting)
     g = load_graph("kron:scale=9", weighted=True)
     src = default_source(g)
     want = reference(g, "sssp", source=src)                 # scipy's dijkstra
-    for mode in ("pull", "mff"):
-        r = run_algorithm(g, "sssp", mode, source=src)
-        assert compare("sssp", r.values, want) is None
-        assert r.iterations > 2
+    r = run_algorithm(g, "sssp", "pull", source=src)
+    assert compare("sssp", r.values, want) is None
+    assert r.iterations > 2 and len(built) == 1             # one phase for every iteration
+    r = run_algorithm(g, "sssp", "mff", source=src, compare_baseline=False)
+    assert compare("sssp", r.values, want) is None and len(built) == 2
 
 
 @pytest.mark.parametrize("pc", [1, 3, 16])
