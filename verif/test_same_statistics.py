@@ -35,3 +35,31 @@ def test_compare_rejects_a_file_that_is_not_a_record(tmp_path, capsys):
         assert ss.main(["compare", str(f)]) == 2
         err = capsys.readouterr().err
         assert f"{f}: not a file of recorded digests" in err and "Traceback" not in err
+
+
+def test_rtl_runs_digest_the_rtl_statistics_and_not_the_wall_clock(tmp_path, capsys, monkeypatch):
+    """--rtl: every unit with RTL in the loop has a run; the digest follows the RTL's cycles
+    (a moved cycle count is a different digest) and ignores its seconds."""
+    ss = load_script("scripts/same_statistics.py")
+    from sim.cosim import cosim_units
+    assert {r[0] for r in ss.rtl_runs("icarus")} == set(cosim_units())
+    assert {r[3] for r in ss.rtl_runs("verilator")} == {"python", "design"}
+    assert all(r[3] == "python" for r in ss.rtl_runs("icarus"))
+    run = ("scu", "kron:scale=5", "bfs", "python")
+    first = ss.rtl_digest(run, "icarus")
+    assert ss.rtl_digest(run, "icarus") == first                      # the wall-clock fields left out
+    import sim.cosim as cosim
+    real = cosim.run_cosim
+
+    def one_more_cycle(*a, **k):
+        r = real(*a, **k)
+        r.rtl["cycles"] += 1
+        return r
+    monkeypatch.setattr(cosim, "run_cosim", one_more_cycle)
+    assert ss.rtl_digest(run, "icarus") != first
+    # a record with --rtl compared without it names the runs it could not compare
+    f = tmp_path / "stats.json"
+    f.write_text(json.dumps({"rtl/scu/kron:scale=5/bfs/python/icarus": first}))
+    monkeypatch.setattr(ss, "RUNS", [])
+    assert ss.main(["compare", str(f)]) == 1
+    assert "recorded but not run: rtl/scu/kron:scale=5/bfs/python/icarus (give --rtl" in capsys.readouterr().out
