@@ -1,15 +1,19 @@
 """The base of every unit's configured components (hw/<unit>/layouts.py re-exports
 it): a component built from its unit's configuration (an SCUConfig, IRUConfig,
-GraphPEGConfig or MFFConfig), which its constructor keeps as ``self._config`` and
-``config`` reads back."""
+GraphPEGConfig, MFFConfig, FetchConfig or CoalescerConfig), which ``config`` reads
+back."""
 from amaranth.lib import wiring
 
 __all__ = ["ConfiguredComponent"]
 
 
 class ConfiguredComponent(wiring.Component):
-    """A component built from a unit's configuration (kept as ``self._config`` by
-    its constructor): ``config`` reads it back."""
+    """A component built from a unit's configuration and its signature's members
+    (``{name: In(...) | Out(...)}``): ``config`` reads the configuration back."""
+
+    def __init__(self, config, members):
+        self._config = config
+        super().__init__(members)
 
     @property
     def config(self):

@@ -26,10 +26,11 @@ idles while requests are waiting. The exact output (the request list and its
 order) is the TLM's, :func:`golden.emogi.warp_requests`.
 """
 from amaranth import *
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from golden.emogi.config import CoalescerConfig
+from ..component import ConfiguredComponent
 
 __all__ = ["WarpAccess", "ReadRequest", "WarpCoalescer"]
 
@@ -57,7 +58,7 @@ class ReadRequest(data.StructLayout):
         })
 
 
-class WarpCoalescer(wiring.Component):
+class WarpCoalescer(ConfiguredComponent):
     """Turns warp memory instructions into line-bounded read requests.
 
     Parameters
@@ -80,8 +81,7 @@ class WarpCoalescer(wiring.Component):
     def __init__(self, config: CoalescerConfig):
         if not isinstance(config, CoalescerConfig):
             raise TypeError(f"WarpCoalescer needs a CoalescerConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "i": In(stream.Signature(WarpAccess(config))),
             "o": Out(stream.Signature(ReadRequest(config))),
         })
@@ -97,10 +97,6 @@ class WarpCoalescer(wiring.Component):
         self.x_line = Signal(lw, name="x_line")
         self.x_mask = Signal(spl, name="x_mask")
         self.x_last = Signal(name="x_last")         # the warp's last line
-
-    @property
-    def config(self) -> CoalescerConfig:
-        return self._config
 
     def elaborate(self, platform):
         cfg = self._config

@@ -18,6 +18,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from golden.fetch import FetchConfig
+from ..component import ConfiguredComponent
 from ..mem.port import MemPortSignature, MemRequest
 
 __all__ = ["FetchCommand", "FetchError", "FetchBeat", "FetchEngine", "FetchIssue", "FetchReader", "Packer"]
@@ -86,7 +87,7 @@ class _Extracted(data.StructLayout):
         })
 
 
-class FetchIssue(wiring.Component):
+class FetchIssue(ConfiguredComponent):
     """Address Generator and Coalescing Unit (SCU paper §3.1, Fig. 7): splits each
     range into the segments that lie in one block, reads a block unless one of
     the last ``merge_window`` blocks requested in the operation holds it (then
@@ -98,9 +99,8 @@ class FetchIssue(wiring.Component):
     read waits: the order FIFO's write ready falls only on a write."""
 
     def __init__(self, config: FetchConfig):
-        self._config = config
         tagw = config.tag_width
-        super().__init__({
+        super().__init__(config, {
             "cmd": In(stream.Signature(FetchCommand(config))),
             "req": Out(stream.Signature(MemRequest(config.port))),
             "seg": Out(stream.Signature(_Segment(config))),
@@ -234,7 +234,7 @@ class FetchIssue(wiring.Component):
         return m
 
 
-class FetchReader(wiring.Component):
+class FetchReader(ConfiguredComponent):
     """Data Fetch's read side (SCU paper §3.1): takes the oldest queued segment
     once its block has arrived (``data_valid`` of its slot, kept by the engine
     from the memory's responses), reads the block buffer (``rd_*``: the
@@ -242,9 +242,8 @@ class FetchReader(wiring.Component):
     0..n-1 (``x``). Releases the segment's slots (``free_ptr``)."""
 
     def __init__(self, config: FetchConfig):
-        self._config = config
         M, tagw = config.max_inflight, config.tag_width
-        super().__init__({
+        super().__init__(config, {
             "seg": In(stream.Signature(_Segment(config))),
             "x": Out(stream.Signature(_Extracted(config))),
             "data_valid": In(M),
@@ -305,15 +304,14 @@ class FetchReader(wiring.Component):
         return m
 
 
-class Packer(wiring.Component):
+class Packer(ConfiguredComponent):
     """Data Store's input side for the output stream (SCU paper §3.1): packs the
     extracted segments (``x``) into beats of ``width`` lanes (``o``); an
     operation's last beat is partial (possibly empty) and carries its error
     flags. Holds up to ``width + words_per_block`` lanes."""
 
     def __init__(self, config: FetchConfig):
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "x": In(stream.Signature(_Extracted(config))),
             "o": Out(stream.Signature(FetchBeat(config))),
             "busy": Out(1),
@@ -371,7 +369,7 @@ class Packer(wiring.Component):
         return m
 
 
-class FetchEngine(wiring.Component):
+class FetchEngine(ConfiguredComponent):
     """Reads ranges of 4/8-byte elements and emits them in order, ``width`` per beat.
 
     Parameters
@@ -394,17 +392,12 @@ class FetchEngine(wiring.Component):
     def __init__(self, config: FetchConfig):
         if not isinstance(config, FetchConfig):
             raise TypeError(f"FetchEngine needs a FetchConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "cmd": In(stream.Signature(FetchCommand(config))),
             "o": Out(stream.Signature(FetchBeat(config))),
             "mem": Out(MemPortSignature(config.port)),
             "busy": Out(1),
         })
-
-    @property
-    def config(self) -> FetchConfig:
-        return self._config
 
     def elaborate(self, platform):
         cfg = self._config

@@ -42,10 +42,9 @@ class KernelControl(ConfiguredComponent):
     """
 
     def __init__(self, config: GraphPEGConfig, sm: int = 0):
-        self._config = config
         self._sm = sm
         aw = config.addr_width
-        super().__init__({
+        super().__init__(config, {
             "setup": In(1), "run": In(1), "params": In(KernelParams(config)), "finish": In(1), "ended": In(1),
             "par": Out(KernelParams(config)), "running": Out(1), "ending": Out(1), "active": Out(1), "open": Out(1),
             "clear": Out(1), "swap": Out(1), "parity": In(1),

@@ -33,10 +33,9 @@ class EdgeBuffer(ConfiguredComponent):
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         W, C = config.width, config.edge_buffer_edges
         exact_log2(C)                            # a power of two (check_rtl_config says so)
-        super().__init__({"write": In(EdgeBeat(config)), "reserve": In(range(C + 1)), "take": In(range(W + 1)),
+        super().__init__(config, {"write": In(EdgeBeat(config)), "reserve": In(range(C + 1)), "take": In(range(W + 1)),
                           "head": Out(data.ArrayLayout(EdgeRecord(), W)),
                           "reserved": Out(range(C + 1)), "buffered": Out(range(C + 1))})
 

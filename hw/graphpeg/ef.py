@@ -36,21 +36,16 @@ class EFExchange(ConfiguredComponent):
     and idle clears ``bs``. ``frozen`` (ERS or ER): the ALWT takes no new vertex;
     ``donating``: the donation's cycle (the FE entry issues nothing). Port names
     are the SM's (``EF_IN``, ``EF_OUT``) and the ALWT's.
-
-    Parameters
-    ----------
-    config : GraphPEGConfig
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         members = {n: In(2 if n == "bc" else 32) for n in EF_IN}
         members.update({n: Out(2 if n == "bs" else 32) for n in EF_OUT})
         members.update({"reserved": In(range(config.edge_buffer_edges + 1)), "remaining": In(32),
                         "has_free": In(1), "big_rem": In(32), "big_s": In(32), "big_v": In(32),
                         "donate": Out(1), "donate_m": Out(32), "receive": Out(1), "recv_v": Out(32),
                         "recv_s": Out(32), "recv_e": Out(32), "frozen": Out(1), "donating": Out(1)})
-        super().__init__(members)
+        super().__init__(config, members)
 
     def elaborate(self, platform):
         m = Module()

@@ -90,9 +90,8 @@ class GraphPEGSM(ConfiguredComponent):
 
     def __init__(self, config: GraphPEGConfig, sm: int = 0):
         check_rtl_config(config)
-        self._config = config
         self._sm = sm
-        super().__init__({
+        super().__init__(config, {
             "setup": In(1), "run": In(1), "params": In(KernelParams(config)), "finish": In(1),
             "running": Out(1), "idle": Out(1), "active": Out(1),
             "push": In(stream.Signature(PushItem())),

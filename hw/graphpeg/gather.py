@@ -29,16 +29,11 @@ class IndexFetch(ConfiguredComponent):
     entry (``fill``, ``fill_idx``, ``fill_s``, ``fill_e``; ``fill_bad``: an error
     flag or not two words). ``error``: a fill with an error flag (one cycle). Port
     names are the ALWT's.
-
-    Parameters
-    ----------
-    config : GraphPEGConfig
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         f2, eb = config.fetch(2), max(1, ceil_log2(config.alwt_entries))
-        super().__init__({"go": In(1), "vertex": In(32), "free_idx": In(eb), "row_ptr": In(config.addr_width),
+        super().__init__(config, {"go": In(1), "vertex": In(32), "free_idx": In(eb), "row_ptr": In(config.addr_width),
                           "cmd": Out(stream.Signature(FetchCommand(f2))), "beat": In(stream.Signature(FetchBeat(f2))),
                           "alloc": Out(1), "fill": Out(1), "fill_idx": Out(eb), "fill_s": Out(32), "fill_e": Out(32),
                           "fill_bad": Out(1), "error": Out(1)})
@@ -84,16 +79,11 @@ class ChunkIssue(ConfiguredComponent):
     (``weights``, only with ``use_wt``) and the joiner's descriptor queue (``desc``)
     all take it in this cycle; so ``valid`` of those streams depends on the others'
     ``ready``. ``stall``: ``fe``, a chunk, and no room for it in the buffer.
-
-    Parameters
-    ----------
-    config : GraphPEGConfig
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         aw, WPB, fw = config.addr_width, config.words_per_block, config.fetch(config.width)
-        super().__init__({"fe": In(1), "hold": In(1), "fe_v": In(32), "fe_s": In(32), "fe_rem": In(32),
+        super().__init__(config, {"fe": In(1), "hold": In(1), "fe_v": In(32), "fe_s": In(32), "fe_rem": In(32),
                           "col": In(aw), "weight": In(aw), "use_wt": In(1),
                           "reserved": In(range(config.edge_buffer_edges + 1)),
                           "cols": Out(stream.Signature(FetchCommand(fw))),
@@ -146,16 +136,11 @@ class Joiner(ConfiguredComponent):
     without ``use_wt``), ``idx`` the edge index. There is no back-pressure on ``o``:
     the buffer has room (the chunk reserved it). ``error``: a joined beat carries an
     error flag of the edge engine, or of the weight engine with ``use_wt`` (one cycle).
-
-    Parameters
-    ----------
-    config : GraphPEGConfig
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         fw = config.fetch(config.width)
-        super().__init__({"csc": In(1), "use_wt": In(1), "desc": In(stream.Signature(ChunkDesc())),
+        super().__init__(config, {"csc": In(1), "use_wt": In(1), "desc": In(stream.Signature(ChunkDesc())),
                           "edges": In(stream.Signature(FetchBeat(fw))), "weights": In(stream.Signature(FetchBeat(fw))),
                           "o": Out(EdgeBeat(config)), "error": Out(1)})
 

@@ -30,9 +30,8 @@ class PopPort(ConfiguredComponent):
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         W, C = config.width, config.edge_buffer_edges
-        super().__init__({"run": In(1), "finish": In(1), "drained": In(1), "buffered": In(range(C + 1)),
+        super().__init__(config, {"run": In(1), "finish": In(1), "drained": In(1), "buffered": In(range(C + 1)),
                           "head": In(data.ArrayLayout(EdgeRecord(), W)), "take": Out(range(W + 1)),
                           "o": Out(stream.Signature(PopBeat(config))), "idle": Out(1)})
 

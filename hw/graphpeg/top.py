@@ -212,7 +212,6 @@ class GraphPEG(ConfiguredComponent):
 
     def __init__(self, config: GraphPEGConfig):
         check_rtl_config(config)
-        self._config = config
         members = {"cmd": In(stream.Signature(GraphPEGCommand(config))),
                    "status": Out(stream.Signature(GraphPEGStatus(config))),
                    "mem": Out(MemPortSignature(config.port)), "busy": Out(1),
@@ -220,7 +219,7 @@ class GraphPEG(ConfiguredComponent):
         for k in range(config.sms):
             members[f"push{k}"] = In(stream.Signature(PushItem()))
             members[f"o{k}"] = Out(stream.Signature(PopBeat(config)))
-        super().__init__(members)
+        super().__init__(config, members)
 
     def elaborate(self, platform):
         c = self._config

@@ -81,16 +81,11 @@ class VertexLists(ConfiguredComponent):
     ``clear`` (setup) empties both lists and forgets every spilled vertex; ``swap``
     (kernel start) makes the output list, with what it spilled, the input list.
     ``parity``: which of the two rings is the output list.
-
-    Parameters
-    ----------
-    config : GraphPEGConfig
     """
 
     def __init__(self, config: GraphPEGConfig):
-        self._config = config
         CAP, aw, f1 = config.vlist_entries, config.addr_width, config.fetch(1)
-        super().__init__({
+        super().__init__(config, {
             "clear": In(1), "swap": In(1), "run": In(1), "open": In(1), "stride": In(aw), "in_region": In(aw),
             "push": In(stream.Signature(PushItem())), "spill": Out(stream.Signature(32)),
             "refill": Out(stream.Signature(FetchCommand(f1))), "refill_data": In(stream.Signature(FetchBeat(f1))),

@@ -34,17 +34,12 @@ class HashBank(ConfiguredComponent):
     (``rd_word``, ``rd_word2``) of slots ``rd_slot`` and ``rd_slot2``. The slot's
     index is picked from the row after the bank (the partition picks the locked
     entry's bank first, so the ``entry_size``-way pick is not repeated per bank).
-
-    Parameters
-    ----------
-    config : IRUConfig
     """
 
     def __init__(self, config: IRUConfig):
-        self._config = config
         c = config
         sw = max(1, c.set_bits)
-        super().__init__({
+        super().__init__(config, {
             "filter": In(2), "go": In(1), "ins": In(IRUElement(c)), "ins_set": In(sw), "count": In(c.slot_bits),
             "under": In(2), "hit": Out(1),
             "rd_set": In(sw), "rd_slot": In(range(c.entry_size)), "rd_slot2": In(range(c.entry_size)),

@@ -20,22 +20,16 @@ class IRUClassifier(ConfiguredComponent):
     partition ``dest``), ``queue_depth`` entries each; an element waits while its
     queue is full (the others wait behind it); a beat without an element passes.
     ``empty``: every queue is empty.
-
-    Parameters
-    ----------
-    config : IRUConfig
-    index : int
     """
 
     def __init__(self, config: IRUConfig, index: int):
-        self._config = config
         self._index = index
         ports = {"op": In(IRUCommand(config)), "i": In(stream.Signature(Fetched(config))), "empty": Out(1)}
         for b in range(config.banks):
             ports[f"bank{b}"] = Out(stream.Signature(BankEntry(config)))
         if config.partitions > 1:
             ports["ring"] = Out(stream.Signature(RingEntry(config)))
-        super().__init__(ports)
+        super().__init__(config, ports)
 
     def elaborate(self, platform):
         c = self._config

@@ -45,17 +45,12 @@ class EntryCounts(ConfiguredComponent):
     (the lowest set among equals). ``tokens``: merged elements plus the tokens that
     came home minus the disabled lanes handed out; ``tokens_init`` on ``start``, 0 on
     ``tokens_clear`` (the remainder's MARK went home).
-
-    Parameters
-    ----------
-    config : IRUConfig
     """
 
     def __init__(self, config: IRUConfig):
-        self._config = config
         c = config
         S, B, SW, sw = c.sets, c.banks, c.slot_bits, max(1, c.set_bits)
-        super().__init__({
+        super().__init__(config, {
             "start": In(1), "tokens_init": In(c.count_width + 1),
             "app_valid": In(B), "app_set": In(data.ArrayLayout(sw, B)), "merges": In(range(B + 1)),
             "pop_set": In(sw), "n_pop": In(2), "dis": In(2), "tokens_add": In(32), "tokens_clear": In(1),
@@ -95,16 +90,11 @@ class RemainderTally(ConfiguredComponent):
     partition and ``ship_got`` for each element that arrived. ``final_ok``: with
     ``flush``, every partition's MARK came and all their elements arrived (the final
     replies may go).
-
-    Parameters
-    ----------
-    config : IRUConfig
     """
 
     def __init__(self, config: IRUConfig):
-        self._config = config
         c = config
-        super().__init__({"start": In(1), "mark": In(1), "mark_count": In(c.count_width), "ship_got": In(1),
+        super().__init__(config, {"start": In(1), "mark": In(1), "mark_count": In(c.count_width), "ship_got": In(1),
                           "flush": In(1), "final_ok": Out(1)})
 
     def elaborate(self, platform):

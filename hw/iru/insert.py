@@ -23,15 +23,9 @@ class InsertSelect(ConfiguredComponent):
     element and its local set), ``count[b]`` (that entry's elements) and
     ``under[b]`` (its top lanes leaving this cycle, ``npop``, when it is the locked
     entry); ``ring_taken``: the ring flit went in.
-
-    Parameters
-    ----------
-    config : IRUConfig
-    index : int
     """
 
     def __init__(self, config: IRUConfig, index: int):
-        self._config = config
         self._index = index
         c = config
         B, SW, sw = c.banks, c.slot_bits, max(1, c.set_bits)
@@ -41,7 +35,7 @@ class InsertSelect(ConfiguredComponent):
                  "count": Out(data.ArrayLayout(SW, B)), "under": Out(data.ArrayLayout(2, B)), "ring_taken": Out(1)}
         for b in range(B):
             ports[f"q{b}"] = In(stream.Signature(BankEntry(c)))
-        super().__init__(ports)
+        super().__init__(config, ports)
 
     def elaborate(self, platform):
         c = self._config

@@ -28,6 +28,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import IRUConfig
+from ..component import ConfiguredComponent
 from ..fetch.engine import FetchEngine
 from ..mem.arbiter import MemArbiter
 from ..mem.port import MemPortSignature
@@ -44,7 +45,7 @@ from .ring_stop import ElementStop, RequestStop, Shipper
 __all__ = ["IRUCommand", "IRURequest", "IRUReplyBeat", "RingFlit", "RingRequest", "FlitKind", "IRUPartition"]
 
 
-class IRUPartition(wiring.Component):
+class IRUPartition(ConfiguredComponent):
     """Partition ``index`` of an IRU (partition 0 is the home partition).
 
     Parameters
@@ -88,10 +89,9 @@ class IRUPartition(wiring.Component):
             raise TypeError(f"IRUPartition needs an IRUConfig, not {config!r}")
         if not 0 <= index < config.partitions:
             raise ValueError(f"partition index must be in [0, {config.partitions - 1}], not {index!r}")
-        self._config = config
         self._index = index
         c = config
-        super().__init__({
+        super().__init__(config, {
             "start": In(1), "op": In(IRUCommand(c)), "reject": In(1), "flush": In(1),
             "idle": Out(1), "finished": Out(1),
             "mem": Out(MemPortSignature(c.port)),
@@ -101,10 +101,6 @@ class IRUPartition(wiring.Component):
             "held": Out(range(c.sets * c.entry_size + 1)), "tokens": Out(c.count_width + 1),
             "mem_error": Out(1), "forwarded": Out(1), "ring_put": Out(1),
         })
-
-    @property
-    def config(self) -> IRUConfig:
-        return self._config
 
     def elaborate(self, platform):
         c = self._config

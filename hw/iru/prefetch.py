@@ -35,18 +35,12 @@ class IRUPrefetcher(ConfiguredComponent):
     and leave paired as elements on ``o`` (position = place in the input). A
     ``reject``-ed operation reads nothing. ``done``: the last beat went out;
     ``mem_error``: a beat of the operation had a memory error.
-
-    Parameters
-    ----------
-    config : IRUConfig
-    index : int
     """
 
     def __init__(self, config: IRUConfig, index: int):
-        self._config = config
         self._index = index
         fc = config.fetch
-        super().__init__({
+        super().__init__(config, {
             "start": In(1), "op": In(IRUCommand(config)), "reject": In(1),
             "idx_cmd": Out(stream.Signature(FetchCommand(fc))), "sec_cmd": Out(stream.Signature(FetchCommand(fc))),
             "idx_data": In(stream.Signature(FetchBeat(fc))), "sec_data": In(stream.Signature(FetchBeat(fc))),

@@ -34,10 +34,9 @@ class ReplyChoice(ConfiguredComponent):
     """
 
     def __init__(self, config: IRUConfig, home: bool):
-        self._config = config
         self._home = home
         c = config
-        super().__init__({
+        super().__init__(config, {
             "best_cnt": In(c.slot_bits), "tokens": In(c.count_width + 1), "held": In(range(c.sets * c.entry_size + 1)),
             "flush": In(1), "final_ok": In(1), "active": In(1), "idle": In(1),
             "ring": In(RingRequest(c)), "head_valid": In(1), "head": In(IRURequest(c)), "head_timed": In(1),
@@ -114,11 +113,10 @@ class ReplySender(ConfiguredComponent):
     """
 
     def __init__(self, config: IRUConfig, home: bool):
-        self._config = config
         self._home = home
         c = config
         SW = c.slot_bits
-        super().__init__({
+        super().__init__(config, {
             "take": In(1), "warp": In(c.warp_bits), "threads": In(SW), "kind": In(3), "live": In(SW),
             "lock_cnt": In(SW), "top": In(IRUElement(c)), "top2": In(IRUElement(c)),
             "reply": Out(stream.Signature(IRUReplyBeat(c))),

@@ -22,16 +22,11 @@ class RequestStop(ConfiguredComponent):
     (``~head_ok``) and no request from the ring passes, it goes onto the request ring
     (``forwarded``) with its age. ``ring_out`` (a register) passes on ``ring_in``
     unless the replier took it (``ring_taken``), one cycle older.
-
-    Parameters
-    ----------
-    config : IRUConfig
     """
 
     def __init__(self, config: IRUConfig):
-        self._config = config
         c = config
-        super().__init__({
+        super().__init__(config, {
             "req": In(stream.Signature(IRURequest(c))), "head": Out(IRURequest(c)), "head_valid": Out(1),
             "head_age": Out(range(c.timeout + 1)), "head_timed": Out(1), "take": In(1), "head_ok": In(1),
             "ring_in": In(RingRequest(c)), "ring_taken": In(1), "ring_out": Out(RingRequest(c)),
@@ -89,19 +84,13 @@ class ElementStop(ConfiguredComponent):
     flit (``shipped`` elements, ``tokens``; ``mark``); else the head of the ring
     queue (``queue``) as an ELEM flit; else nothing. A flit put that is not passed
     on: ``put``.
-
-    Parameters
-    ----------
-    config : IRUConfig
-    home : bool
     """
 
     def __init__(self, config: IRUConfig, home: bool):
-        self._config = config
         self._home = home
         c = config
         S, E = c.sets, c.entry_size
-        super().__init__({
+        super().__init__(config, {
             "ring_in": In(RingFlit(c)), "consumed": In(1), "ring_out": Out(RingFlit(c)), "put": Out(1),
             "queue": In(stream.Signature(RingEntry(c))),
             "shipping": In(1), "ship_ready": In(1), "ship_more": In(1), "ship_set": In(max(1, c.set_bits)),
@@ -149,16 +138,11 @@ class Shipper(ConfiguredComponent):
     than a warp's worth is left (``held`` and ``tokens`` below ``entry_size``): then
     ``begin``, and ``shipping`` (the element stop ships the remainder, ``shipped``
     counts its ``ship_pop``-s) until the stop sent the ``mark``; then ``done``.
-
-    Parameters
-    ----------
-    config : IRUConfig
     """
 
     def __init__(self, config: IRUConfig):
-        self._config = config
         c = config
-        super().__init__({
+        super().__init__(config, {
             "start": In(1), "flush": In(1), "idle": In(1), "held": In(range(c.sets * c.entry_size + 1)),
             "tokens": In(c.count_width + 1), "ship_pop": In(1), "mark": In(1),
             "active": Out(1), "begin": Out(1), "shipping": Out(1), "done": Out(1),

@@ -15,6 +15,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.iru import IRUConfig, REPLY_KINDS
+from ..component import ConfiguredComponent
 from ..mem.port import MemPortSignature
 from .partition import FlitKind, IRUCommand, IRUPartition, IRUReplyBeat, IRURequest
 
@@ -41,7 +42,7 @@ class _T(enum.Enum, shape=2):
     STATUS = 2
 
 
-class IRU(wiring.Component):
+class IRU(ConfiguredComponent):
     """Irregular accesses Reorder Unit of ``config.partitions`` partitions.
 
     Attributes
@@ -64,7 +65,6 @@ class IRU(wiring.Component):
     def __init__(self, config: IRUConfig):
         if not isinstance(config, IRUConfig):
             raise TypeError(f"IRU needs an IRUConfig, not {config!r}")
-        self._config = config
         c = config
         members = {"cmd": In(stream.Signature(IRUCommand(c))), "status": Out(stream.Signature(IRUStatusLayout(c))),
                    "flush": Out(1), "busy": Out(1)}
@@ -74,11 +74,7 @@ class IRU(wiring.Component):
             members[f"reply{p}"] = Out(stream.Signature(IRUReplyBeat(c)))
             members[f"held{p}"] = Out(range(c.sets * c.entry_size + 1))
             members[f"tokens{p}"] = Out(c.count_width + 1)
-        super().__init__(members)
-
-    @property
-    def config(self) -> IRUConfig:
-        return self._config
+        super().__init__(config, members)
 
     def elaborate(self, platform):
         c = self._config

@@ -29,16 +29,11 @@ class Completion(ConfiguredComponent):
     element), and on a failed write-back (``resp_write_error``) every scatter in
     flight but the one whose completion is offered (its write-backs are all done
     and its offered payload must hold).
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         J, jb = config.job_entries, widths(config).jb
-        super().__init__({
+        super().__init__(config, {
             "finished": In(J), "scatter": In(J), "err": In(J), "warp": In(data.ArrayLayout(config.warp_bits, J)),
             "have_victim": In(1), "flush_pending": In(1), "writing": In(1), "wb_pending": In(1),
             "flush_req": Out(1),

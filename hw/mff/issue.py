@@ -30,17 +30,12 @@ class IssueEngine(ConfiguredComponent):
     An invalidation is taken only when the unit is idle (``quiet`` and no entry
     here) and no invalidation waits for its completion (``inval_pending``); it
     raises ``inval`` (with ``inval_warp``).
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         w = widths(config)
         J, AW = config.job_entries, config.addr_width
-        super().__init__({
+        super().__init__(config, {
             "cmd": In(stream.Signature(MFFCommandLayout(config))),
             "have_job": In(1), "free_job": In(w.jb), "quiet": In(1), "inval_pending": In(1), "idle": Out(1),
             "take": Out(1), "take_p": Out(JobParams(config)),

@@ -31,16 +31,11 @@ class JobTable(ConfiguredComponent):
     ``release_job`` (its completion taken). An entry is ``finished`` when valid,
     issued, with no element outstanding and not the entry whose elements are being
     issued (``issuing``, one bit per entry).
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         J, jb, aw = config.job_entries, widths(config).jb, config.addr_width
-        super().__init__({
+        super().__init__(config, {
             "take": In(1), "take_job": In(jb), "take_p": In(JobParams(config)),
             "issue_last": In(1), "issue_job": In(jb),
             "inc": In(J), "dec": In(J), "err_set": In(J), "issuing": In(J),

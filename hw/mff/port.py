@@ -37,15 +37,10 @@ class MemoryPort(ConfiguredComponent):
     before the queued reads, except that a read offered and not taken stays on the
     port until it is (the stream rule). Reads carry tag ``{entry, 0}``,
     write-backs ``{entry, 1}``.
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "read_en": In(1), "read": In(BlockRead(config)), "read_room": Out(1),
             "flush_valid": In(1), "flush": In(WriteBack(config)), "flush_fire": Out(1), "wb_pending": Out(1),
             "wb_data": In(8 * config.block_bytes),

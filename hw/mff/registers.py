@@ -22,16 +22,11 @@ class WorkRegisters(ConfiguredComponent):
     ``in_use`` counts those taken and not freed. The retry queue (``retry_push``
     with ``retry_reg``; ``retry_valid``/``retry_head``, ``retry_pop``) holds, in
     order, registers that found no tag entry.
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         R, rb = config.work_registers, widths(config).rb
-        super().__init__({
+        super().__init__(config, {
             "r_addr": In(rb), "r_data": Out(WorkRegister(config)),
             "w_en": In(1), "w_addr": In(rb), "w_data": In(WorkRegister(config)),
             "alloc": In(1), "have_reg": Out(1), "new_reg": Out(rb),

@@ -44,17 +44,12 @@ class TagUnit(ConfiguredComponent):
     ``walk_cur``'s line; ``flush_fire``: ``flush`` latched for a write-back;
     ``invalidate`` forgets every block; ``resp``: the memory's responses (a read
     fills its entry, a write-back's ends it; ``resp_write_error``).
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         w = widths(config)
         tb, rb, BW, BB = w.tb, w.rb, w.BW, config.block_bytes
-        super().__init__({
+        super().__init__(config, {
             "need_block": In(BW), "need_hit": Out(1), "need_idx": Out(tb), "need_ready": Out(1), "need_err": Out(1),
             "need_head": Out(rb + 1), "need_line": Out(8 * BB),
             "iss_block": In(BW), "iss_hit": Out(1), "iss_idx": Out(tb), "iss_head": Out(rb + 1),

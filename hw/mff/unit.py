@@ -35,6 +35,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.mff import MFFConfig
+from ..component import ConfiguredComponent
 from ..mem.port import MemPortSignature
 from .completion import Completion
 from .issue import IssueEngine
@@ -48,7 +49,7 @@ from .walker import EventRule, Walker
 __all__ = ["MFFCommandLayout", "MFFSpadWrite", "MFFDone", "MFF"]
 
 
-class MFF(wiring.Component):
+class MFF(ConfiguredComponent):
     """Memory Fast Forward unit.
 
     Attributes
@@ -65,18 +66,13 @@ class MFF(wiring.Component):
     def __init__(self, config: MFFConfig):
         if not isinstance(config, MFFConfig):
             raise TypeError(f"MFF needs an MFFConfig, not {config!r}")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "cmd": In(stream.Signature(MFFCommandLayout(config))),
             "spad": Out(stream.Signature(MFFSpadWrite(config))),
             "done": Out(stream.Signature(MFFDone(config))),
             "mem": Out(MemPortSignature(config.port)),
             "busy": Out(1),
         })
-
-    @property
-    def config(self) -> MFFConfig:
-        return self._config
 
     def elaborate(self, platform):
         c = self._config

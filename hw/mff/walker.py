@@ -24,16 +24,11 @@ class Walker(ConfiguredComponent):
     when its event is done (``advance``) to the register's ``next``; it ends
     (``walk_done``) after the last. ``cur_walk``: the entry walked; ``walking``: a
     walk runs.
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         w = widths(config)
-        super().__init__({
+        super().__init__(config, {
             "walk_pending": In(1), "walk_sel": In(w.tb), "walk_head": In(w.rb + 1),
             "retry_valid": In(1), "retry_head": In(w.rb), "have_victim": In(1),
             "advance": In(1), "next": In(w.rb + 1),
@@ -84,17 +79,12 @@ class EventRule(ConfiguredComponent):
     read queue is full for a new entry. ``rewrite``/``w_data``: the register's new
     contents (``need_head``: the head of the entry it is linked to). ``data_err``:
     the data used came with an error.
-
-    Parameters
-    ----------
-    config : MFFConfig
     """
 
     def __init__(self, config: MFFConfig):
-        self._config = config
         w = widths(config)
         BB, AW = config.block_bytes, config.addr_width
-        super().__init__({
+        super().__init__(config, {
             "proc_walk": In(1), "proc_retry": In(1), "reg": In(WorkRegister(config)),
             "job_vbase": In(AW), "job_v8": In(1), "job_warp": In(config.warp_bits),
             "walk_line": In(8 * BB), "walk_err": In(1),

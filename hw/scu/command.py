@@ -29,8 +29,7 @@ class CommandCheck(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
-        super().__init__({"cmd": In(SCUCommand(config)), "bad": Out(1)})
+        super().__init__(config, {"cmd": In(SCUCommand(config)), "bad": Out(1)})
 
     def elaborate(self, platform):
         m = Module()

@@ -36,15 +36,10 @@ class CommandControl(ConfiguredComponent):
     finished), when ``finish`` asks the Data Store to write what it holds; when it
     has (``written``), ``status`` offers ``report`` until taken. ``counting``:
     the cycles counted in the status (all but IDLE and STATUS); ``busy``: not IDLE.
-
-    Parameters
-    ----------
-    config : SCUConfig
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
-        super().__init__({"cmd": In(stream.Signature(SCUCommand(config))), "op": Out(SCUCommand(config)),
+        super().__init__(config, {"cmd": In(stream.Signature(SCUCommand(config))), "op": Out(SCUCommand(config)),
                           "accept": Out(1), "rejected": Out(1), "start": Out(1), "run": Out(1), "counting": Out(1),
                           "busy": Out(1), "filter_clear": Out(1), "group_clear": Out(1), "filter_busy": In(1),
                           "group_busy": In(1), "done": In(1), "finish": Out(1), "written": In(1),
@@ -105,17 +100,12 @@ class OpDecode(ConfiguredComponent):
     and ``bitout`` (its output is a bitmask: bitmask, filter), ``gather`` (access,
     expand), ``serial`` (lane by lane: gathers, replicate, filter, group), ``need_c``
     (reads the count stream: replicate, expand, the best-cost filter's costs).
-
-    Parameters
-    ----------
-    config : SCUConfig
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         ports = {"op": In(3), "best": In(1), "bitout": Out(1), "gather": Out(1), "serial": Out(1), "need_c": Out(1)}
         ports.update({f"is_{name}": Out(1) for name in OP_CODES})
-        super().__init__(ports)
+        super().__init__(config, ports)
 
     def elaborate(self, platform):
         m = Module()

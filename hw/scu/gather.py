@@ -33,9 +33,8 @@ class GatherIssue(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, AW = config.width, config.addr_width
-        super().__init__({"lane": In(stream.Signature(LaneItem(config))), "enable": In(1), "base": In(AW),
+        super().__init__(config, {"lane": In(stream.Signature(LaneItem(config))), "enable": In(1), "base": In(AW),
                           "e8": In(1), "expand": In(1), "lanes_done": In(1), "clear": In(1),
                           "cmd": Out(stream.Signature(FetchCommand(config.data_fetch))), "skip": Out(1),
                           "d": In(stream.Signature(FetchBeat(config.data_fetch))),

@@ -27,10 +27,9 @@ class GroupFeed(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         AW, CW = config.addr_width, config.count_width
         item = data.StructLayout({"key": config.group_tag_bits, "pos": CW})
-        super().__init__({"lane": In(stream.Signature(LaneItem(config))), "o": Out(stream.Signature(item)),
+        super().__init__(config, {"lane": In(stream.Signature(LaneItem(config))), "o": Out(stream.Signature(item)),
                           "target": In(AW), "enable": In(1), "lanes_done": In(1), "unit_busy": In(1),
                           "flush": Out(1), "flushed": Out(1), "clear": In(1)})
 

@@ -10,11 +10,12 @@ filter's rows (entries and pointers) persist until a clear; the grouping
 flush leaves every row zero.
 """
 from amaranth import *
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, memory, stream
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from golden.scu import SCUConfig
+from ..component import ConfiguredComponent
 
 __all__ = ["fold", "FilterUnit", "GroupUnit"]
 
@@ -45,7 +46,7 @@ class FilterEntry(data.StructLayout):
         super().__init__({"valid": 1, "key": 32, "cost": 32})
 
 
-class FilterUnit(wiring.Component):
+class FilterUnit(ConfiguredComponent):
     """Filtering by unique element / unique best cost, one element per cycle.
 
     Attributes
@@ -61,8 +62,7 @@ class FilterUnit(wiring.Component):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "i": In(stream.Signature(data.StructLayout({"key": 32, "cost": 32, "probe": 1, "best": 1}))),
             "o": Out(stream.Signature(data.StructLayout({"keep": 1}))),
             "clear": In(1),
@@ -142,7 +142,7 @@ class FilterUnit(wiring.Component):
         return m
 
 
-class GroupUnit(wiring.Component):
+class GroupUnit(ConfiguredComponent):
     """Grouping by memory block: elements in, their positions out in grouped order.
 
     Attributes
@@ -161,9 +161,8 @@ class GroupUnit(wiring.Component):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, CW = config.width, config.count_width
-        super().__init__({
+        super().__init__(config, {
             "i": In(stream.Signature(data.StructLayout({"key": config.group_tag_bits, "pos": CW}))),
             "o": Out(stream.Signature(data.StructLayout({"data": data.ArrayLayout(CW, W), "n": range(W + 1)}))),
             "flush": In(1),

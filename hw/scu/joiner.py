@@ -29,9 +29,8 @@ class Joiner(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W = config.width
-        super().__init__({"p": In(stream.Signature(BeatHead(config))), "c": In(stream.Signature(BeatHead(config))),
+        super().__init__(config, {"p": In(stream.Signature(BeatHead(config))), "c": In(stream.Signature(BeatHead(config))),
                           "mask_bits": In(W), "mask_count": In(range(65)), "take": Out(range(W + 1)),
                           "use_mask": In(1), "need_c": In(1), "enable": In(1), "clear": In(1),
                           "o": Out(stream.Signature(Joined(config))), "done": Out(1),

@@ -26,8 +26,7 @@ class LaneUnit(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
-        super().__init__({"i": In(stream.Signature(HeldBeat(config))), "o": Out(stream.Signature(LaneItem(config))),
+        super().__init__(config, {"i": In(stream.Signature(HeldBeat(config))), "o": Out(stream.Signature(LaneItem(config))),
                           "done": Out(1), "clear": In(1)})
 
     def elaborate(self, platform):

@@ -27,9 +27,8 @@ class Comparator(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, LB = config.width, lane_bits(config)
-        super().__init__({"lanes": In(data.ArrayLayout(LB, W)), "valid": In(W), "ref": In(64), "cmp": In(3),
+        super().__init__(config, {"lanes": In(data.ArrayLayout(LB, W)), "valid": In(W), "ref": In(64), "cmp": In(3),
                           "signed": In(1), "e8": In(1), "bits": Out(W)})
 
     def elaborate(self, platform):
@@ -79,9 +78,8 @@ class LaneCompactor(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, LB = config.width, lane_bits(config)
-        super().__init__({"lanes": In(data.ArrayLayout(LB, W)), "keep": In(W), "o": Out(data.ArrayLayout(LB, W)),
+        super().__init__(config, {"lanes": In(data.ArrayLayout(LB, W)), "keep": In(W), "o": Out(data.ArrayLayout(LB, W)),
                           "n": Out(range(W + 1))})
 
     def elaborate(self, platform):

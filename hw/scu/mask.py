@@ -30,9 +30,8 @@ class MaskBits(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W = config.width
-        super().__init__({"i": In(stream.Signature(FetchBeat(config.mask_fetch))), "enable": In(1),
+        super().__init__(config, {"i": In(stream.Signature(FetchBeat(config.mask_fetch))), "enable": In(1),
                           "bits": Out(W), "count": Out(range(65)), "take": In(range(W + 1)), "last": Out(1),
                           "mem_error": Out(1), "cmd_error": Out(1), "clear": In(1)})
 

@@ -26,9 +26,8 @@ class OutputCut(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, AW, LB = config.width, config.addr_width, lane_bits(config)
-        super().__init__({"i": In(stream.Signature(WriterBeat(W, LB))), "o": Out(stream.Signature(WriterBeat(W, LB))),
+        super().__init__(config, {"i": In(stream.Signature(WriterBeat(W, LB))), "o": Out(stream.Signature(WriterBeat(W, LB))),
                           "base": In(AW), "start": In(1), "cut": Out(1)})
 
     def elaborate(self, platform):

@@ -28,9 +28,8 @@ class BitPacker(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W = config.width
-        super().__init__({"bits": In(W), "k": In(range(W + 1)), "ready": Out(1), "flush": In(1), "clear": In(1),
+        super().__init__(config, {"bits": In(W), "k": In(range(W + 1)), "ready": Out(1), "flush": In(1), "clear": In(1),
                           "o": Out(stream.Signature(32)), "empty": Out(1)})
 
     def elaborate(self, platform):

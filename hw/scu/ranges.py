@@ -17,18 +17,13 @@ class LinearRanges(ConfiguredComponent):
     gather, whose data ranges come from :class:`GatherIssue`), ``idx`` (gathers),
     ``cnt`` (``need_c``), ``mask`` (with a bitmask: ``ceil(n / 32)`` words). Each is
     the whole range (``last``). ``idle``: none is waiting.
-
-    Parameters
-    ----------
-    config : SCUConfig
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         ports = {"start": In(1), "op": In(SCUCommand(config)), "gather": In(1), "need_c": In(1), "idle": Out(1)}
         for s in STREAMS:
             ports[s] = Out(stream.Signature(FetchCommand(config.stream_fetch(s))))
-        super().__init__(ports)
+        super().__init__(config, ports)
 
     def elaborate(self, platform):
         m = Module()

@@ -27,9 +27,8 @@ class Replicator(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W = config.width
-        super().__init__({"i": In(stream.Signature(LaneItem(config))),
+        super().__init__(config, {"i": In(stream.Signature(LaneItem(config))),
                           "o": Out(stream.Signature(WriterBeat(W, lane_bits(config)))), "busy": Out(1)})
 
     def elaborate(self, platform):

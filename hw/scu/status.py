@@ -28,9 +28,8 @@ class StatusCounters(ConfiguredComponent):
     """
 
     def __init__(self, config: SCUConfig):
-        self._config = config
         W, CW = config.width, config.count_width
-        super().__init__({"clear": In(1), "counting": In(1), "grant": In(len(STREAMS) + 1),
+        super().__init__(config, {"clear": In(1), "counting": In(1), "grant": In(len(STREAMS) + 1),
                           "out_inc": In(1), "out_add": In(range(W + 1)), "mem_error": In(1), "range_error": In(1),
                           "n": In(CW),
                           "rejected": In(1), "store_error": In(1), "o": Out(SCUStatusLayout(config))})

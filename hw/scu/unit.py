@@ -85,8 +85,7 @@ class SCU(ConfiguredComponent):
             raise ConfigError("the SCU's RTL implements the on-chip hash variant (hash_in_memory=False); "
                               "the papers' presets (tx1, gtx980) keep the hashes in memory and are modelled by the "
                               "TLM only: build tx1-sim, gtx980-sim or tx1-onchip")
-        self._config = config
-        super().__init__({
+        super().__init__(config, {
             "cmd": In(stream.Signature(SCUCommand(config))),
             "status": Out(stream.Signature(SCUStatusLayout(config))),
             "mem": Out(MemPortSignature(config.port)),
