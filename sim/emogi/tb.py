@@ -9,7 +9,7 @@ found (empty when the RTL agrees), the cycles, the request count and, with
 import cocotb
 
 from golden.emogi import CoalescerConfig
-from sim.case import load_case, pattern, save_result
+from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
 from sim.emogi import CoalescerHarness, make_warps, request_tuples
 
@@ -19,17 +19,15 @@ DRAIN_CYCLES = 16
 
 @cocotb.test()
 async def coalescer_cases(dut):
-    case = load_case()
-    cfg = CoalescerConfig.from_dict(case["config"])
-    results = []
-    for run in case["runs"]:
-        warps = make_warps(cfg, run["workload"])
-        h = CoalescerHarness(cfg, warps, in_pause=pattern(run.get("in_pause")),
-                             out_ready=pattern(run.get("out_ready")), seed=run.get("seed", 0))
-        cycles, problems = await run_harness(dut, h, run, max_cycles=200_000, stall_cycles=500, drain=DRAIN_CYCLES)
-        res = {"name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "warps": len(warps),
-               "requests": len(h.got), "expected": len(h.expected), "first_in": h.first_in, "last_out": h.last_out}
-        if run.get("keep"):
-            res["got"] = request_tuples(h.got)
-        results.append(res)
-    save_result({"runs": results})
+    await run_cases(dut, CoalescerConfig, coalescer_run)
+
+
+async def coalescer_run(dut, cfg, run):
+    warps = make_warps(cfg, run["workload"])
+    h = CoalescerHarness(cfg, warps, **harness_options(run, "in_pause", "out_ready", timing=False))
+    cycles, problems = await run_harness(dut, h, run, max_cycles=200_000, stall_cycles=500, drain=DRAIN_CYCLES)
+    res = {"warps": len(warps), "requests": len(h.got), "expected": len(h.expected), "first_in": h.first_in,
+           "last_out": h.last_out}
+    if run.get("keep"):
+        res["got"] = request_tuples(h.got)
+    return cycles, problems, res

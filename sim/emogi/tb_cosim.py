@@ -12,7 +12,7 @@ import numpy as np
 
 from golden.emogi import CoalescerConfig
 from golden.emogi.datapath import CoalescerError
-from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
+from sim.case import run_case_algorithm, save_result, start_cosim
 from sim.emogi import COSIM_IN_PAUSE, COSIM_OUT_READY, CoalescerRTLBackend
 from sim.loop import HangError
 from sim.memory import ProtocolError
@@ -20,12 +20,8 @@ from sim.memory import ProtocolError
 
 @cocotb.test()
 async def cosim(dut):
-    case = load_case()
-    cfg = CoalescerConfig.from_dict(case["config"])
-    g, _, sim = cosim_setup(case)
-    backend = CoalescerRTLBackend(dut, cfg, in_pause=COSIM_IN_PAUSE, out_ready=COSIM_OUT_READY, seed=1,
-                                  sim=sim)
-    await backend.start()
+    case, cfg, g, _, backend = await start_cosim(dut, CoalescerConfig, CoalescerRTLBackend, memory_model=False,
+                                                 in_pause=COSIM_IN_PAUSE, out_ready=COSIM_OUT_READY, seed=1)
     try:
         r = await run_case_algorithm(case, g, backend, **case["options"])
     except (CoalescerError, HangError, ProtocolError) as e:

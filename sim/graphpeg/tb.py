@@ -12,52 +12,46 @@ import cocotb
 import numpy as np
 
 from golden.graphpeg import GraphPEGConfig
-from sim.case import load_case, pattern, save_result
+from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
-from sim.memory import timing_from_dict
 from sim.graphpeg import GraphPEGHarness, Run, expected_items, make_workload
 
 
 @cocotb.test()
 async def graphpeg_cases(dut):
-    case = load_case()
-    cfg = GraphPEGConfig.from_dict(case["config"])
-    results = []
-    for run in case["runs"]:
-        space, steps, graph = make_workload(cfg, run["workload"])
-        timing = dict(run.get("timing", {}))
-        if run.get("error_region"):            # the first block of an array answers with errors
-            base = graph["bases"][run["error_region"]]
-            timing["error_ranges"] = [[base, base + cfg.block_bytes]]
-        h = GraphPEGHarness(cfg, space, steps, graph=None if run.get("error_region") else graph,
-                            timing=timing_from_dict(timing),
-                            cmd_pause=pattern(run.get("cmd_pause")), push_pause=pattern(run.get("push_pause")),
-                            pop_ready=pattern(run.get("pop_ready")), status_ready=pattern(run.get("status_ready")),
-                            seed=run.get("seed", 0), pop_hold=run.get("pop_hold", 0),
-                            ef_compare=run.get("ef_compare", False))
-        cycles, problems = await run_harness(dut, h, run)
-        runs = [s for s in h.statuses if s["op"] == 1 and not s["cmd_error"]]
-        kernels = []
-        deg = np.diff(graph["row_ptr"])
-        for kr, lists, step in zip(h.kernels, h.inputs, [s for s in steps if isinstance(s, Run)]):
-            sizes = [len(b["items"]) for bs in kr["batches"] for b in bs]
-            d = np.diff(graph["csc_row_ptr"]) if step.kernel.csc else deg
-            kernels.append({"mode": step.kernel.mode, "ef": bool(step.kernel.ef),
-                            "sm_items_own": [len(w) for w in expected_items(graph, lists, step.kernel)],
-                            "sm_items": [sum(len(b["items"]) for b in bs) for bs in kr["batches"]],
-                            "batches": len(sizes), "full_batches": sum(x == cfg.warp_size for x in sizes),
-                            "partial_not_last": sum(len(b["items"]) < cfg.warp_size for bs in kr["batches"]
-                                                    for b in bs[:-1]),
-                            "zero_degree": (sum(int(d[v] == 0) for vs in lists for v in vs)
-                                            if step.kernel.mode == "edge" else 0),
-                            "ef_log": [[e.donor, e.recv, e.size, e.outcome, e.vertex, e.start, e.end]
-                                       for e in kr["ef"]]})
-        results.append({"name": run.get("name", ""), "mismatches": problems, "cycles": cycles,
-                        "items": sum(s["items"] for s in runs), "exchanges": sum(s["exchanges"] for s in runs),
-                        "moved": sum(s["moved"] for s in runs), "statuses": h.statuses, "kernels": kernels,
-                        "alwt_full": sum(s["alwt_full"] for s in runs),
-                        "buffer_full": sum(s["buffer_full"] for s in runs),
-                        "kernel_cycles": [s["cycles"] for s in runs],
-                        "spill_writes": len(h.model.stats.write_blocks), "memory": h.model.stats.as_dict(),
-                        "tlm_requests": dict(h._tlm_model.requests)})
-    save_result({"runs": results})
+    await run_cases(dut, GraphPEGConfig, graphpeg_run)
+
+
+async def graphpeg_run(dut, cfg, run):
+    space, steps, graph = make_workload(cfg, run["workload"])
+    timing = dict(run.get("timing", {}))
+    if run.get("error_region"):            # the first block of an array answers with errors
+        base = graph["bases"][run["error_region"]]
+        timing["error_ranges"] = [[base, base + cfg.block_bytes]]
+    h = GraphPEGHarness(cfg, space, steps, graph=None if run.get("error_region") else graph,
+                        pop_hold=run.get("pop_hold", 0), ef_compare=run.get("ef_compare", False),
+                        **harness_options(run, "cmd_pause", "push_pause", "pop_ready", "status_ready", timing=timing))
+    cycles, problems = await run_harness(dut, h, run)
+    runs = [s for s in h.statuses if s["op"] == 1 and not s["cmd_error"]]
+    kernels = []
+    deg = np.diff(graph["row_ptr"])
+    for kr, lists, step in zip(h.kernels, h.inputs, [s for s in steps if isinstance(s, Run)]):
+        sizes = [len(b["items"]) for bs in kr["batches"] for b in bs]
+        d = np.diff(graph["csc_row_ptr"]) if step.kernel.csc else deg
+        kernels.append({"mode": step.kernel.mode, "ef": bool(step.kernel.ef),
+                        "sm_items_own": [len(w) for w in expected_items(graph, lists, step.kernel)],
+                        "sm_items": [sum(len(b["items"]) for b in bs) for bs in kr["batches"]],
+                        "batches": len(sizes), "full_batches": sum(x == cfg.warp_size for x in sizes),
+                        "partial_not_last": sum(len(b["items"]) < cfg.warp_size for bs in kr["batches"]
+                                                for b in bs[:-1]),
+                        "zero_degree": (sum(int(d[v] == 0) for vs in lists for v in vs)
+                                        if step.kernel.mode == "edge" else 0),
+                        "ef_log": [[e.donor, e.recv, e.size, e.outcome, e.vertex, e.start, e.end]
+                                   for e in kr["ef"]]})
+    return cycles, problems, {
+        "items": sum(s["items"] for s in runs), "exchanges": sum(s["exchanges"] for s in runs),
+        "moved": sum(s["moved"] for s in runs), "statuses": h.statuses, "kernels": kernels,
+        "alwt_full": sum(s["alwt_full"] for s in runs), "buffer_full": sum(s["buffer_full"] for s in runs),
+        "kernel_cycles": [s["cycles"] for s in runs],
+        "spill_writes": len(h.model.stats.write_blocks), "memory": h.model.stats.as_dict(),
+        "tlm_requests": dict(h._tlm_model.requests)}

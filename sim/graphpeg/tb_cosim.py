@@ -4,19 +4,13 @@ sim.scu.tb_cosim."""
 import cocotb
 
 from golden.graphpeg import GraphPEGConfig
-from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
-from sim.memory import timing_from_dict
+from sim.case import run_case_algorithm, save_result, start_cosim
 from sim.graphpeg import GraphPEGRTLBackend
 
 
 @cocotb.test()
 async def cosim(dut):
-    case = load_case()
-    cfg = GraphPEGConfig.from_dict(case["config"])
-    g, memory, sim = cosim_setup(case)
-    backend = GraphPEGRTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
-                                 sim=sim, memory=memory)
-    await backend.start()
+    case, cfg, g, memory, backend = await start_cosim(dut, GraphPEGConfig, GraphPEGRTLBackend)
     opts = dict(case["options"])
     opts.pop("graphpeg", None)
     opts["compare_baseline"] = False

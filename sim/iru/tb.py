@@ -11,9 +11,8 @@ cycles until all input was in the hashes on the RTL and the TLM.
 import cocotb
 
 from golden.iru import IRUConfig, RequestPolicy
-from sim.case import load_case, pattern, save_result
+from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
-from sim.memory import timing_from_dict
 from sim.iru import IRUHarness, Jitter, make_workload
 from sim.loop import HangError
 from sim.memory import ProtocolError
@@ -21,33 +20,31 @@ from sim.memory import ProtocolError
 
 @cocotb.test()
 async def iru_cases(dut):
-    case = load_case()
-    cfg = IRUConfig.from_dict(case["config"])
-    results = []
-    for run in case["runs"]:
-        space, ops = make_workload(cfg, run["workload"])
-        h = IRUHarness(cfg, space, ops, policy=RequestPolicy(**run.get("policy", {})),
-                       jitter=Jitter(**run.get("jitter", {})), timing=timing_from_dict(run.get("timing", {})),
-                       reply_ready=pattern(run.get("reply_ready")), req_pause=pattern(run.get("req_pause")),
-                       cmd_pause=pattern(run.get("cmd_pause")), status_ready=pattern(run.get("status_ready")),
-                       seed=run.get("seed", 0), latency=run.get("latency"), monitor=run.get("monitor", False))
-        cycles, problems = await run_harness(dut, h, run, stall_cycles=5000 + 4 * cfg.timeout,
-                                             extra=h.timeout_violations if run.get("monitor") else None,
-                                             errors=(HangError, ProtocolError, AssertionError))
-        results.append({
-            "name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "ops": len(h.results),
-            "expected_ops": len(h.ops), "statuses": [r.status.as_dict() for r in h.results],
-            "tlm": [e.status.as_dict() for e in h.expected], "quality": h.quality(),
-            "filters": [op.op for op, _ in h.ops], "sizes": [op.n for op, _ in h.ops],
-            "memory": [m.stats.as_dict() for m in h.models],
-        })
-        if run.get("monitor"):
-            results[-1]["flush"] = h.flush_cycles()
-            results[-1]["tlm_flush"] = [e.flush_cycle for e in h.expected][:len(h.results)]
-            results[-1]["trace_max"] = [max((t[i] for t in h.trace), default=None) for i in range(3)]
-        if run.get("dump"):
-            results[-1]["replies"] = [[(r.warp, r.partition, r.kind, r.request, r.start, int(r.idx.size))
-                                       for r in res.replies] for res in h.results]
-            results[-1]["tlm_replies"] = [[(r.warp, r.partition, r.kind, r.request, r.start, int(r.idx.size))
-                                           for r in res.replies] for res in h.expected]
-    save_result({"runs": results})
+    await run_cases(dut, IRUConfig, iru_run)
+
+
+async def iru_run(dut, cfg, run):
+    space, ops = make_workload(cfg, run["workload"])
+    h = IRUHarness(cfg, space, ops, policy=RequestPolicy(**run.get("policy", {})),
+                   jitter=Jitter(**run.get("jitter", {})), latency=run.get("latency"),
+                   monitor=run.get("monitor", False),
+                   **harness_options(run, "reply_ready", "req_pause", "cmd_pause", "status_ready"))
+    cycles, problems = await run_harness(dut, h, run, stall_cycles=5000 + 4 * cfg.timeout,
+                                         extra=h.timeout_violations if run.get("monitor") else None,
+                                         errors=(HangError, ProtocolError, AssertionError))
+    res = {
+        "ops": len(h.results), "expected_ops": len(h.ops), "statuses": [r.status.as_dict() for r in h.results],
+        "tlm": [e.status.as_dict() for e in h.expected], "quality": h.quality(),
+        "filters": [op.op for op, _ in h.ops], "sizes": [op.n for op, _ in h.ops],
+        "memory": [m.stats.as_dict() for m in h.models],
+    }
+    if run.get("monitor"):
+        res["flush"] = h.flush_cycles()
+        res["tlm_flush"] = [e.flush_cycle for e in h.expected][:len(h.results)]
+        res["trace_max"] = [max((t[i] for t in h.trace), default=None) for i in range(3)]
+    if run.get("dump"):
+        res["replies"] = [[(r.warp, r.partition, r.kind, r.request, r.start, int(r.idx.size))
+                           for r in x.replies] for x in h.results]
+        res["tlm_replies"] = [[(r.warp, r.partition, r.kind, r.request, r.start, int(r.idx.size))
+                               for r in x.replies] for x in h.expected]
+    return cycles, problems, res

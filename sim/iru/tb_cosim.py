@@ -5,19 +5,13 @@ the RTL."""
 import cocotb
 
 from golden.iru import IRUConfig
-from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
-from sim.memory import timing_from_dict
+from sim.case import run_case_algorithm, save_result, start_cosim
 from sim.iru import IRURTLBackend
 
 
 @cocotb.test()
 async def cosim(dut):
-    case = load_case()
-    cfg = IRUConfig.from_dict(case["config"])
-    g, memory, sim = cosim_setup(case)
-    backend = IRURTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
-                            sim=sim, memory=memory)
-    await backend.start()
+    case, cfg, g, memory, backend = await start_cosim(dut, IRUConfig, IRURTLBackend)
     r = await run_case_algorithm(case, g, backend, iru=cfg, iru_exact=True, **case["options"])
     st = r.extra["iru"]
     save_result({k: st[k] for k in ("ops", "elements", "live", "disabled", "kinds", "forwarded", "ring", "cycles",

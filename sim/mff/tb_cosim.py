@@ -6,19 +6,13 @@ functional model in lock step. Case as for sim.scu.tb_cosim."""
 import cocotb
 
 from golden.mff import MFFConfig
-from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
+from sim.case import run_case_algorithm, save_result, start_cosim
 from sim.mff.cosim import MFFRTLBackend
-from sim.memory import timing_from_dict
 
 
 @cocotb.test()
 async def cosim(dut):
-    case = load_case()
-    cfg = MFFConfig.from_dict(case["config"])
-    g, memory, sim = cosim_setup(case)
-    backend = MFFRTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]),
-                            sim=sim, memory=memory)
-    await backend.start()
+    case, cfg, g, memory, backend = await start_cosim(dut, MFFConfig, MFFRTLBackend)
     # The baseline comparison (compare_baseline) needs no RTL: the TLM run has it.
     r = await run_case_algorithm(case, g, backend, mff=cfg, **{"compare_baseline": False, **case["options"]})
     st = r.extra["mff"]

@@ -15,34 +15,29 @@ counters.
 import cocotb
 
 from golden.scu import SCUConfig
-from sim.case import load_case, pattern, save_result
+from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
-from sim.memory import timing_from_dict
 from sim.scu import SCUHarness, make_workload, resolve_error_regions
 
 
 @cocotb.test()
 async def scu_cases(dut):
-    case = load_case()
-    cfg = SCUConfig.from_dict(case["config"])
-    results = []
-    for run in case["runs"]:
-        space, ops = make_workload(cfg, run["workload"])
-        timing = dict(run.get("timing", {}))
-        if run.get("error_regions"):
-            timing["error_ranges"] = [tuple(x) for x in timing.get("error_ranges", [])] + \
-                resolve_error_regions(space, run["error_regions"])
-        h = SCUHarness(cfg, space, ops, timing=timing_from_dict(timing),
-                       cmd_pause=pattern(run.get("cmd_pause")), status_ready=pattern(run.get("status_ready")),
-                       seed=run.get("seed", 0))
-        cycles, problems = await run_harness(dut, h, run)
-        results.append({
-            "name": run.get("name", ""), "mismatches": problems, "cycles": cycles, "ops": len(h.statuses),
-            "expected_ops": len(h.expected), "statuses": [s.as_dict() for s in h.statuses],
-            "kinds": [getattr(op, "op", "raw") for op in h.ops], "esizes": [getattr(op, "esize", 4) for op in h.ops],
-            "memory": h.model.stats.as_dict(),
-            "dump": {d[0] + (f"+{d[2]}" if len(d) > 2 else ""):
-                     space.read_elems(space.region(d[0]).base + (d[2] if len(d) > 2 else 0), d[1], 4).tolist()
-                     for d in run.get("dump", [])},
-        })
-    save_result({"runs": results})
+    await run_cases(dut, SCUConfig, scu_run)
+
+
+async def scu_run(dut, cfg, run):
+    space, ops = make_workload(cfg, run["workload"])
+    timing = dict(run.get("timing", {}))
+    if run.get("error_regions"):
+        timing["error_ranges"] = [tuple(x) for x in timing.get("error_ranges", [])] + \
+            resolve_error_regions(space, run["error_regions"])
+    h = SCUHarness(cfg, space, ops, **harness_options(run, "cmd_pause", "status_ready", timing=timing))
+    cycles, problems = await run_harness(dut, h, run)
+    return cycles, problems, {
+        "ops": len(h.statuses), "expected_ops": len(h.expected), "statuses": [s.as_dict() for s in h.statuses],
+        "kinds": [getattr(op, "op", "raw") for op in h.ops], "esizes": [getattr(op, "esize", 4) for op in h.ops],
+        "memory": h.model.stats.as_dict(),
+        "dump": {d[0] + (f"+{d[2]}" if len(d) > 2 else ""):
+                 space.read_elems(space.region(d[0]).base + (d[2] if len(d) > 2 else 0), d[1], 4).tolist()
+                 for d in run.get("dump", [])},
+    }

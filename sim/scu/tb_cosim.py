@@ -7,18 +7,13 @@ None); writes the per-vertex result to ``values``
 import cocotb
 
 from golden.scu import SCUConfig
-from sim.case import cosim_setup, load_case, run_case_algorithm, save_result
+from sim.case import run_case_algorithm, save_result, start_cosim
 from sim.scu.cosim import RTLBackend
-from sim.memory import timing_from_dict
 
 
 @cocotb.test()
 async def cosim(dut):
-    case = load_case()
-    cfg = SCUConfig.from_dict(case["config"])
-    g, memory, sim = cosim_setup(case)
-    backend = RTLBackend(dut, cfg, timing=timing_from_dict(case["timing"]), sim=sim, memory=memory)
-    await backend.start()
+    case, cfg, g, memory, backend = await start_cosim(dut, SCUConfig, RTLBackend)
     backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
     backend.replay_dir = case.get("replay_dir")                   # the first differing operation's reproducer
     r = await run_case_algorithm(case, g, backend, **case["options"])

@@ -8,34 +8,28 @@ mismatches found (empty when the RTL agrees), cycles and memory counters.
 import cocotb
 
 from golden.fetch import FetchConfig
-from sim.case import load_case, pattern, save_result
+from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
 from sim.fetch import FetchHarness, make_workload
-from sim.memory import timing_from_dict
 
 
 @cocotb.test()
 async def fetch_cases(dut):
-    case = load_case()
-    cfg = FetchConfig.from_dict(case["config"])
-    results = []
-    for run in case["runs"]:
-        space, ranges = make_workload(cfg, run["workload"])
-        h = FetchHarness(cfg, space, ranges, timing=timing_from_dict(run.get("timing", {})),
-                         out_ready=pattern(run.get("out_ready")), cmd_pause=pattern(run.get("cmd_pause")),
-                         seed=run.get("seed", 0))
-        cycles, problems = await run_harness(dut, h, run, stall_cycles=3000, keep=0)
-        elems = sum(len(o.elements) for o in h.ops)
-        first = min((o.first_cycle for o in h.ops if o.first_cycle is not None), default=None)
-        last = max((o.last_cycle for o in h.ops if o.last_cycle is not None), default=None)
-        results.append({
-            "name": run.get("name", ""), "mismatches": problems, "cycles": cycles,
-            "elements": elems, "ops": len(h.ops), "expected_ops": len(h.expected),
-            "first_out_cycle": first, "last_out_cycle": last,
-            "memory": h.model.stats.as_dict(),
-            "expected_mem_errors": sum(e.mem_error for e in h.expected),
-            "expected_cmd_errors": sum(e.cmd_error for e in h.expected),
-            "mem_errors": sum(o.mem_error for o in h.ops),
-            "cmd_errors": sum(o.cmd_error for o in h.ops),
-        })
-    save_result({"runs": results})
+    await run_cases(dut, FetchConfig, fetch_run)
+
+
+async def fetch_run(dut, cfg, run):
+    space, ranges = make_workload(cfg, run["workload"])
+    h = FetchHarness(cfg, space, ranges, **harness_options(run, "out_ready", "cmd_pause"))
+    cycles, problems = await run_harness(dut, h, run, stall_cycles=3000, keep=0)
+    first = min((o.first_cycle for o in h.ops if o.first_cycle is not None), default=None)
+    last = max((o.last_cycle for o in h.ops if o.last_cycle is not None), default=None)
+    return cycles, problems, {
+        "elements": sum(len(o.elements) for o in h.ops), "ops": len(h.ops), "expected_ops": len(h.expected),
+        "first_out_cycle": first, "last_out_cycle": last,
+        "memory": h.model.stats.as_dict(),
+        "expected_mem_errors": sum(e.mem_error for e in h.expected),
+        "expected_cmd_errors": sum(e.cmd_error for e in h.expected),
+        "mem_errors": sum(o.mem_error for o in h.ops),
+        "cmd_errors": sum(o.cmd_error for o in h.ops),
+    }
