@@ -38,12 +38,14 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
                                           ("scu", "tx1-sim"), ("scu", "gtx980-sim"), ("mff", "default"),
                                           ("mff", "gtx480"), ("coalescer", "default"), ("iru", "default"),
                                           ("iru", "small"), ("graphpeg", "default")])
-@pytest.mark.parametrize("wall", [False, True])
-def test_verilator_lint_accepts_generated_verilog(tmp_path, unit, preset, wall):
+def test_verilator_lint_accepts_generated_verilog(tmp_path, unit, preset):
+    """Every preset passes -Wall (every warning the default lint reports and the
+    style ones); the default lint (`verilog --lint`) on one preset of each unit."""
     from sim.lint import lint
     main(["verilog", "--unit", unit, "--preset", preset, "-o", str(tmp_path)])
-    ok, msgs = lint(tmp_path / f"{unit}.v", wall=wall)
-    assert ok, msgs
+    for wall in (True, False) if preset in ("default", "tx1-sim") else (True,):
+        ok, msgs = lint(tmp_path / f"{unit}.v", wall=wall)
+        assert ok, (wall, msgs)
 
 
 def test_lint_fetch_without_merge_window(tmp_path):
