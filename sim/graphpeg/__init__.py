@@ -542,6 +542,10 @@ class GraphPEGHarness(Covered, funcov=funcov):
         if st["exchanges"] != len(moved) or st["moved"] != sum(d.end - d.start for d in moved):
             out.append(f"run {run}: status says {st['exchanges']} exchanges of {st['moved']} edges, the balancer "
                        f"reported {len(moved)} of {sum(d.end - d.start for d in moved)}")
+        for d in log:
+            if d.outcome != "moved" and (d.vertex, d.start, d.end) != (0, 0, 0):
+                out.append(f"run {run}: a decision that moved nothing ({d.outcome}) reported vertex {d.vertex} and "
+                           f"[{d.start}, {d.end}), not zeros")
         for d in moved:
             if not 0 < d.end - d.start <= d.size or d.donor == d.recv:
                 out.append(f"run {run}: balancer moved [{d.start}, {d.end}) for a balance of {d.size} from SM "

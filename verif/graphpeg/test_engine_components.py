@@ -12,7 +12,9 @@ issue (an FE entry's edges in pieces that never cross a block and fit the buffer
 streams it feeds), the joiner (records from chunk descriptors and the edge and
 weight beats, which come at their own pace; push and pull kernels), the EF exchange
 registers (each R_BC command acted on once, on its first cycle: ERS, ED, ER), the
-kernel control (setup, then kernels: flush, swap, run, done beat; spill regions).
+kernel control (setup, then kernels: flush, swap, run, done beat; spill regions),
+the adjacency list working table (its commands, several a cycle, against a list of
+entries; vertex ids and indices over the whole 32 bits).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -28,6 +30,7 @@ import pytest
 from amaranth.hdl import UnusedElaboratable
 
 from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from hw.graphpeg.alwt import ALWT
 from hw.graphpeg.control import KernelControl
 from hw.graphpeg.edge_buffer import EdgeBuffer
 from hw.graphpeg.ef import EFExchange
@@ -858,6 +861,130 @@ def test_ef_exchange_acts_once_per_command():
             await ctx.tick()
 
     simulate(dut, bench)
+    assert all(seen.values()), seen
+
+
+# ---------------------------------------------------------------------- ALWT
+@pytest.mark.parametrize("entries", [1, 3, 24])
+def test_alwt_follows_its_commands(entries):
+    """Random commands of the SM engine (several a cycle, on different entries, as the
+    engine gives them; the formal harness checks one a cycle with small values) against
+    a list of entries kept here by the rules of docs/graphpeg.md (hw/graphpeg/alwt.py):
+    every output in every cycle. Vertex ids and SIndex values cover the whole 32 bits
+    (ids past 2**31 too); ranges of up to 2**20 edges, often of 1 to 4 (ties for the
+    entry with the most edges left, which the lowest index wins)."""
+    IVD_, FI_, RD_, FE_ = 0, 1, 2, 3
+    from golden.graphpeg import STATUSES
+    assert (STATUSES["IVD"], STATUSES["FI"], STATUSES["RD"], STATUSES["FE"]) == (IVD_, FI_, RD_, FE_)
+    dut = ALWT(entries)
+    rng = random.Random(entries)
+    M32 = (1 << 32) - 1
+    seen = {c: 0 for c in ("alloc", "fill", "bad_fill", "start_fe", "issue", "issue_all", "donate", "donate_all",
+                           "receive", "clear", "two_or_more", "full", "high_vertex", "tie")}
+
+    def word():
+        return rng.choice([rng.randrange(1 << 32), rng.randrange(1 << 31, 1 << 32), rng.randrange(1 << 16)])
+
+    def length():                   # short ranges often: entries with as many edges left tie
+        return rng.choice([rng.randrange(1, 1 << 20), rng.randrange(1, 5)])
+
+    async def bench(ctx):
+        ent = [[IVD_, 0, 0, 0] for _ in range(entries)]      # status, vertex, SIndex, edges left
+        remaining = 0
+        for cycle in range(2500):
+            drain = 0.6 if (cycle // 250) % 2 else 0.05        # stretches that fill the table
+            free = [k for k in range(entries) if ent[k][0] == IVD_]
+            rds = [k for k in range(entries) if ent[k][0] == RD_]
+            fes = [k for k in range(entries) if ent[k][0] == FE_]
+            fis = [k for k in range(entries) if ent[k][0] == FI_]
+            live = [k for k in range(entries) if ent[k][0] in (RD_, FE_)]
+            big = max(live, key=lambda k: (ent[k][3], -k), default=None)
+            big = big if big is not None and ent[big][3] > 0 else None
+            seen["tie"] += big is not None and sum(ent[k][3] == ent[big][3] for k in live) > 1
+            # the outputs
+            assert ctx.get(dut.has_free) == bool(free) and (not free or ctx.get(dut.free_idx) == free[0])
+            assert ctx.get(dut.has_rd) == bool(rds)
+            assert ctx.get(dut.has_fe) == bool(fes)
+            if fes:
+                assert (ctx.get(dut.fe_v), ctx.get(dut.fe_s), ctx.get(dut.fe_rem)) == tuple(ent[fes[0]][1:])
+            assert ctx.get(dut.big_rem) == (ent[big][3] if big is not None else 0)
+            if big is not None:
+                assert (ctx.get(dut.big_v), ctx.get(dut.big_s)) == tuple(ent[big][1:3])
+            assert ctx.get(dut.any_valid) == (len(free) < entries)
+            assert ctx.get(dut.remaining) == remaining
+            seen["full"] += not free
+            # the commands of this cycle: each on its own entry
+            cmds, used = {}, set()
+            if rng.random() < 0.01:
+                cmds["clear"] = {}
+            else:
+                if free and rng.random() < 0.5:
+                    v = word()
+                    if rng.random() < 0.6:
+                        cmds["alloc"] = {"alloc_v": v}
+                    else:
+                        s0 = word()
+                        cmds["receive"] = {"recv_v": v, "recv_s": s0, "recv_e": min(M32, s0 + length())}
+                    used.add(free[0])
+                    seen["high_vertex"] += v >= 1 << 31
+                if fis and rng.random() < 0.5:
+                    k = rng.choice(fis)
+                    s0 = word()
+                    e0 = rng.choice([s0, min(M32, s0 + length())])
+                    cmds["fill"] = {"fill_idx": k, "fill_s": s0, "fill_e": e0, "fill_bad": int(rng.random() < 0.2)}
+                    used.add(k)
+                if rds and not fes and rds[0] not in used and rng.random() < 0.5:
+                    cmds["start_fe"] = {}
+                    used.add(rds[0])
+                if fes and fes[0] not in used and rng.random() < drain:
+                    n = rng.choice([ent[fes[0]][3], rng.randrange(1, ent[fes[0]][3] + 1)])
+                    cmds["issue"] = {"issue_n": n}
+                    used.add(fes[0])
+                if big is not None and big not in used and rng.random() < drain / 2:
+                    cmds["donate"] = {"donate_m": rng.choice([ent[big][3], rng.randrange(1, ent[big][3] + 1)])}
+            for name in ("clear", "alloc", "fill", "start_fe", "issue", "donate", "receive"):
+                ctx.set(getattr(dut, name), name in cmds)
+            for args in cmds.values():
+                for k, v in args.items():
+                    ctx.set(getattr(dut, k), v)
+            seen["two_or_more"] += len(cmds) >= 2
+            # the rules (docs/graphpeg.md): every command reads the entries as they were
+            new = [list(e) for e in ent]
+            if "clear" in cmds:
+                new = [[IVD_] + e[1:] for e in ent]
+                remaining = 0
+                seen["clear"] += 1
+            if "alloc" in cmds:
+                new[free[0]] = [FI_, cmds["alloc"]["alloc_v"], ent[free[0]][2], 0]
+                seen["alloc"] += 1
+            if "receive" in cmds:
+                a = cmds["receive"]
+                new[free[0]] = [RD_, a["recv_v"], a["recv_s"], a["recv_e"] - a["recv_s"]]
+                remaining += a["recv_e"] - a["recv_s"]
+                seen["receive"] += 1
+            if "fill" in cmds:
+                a = cmds["fill"]
+                ok = not a["fill_bad"] and a["fill_e"] > a["fill_s"]
+                k = a["fill_idx"]
+                new[k] = [RD_ if ok else IVD_, ent[k][1], a["fill_s"], a["fill_e"] - a["fill_s"] if ok else 0]
+                remaining += a["fill_e"] - a["fill_s"] if ok else 0
+                seen["fill" if ok else "bad_fill"] += 1
+            if "start_fe" in cmds:
+                new[rds[0]][0] = FE_
+                seen["start_fe"] += 1
+            for name, k, n in (("issue", fes[0] if fes else None, cmds.get("issue", {}).get("issue_n")),
+                               ("donate", big, cmds.get("donate", {}).get("donate_m"))):
+                if name in cmds:
+                    st_, v_, s_, r_ = ent[k]
+                    new[k] = [IVD_ if r_ == n else st_, v_, (s_ + n) & M32, r_ - n]
+                    remaining -= n
+                    seen[name + ("_all" if r_ == n else "")] += 1
+            ent, remaining = new, remaining & M32
+            await ctx.tick()
+
+    simulate(dut, bench)
+    if entries == 1:                # one entry: one command a cycle, no ties
+        del seen["two_or_more"], seen["tie"]
     assert all(seen.values()), seen
 
 
