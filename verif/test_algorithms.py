@@ -156,7 +156,9 @@ def test_cc(name):
 @pytest.mark.parametrize("name", [n for n in ALL if n not in ("no_edges",)])
 def test_pagerank_standard_matches_networkx(name):
     g = graph(name)
-    r = run_algorithm(g, "pr", tol=1e-13, max_iter=2000)
+    # 1e-12: the star's sums (5,001 vertices) stay above 1e-13 of rounding noise and never converge
+    r = run_algorithm(g, "pr", tol=1e-12, max_iter=2000)
+    assert r.iterations < 2000, "did not converge"
     ref = ref_pr(g, 0.85)
     assert np.max(np.abs(r.values - ref)) < 1e-6
     assert abs(r.values.sum() - 1.0) < 1e-9
@@ -165,7 +167,8 @@ def test_pagerank_standard_matches_networkx(name):
 @pytest.mark.parametrize("name", ["dangling_directed", "kron10", "hub"])
 def test_pagerank_without_dangling_term(name):
     g = graph(name)
-    r = run_algorithm(g, "pr", variant="nodangle", tol=1e-13, max_iter=5000)
+    r = run_algorithm(g, "pr", variant="nodangle", tol=1e-12, max_iter=5000)
+    assert r.iterations < 5000, "did not converge"
     assert np.max(np.abs(r.values - ref_pr_nodangle(g))) < 1e-6
 
 
