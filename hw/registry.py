@@ -41,6 +41,8 @@ class UnitSpec:
 SHARED_BLOCKS = (
     UnitSpec("fetch", "golden.fetch:FetchConfig", "hw.fetch.engine:FetchEngine",
              "fetch engine: in-order element streams through the memory port"),
+    UnitSpec("axi_bridge", "golden.axi:AXIBridgeConfig", "hw.axi:MemToAXI4",
+             "AXI4 master of a unit's memory port (bursts, IDs from tags, SLVERR/DECERR as errors)"),
 )
 
 

@@ -23,6 +23,7 @@ SMALL = {
     "graphpeg": ("sim", (("sms", 1),)),
     "mff": ("tiny", ()),
     "coalescer": ("small", ()),
+    "axi_bridge": ("small", ()),
 }
 #: SCU variants of the tiny preset (width 2, 4 x 2 filter and group sets).
 SCU_NARROW = ("tiny", (("width", 1),))
@@ -165,3 +166,13 @@ def test_coalescer_runs_on_every_flow():
             assert d["estimate"]["nodes"]["32"]["total_mm2"] > 0
     # The same design: every ASIC flow counts the same flip-flops.
     assert len({small("coalescer", f)["total"]["flip_flops"] for f in ("generic", "cmos", "liberty")}) == 1
+
+
+def test_axi_bridge_memories_are_what_the_config_asks_for():
+    d = small("axi_bridge")
+    cfg = UNITS["axi_bridge"].config("small")
+    m = mems(d)
+    # One block buffer per ID (the read bursts gathered beat by beat), and the queue of
+    # writes: a block and its byte mask.
+    assert (m["axi_bridge.buf"]["width"], m["axi_bridge.buf"]["depth"]) == (8 * cfg.block_bytes, 1 << cfg.tag_width)
+    assert m["axi_bridge.w_q.storage"]["width"] == 9 * cfg.block_bytes
