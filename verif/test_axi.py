@@ -176,39 +176,43 @@ def test_bridge_answers_every_request_like_the_memory(name):
     assert all(seen.values()), seen
 
 
-def test_bridge_at_full_speed_moves_a_request_a_cycle():
-    """Every channel always ready, one-beat bursts: 200 reads take about 200 cycles."""
+@pytest.mark.parametrize("write", [False, True])
+def test_bridge_at_full_speed_moves_a_request_a_cycle(write):
+    """Every channel always ready, one-beat bursts answered the next cycle: 200 reads
+    (or writes) take 200 cycles plus a few of latency."""
     cfg = CONFIGS["one-beat"]
     dut = MemToAXI4(cfg)
     a = dut.axi
+    ch, resp = ("aw", "b") if write else ("ar", "r")
 
     async def bench(ctx):
         for name in ("arready", "awready", "wready"):
             ctx.set(a(name), 1)
         ctx.set(dut.mem.resp.ready, 1)
         sent = got = 0
-        lat = []                                   # AR bursts answered the next cycle
+        answer = []                               # bursts answered the next cycle
         done = None
         for cycle in range(260):
             ctx.set(dut.mem.req.valid, sent < 200)
-            ctx.set(dut.mem.req.p, {"addr": (sent % 64) * 16, "write": 0, "tag": sent % 8})
-            ctx.set(a("rvalid"), bool(lat))
-            if lat:
-                ctx.set(a("rid"), lat[0])
-                ctx.set(a("rlast"), 1)
-                ctx.set(a("rresp"), 0)
-            arv, arid = ctx.get(a("arvalid")), ctx.get(a("arid"))
+            ctx.set(dut.mem.req.p, {"addr": (sent % 64) * 16, "write": write, "tag": sent % 8, "wmask": 0xFFFF})
+            ctx.set(a(resp + "valid"), bool(answer))
+            if answer:
+                ctx.set(a(resp + "id"), answer[0])
+                ctx.set(a(resp + "resp"), 0)
+                if not write:
+                    ctx.set(a("rlast"), 1)
+            valid, ident = ctx.get(a(ch + "valid")), ctx.get(a(ch + "id"))
             sent += sent < 200 and ctx.get(dut.mem.req.ready)
             got += ctx.get(dut.mem.resp.valid)
             if got == 200 and done is None:
                 done = cycle
-            if lat:
-                lat.pop(0)
-            if arv:
-                lat.append(arid)
+            if answer:
+                answer.pop(0)
+            if valid:
+                answer.append(ident)
             await ctx.tick()
         assert got == 200 and sent == 200
-        assert done <= 200 + 6, f"200 reads took {done} cycles"      # a few cycles of latency
+        assert done <= 200 + 6, f"200 requests took {done} cycles"      # a few cycles of latency
     simulate(dut, bench)
 
 

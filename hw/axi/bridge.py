@@ -9,7 +9,8 @@ may interleave with other IDs' and come in any order of IDs, are gathered per ID
 into a block buffer, and the response leaves once the burst's last beat is in.
 A write becomes one AW burst and its ``beats`` W beats (``wstrb`` from the
 request's ``wmask``), in request order; the B response answers it. SLVERR or
-DECERR on any beat (``rresp``/``bresp`` bit 1) sets the response's ``error``.
+DECERR on any beat (``rresp``/``bresp`` bit 1) sets the response's ``error``; a
+write's response carries ``rdata`` 0.
 
 Throughput: a request a cycle on AR or AW, a beat a cycle on R and W, a
 response a cycle; ``rready`` and ``bready`` stay high (an ID has one burst in
@@ -67,7 +68,8 @@ class MemToAXI4(ConfiguredComponent):
         beat_bits = max(1, (NB - 1).bit_length())
 
         # ------------------------------------------------------------ AR, AW, W
-        w_q = m.submodules.w_q = fifo.SyncFIFOBuffered(width=8 * c.block_bytes + c.block_bytes, depth=2)
+        # depth 4: a buffered FIFO of depth 2 takes a write only every other cycle at full rate
+        w_q = m.submodules.w_q = fifo.SyncFIFOBuffered(width=8 * c.block_bytes + c.block_bytes, depth=4)
         ar_free = ~a("arvalid") | a("arready")
         aw_free = ~a("awvalid") | a("awready")
         m.d.comb += req.ready.eq(Mux(req.p.write, aw_free & w_q.w_stream.ready, ar_free))
@@ -116,12 +118,13 @@ class MemToAXI4(ConfiguredComponent):
         # holds its data while the response waits.
         load = ~resp.valid | resp.ready
         from_r = r_done.r_stream.valid
+        is_read = Signal()                      # the response held is a read's (a write's rdata is 0)
         nxt = Mux(from_r, r_done.r_stream.payload, b_done.r_stream.payload)
         m.d.comb += [br.addr.eq(r_done.r_stream.payload[:c.tag_width]), br.en.eq(load & from_r),
                      r_done.r_stream.ready.eq(load),
                      b_done.r_stream.ready.eq(load & ~from_r),
-                     resp.p.rdata.eq(br.data)]
+                     resp.p.rdata.eq(Mux(is_read, br.data, 0))]
         with m.If(load):
             m.d.sync += [resp.valid.eq(from_r | b_done.r_stream.valid), resp.p.tag.eq(nxt[:c.tag_width]),
-                         resp.p.error.eq(nxt[c.tag_width])]
+                         resp.p.error.eq(nxt[c.tag_width]), is_read.eq(from_r)]
         return m
