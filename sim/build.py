@@ -116,7 +116,7 @@ def random_memory_init(seed: int):
 
 
 def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = None, sim_memory=None,
-                  sim_env=None, random_init: int | None = None) -> Build:
+                  sim_env=None, random_init: int | None = None, axi: int | None = None) -> Build:
     """Generate ``NAME.v`` and ``NAME.json`` for ``unit`` with ``config`` into ``out_dir``.
 
     ``sim_memory`` (a :class:`sim.simmem.SimMemoryConfig`): simulation only, the unit
@@ -125,7 +125,9 @@ def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = N
     :class:`sim.simmem.DesignEnv`, with ``sim_memory`` only): more of the testbench
     inside the design, its Verilog appended too. ``random_init`` (a seed):
     simulation only, the design's memories start with random contents
-    (:func:`random_memory_init`)."""
+    (:func:`random_memory_init`). ``axi``: the unit behind AXI4
+    (:class:`hw.axi.wrapper.AXI4Wrapper`; the number is the AXI4 data bus in bytes,
+    0: as wide as the unit's memory blocks)."""
     from amaranth.back import verilog
     from hw.registry import unit as get_unit
     spec = get_unit(unit)
@@ -135,6 +137,11 @@ def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = N
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     top = spec.build(config)
+    if axi is not None:
+        if sim_memory is not None:
+            raise ValueError("the AXI4 wrapper takes no testbench memory inside (sim_memory)")
+        from hw.axi.wrapper import AXI4Wrapper
+        top = AXI4Wrapper(top, data_bytes=axi or None)
     if sim_memory is not None:
         from .simmem import SIMMEM_VERILOG, with_sim_memory
         top = with_sim_memory(top, sim_memory, sim_env)
@@ -146,6 +153,9 @@ def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = N
               f"// Do not edit: regenerate with `graphunits verilog --unit {unit}`.\n")
     if random_init is not None:
         header += f"// Simulation only: memories with random initial contents (seed {random_init}).\n"
+    if axi is not None:
+        header += (f"// The unit behind AXI4 (hw/axi/wrapper.py): memory ports as AXI4 masters of "
+                   f"{f'{axi}-byte' if axi else 'block-wide'} data, streams as AXI4-Stream.\n")
     if sim_memory is not None:
         header += f"// Simulation only: the unit with the testbench memory inside ({json.dumps(sim_memory.to_dict())}).\n"
         text += "\n" + SIMMEM_VERILOG.read_text()
@@ -161,11 +171,13 @@ def write_verilog(unit: str, config: Config, out_dir: Path, name: str | None = N
 
 
 def build_verilog(unit: str, config: Config, *, name: str | None = None, root: Path | None = None,
-                  sim_memory=None, sim_env=None, random_init: int | None = None) -> Build:
+                  sim_memory=None, sim_env=None, random_init: int | None = None, axi: int | None = None) -> Build:
     """Cached :func:`write_verilog` under ``build/rtl`` (``sim_memory``: see there; the
     top module is then ``<unit>_simmem`` unless ``name`` is given)."""
-    name = name or (unit if sim_memory is None else f"{unit}_simmem")
+    name = name or (unit if sim_memory is None else f"{unit}_simmem") + ("" if axi is None else "_axi")
     extra = [] if sim_memory is None else [sim_memory.to_json(), simmem_digest()]
+    if axi is not None:
+        extra.append(f"axi {axi}")
     if sim_env is not None:
         extra.append(sim_env.key)
     if random_init is not None:
@@ -173,7 +185,8 @@ def build_verilog(unit: str, config: Config, *, name: str | None = None, root: P
         extra += [f"random-init {random_init}", hashlib.sha256(inspect.getsource(random_memory_init).encode()).hexdigest()]
     key = hashlib.sha256(json.dumps([unit, name, config.to_json(), sources_digest()] + extra).encode()).hexdigest()[:16]
     final = cached_build_dir(root, name, key, lambda tmp: write_verilog(unit, config, tmp, name, sim_memory=sim_memory,
-                                                                        sim_env=sim_env, random_init=random_init))
+                                                                        sim_env=sim_env, random_init=random_init,
+                                                                        axi=axi))
     return Build(name, unit, config, final, sim_memory is not None)
 
 

@@ -23,10 +23,8 @@ def runs(cfg):
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_bridge_with_cocotbext_axi_ram(sim, name):
     cfg = CONFIGS[name]
-    build = build_verilog("axi_bridge", cfg)
-    done = []
-    for run in runs(cfg):                 # one simulation a run: one AxiRam, reset once
-        done += run_cocotb(build, "sim.axi.tb", {"config": cfg.to_dict(), "runs": [run]}, sim=sim)["runs"]
+    done = run_cocotb(build_verilog("axi_bridge", cfg), "sim.axi.tb", {"config": cfg.to_dict(), "runs": runs(cfg)},
+                      sim=sim)["runs"]
     by = {r["name"]: r for r in done}
     for r in done:
         assert r["mismatches"] == [], (r["name"], r["mismatches"][:3])

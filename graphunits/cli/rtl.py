@@ -27,11 +27,20 @@ def cmd_verilog(args) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise UsageError(f"-o/--output {out}: is a file, not a folder")
-    name = args.name or args.unit
+    name = args.name or args.unit + ("" if args.axi is None else "_axi")
     if not _VERILOG_NAME.fullmatch(name) or name in _VERILOG_KEYWORDS:
         raise UsageError(f"--name must be a plain Verilog module name (a letter or _, then letters, digits "
                          f"or _; not a keyword): {name!r}")
-    b = write_verilog(args.unit, cfg, out, name)
+    if args.axi is not None and args.axi not in (0, 4, 8, 16, 32, 64, 128):
+        raise UsageError(f"--axi must be the AXI4 data bus in bytes (4, 8, 16, 32, 64 or 128; 0 or nothing: as wide "
+                         f"as the unit's memory blocks), not {args.axi}")
+    try:
+        b = write_verilog(args.unit, cfg, out, name, axi=args.axi)
+    except Exception as e:
+        from golden.config import ConfigError
+        if not isinstance(e, ConfigError):
+            raise
+        raise UsageError(f"--axi {args.axi}: {e}") from None
     print(f"wrote {b.verilog} and {b.json}")
     if getattr(args, "fusesoc", False):
         from sim.fusesoc import core_name, write_core
@@ -82,6 +91,9 @@ def add_parsers(sub) -> None:
     sp.add_argument("--fusesoc", action="store_true",
                     help="also write NAME.core, a FuseSoC core (CAPI2) of the Verilog and its configuration, "
                          "with a default and a Verilator lint target")
+    sp.add_argument("--axi", nargs="?", type=int, const=0, metavar="BYTES",
+                    help="the unit behind AXI4 (NAME default: UNIT_axi): memory ports as AXI4 masters with a data "
+                         "bus of BYTES (default: as wide as a memory block), streams as AXI4-Stream")
     sp.add_argument("--lint", nargs="?", const="default", choices=["default", "wall"],
                     help="run verilator --lint-only on the result (wall: with -Wall)")
     sp.set_defaults(func=cmd_verilog)

@@ -37,15 +37,24 @@ def _pauses(rng, p):
         yield rng.random() < p
 
 
+def set_pauses(ram, seed: int, p: float) -> None:
+    """Every AXI channel of ``ram`` pauses in a cycle with chance ``p`` (0: never).
+    (cocotbext-axi leaves a channel paused when its generator is replaced mid-pause.)"""
+    rng = random.Random(seed)
+    for ch in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel, ram.read_if.ar_channel,
+               ram.read_if.r_channel):
+        ch.set_pause_generator(_pauses(random.Random(rng.random()), p) if p else None)
+        if not p:
+            ch.pause = False
+
+
 async def bridge_run(dut, cfg, run):
     if "ram" not in _ram:                       # one RAM on the bus for the whole case
         _ram["ram"] = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=run["ram_bytes"])
         _fail_past(_ram["ram"], run["ram_bytes"])
     ram = _ram["ram"]
     rng = random.Random(run.get("seed", 0))
-    for ch in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel, ram.read_if.ar_channel,
-               ram.read_if.r_channel):
-        ch.set_pause_generator(_pauses(random.Random(rng.random()), run.get("pause", 0)) if run.get("pause") else None)
+    set_pauses(ram, rng.getrandbits(32), run.get("pause", 0))
     ref = bytearray(rng.randbytes(run["ram_bytes"]))
     ram.write(0, bytes(ref))
     h = AXIBridgeHarness(cfg, ref, n=run["n"], seed=run.get("seed", 0), resp_ready=run.get("resp_ready", 1.0),
