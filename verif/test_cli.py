@@ -719,3 +719,17 @@ def test_kernel_table_shows_work_per_kernel(tmp_path, capsys):
     assert rows["total"][2:4] == ["48", "16"]
     assert doc["counters"]["edges"] == 48 and doc["counters"]["frontier_vertices"] == 16
     assert [k["edges"] for k in doc["gpu"]["kernels"]] == [48, 0]
+
+
+def test_verilog_behind_axi4(tmp_path, capsys):
+    assert main(["verilog", "--unit", "coalescer", "--preset", "small", "--axi", "-o", str(tmp_path)]) == 0
+    text = (tmp_path / "coalescer_axi.v").read_text()
+    assert "s_axis_i_tvalid" in text and "m_axis_o_tdata" in text and "behind AXI4" in text
+    assert main(["verilog", "--unit", "fetch", "--preset", "tx1", "--axi", "8", "-o", str(tmp_path)]) == 0
+    text = (tmp_path / "fetch_axi.v").read_text()
+    assert "output [63:0] m_axi_wdata" in text and "s_axis_cmd_tdata" in text
+    capsys.readouterr()
+    for bad, msg in (("5", "--axi must be the AXI4 data bus in bytes"),
+                     ("64", "--axi 64: AXIBridgeConfig.data_bytes must be at most block_bytes (32), not 64")):
+        r = run_cli("verilog", "--unit", "fetch", "--axi", bad, "-o", str(tmp_path))
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
