@@ -2,8 +2,8 @@
 random reads and writes of a unit's port against an AXI4 slave written here (its
 memory a byte array), which answers in any order of IDs, interleaves the read
 bursts' beats, holds any channel back at random and answers an error range with
-SLVERR or DECERR; every response checked against the memory, every AXI channel
-against the stream rule (valid held, payload stable until ready), every burst's
+SLVERR or DECERR; every response checked against the memory, the responses and every
+AXI channel against the stream rule (valid held, payload stable until ready), every burst's
 length, size, type and alignment against the configuration."""
 from __future__ import annotations
 
@@ -118,7 +118,14 @@ def run_bridge(cfg: AXIBridgeConfig, *, n: int = 300, seed: int = 1, ready: floa
                 else:
                     assert ch not in held, f"cycle {cycle}: {ch} valid withdrawn"
             rv = ctx.get(dut.mem.resp.valid)
+            if rv:                                   # the port's stream rule on the responses
+                pl = (ctx.get(dut.mem.resp.p.tag), ctx.get(dut.mem.resp.p.error), ctx.get(dut.mem.resp.p.rdata))
+                assert held.get("resp", pl) == pl, f"cycle {cycle}: the response changed while offered"
+                held["resp"] = pl
+            else:
+                assert "resp" not in held, f"cycle {cycle}: a response withdrawn"
             if rv and resp_ready:
+                held.pop("resp")
                 tag, err, data = ctx.get(dut.mem.resp.p.tag), ctx.get(dut.mem.resp.p.error), ctx.get(dut.mem.resp.p.rdata)
                 assert tag in inflight, f"cycle {cycle}: a response for tag {tag}, not in flight"
                 write, addr, wdata, wmask = inflight.pop(tag)

@@ -37,7 +37,7 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
 @pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("fetch", "tx1"), ("fetch", "deep"),
                                           ("scu", "tx1-sim"), ("scu", "gtx980-sim"), ("mff", "default"),
                                           ("mff", "gtx480"), ("coalescer", "default"), ("iru", "default"),
-                                          ("iru", "small"), ("graphpeg", "default")])
+                                          ("iru", "small"), ("graphpeg", "default"), ("axi_bridge", "default")])
 def test_verilator_lint_accepts_generated_verilog(tmp_path, unit, preset):
     """Every preset passes -Wall (every warning the default lint reports and the
     style ones); the default lint (`verilog --lint`) on one preset of each unit."""
@@ -725,7 +725,7 @@ def test_verilog_behind_axi4(tmp_path, capsys):
     assert main(["verilog", "--unit", "coalescer", "--preset", "small", "--axi", "-o", str(tmp_path)]) == 0
     text = (tmp_path / "coalescer_axi.v").read_text()
     assert "s_axis_i_tvalid" in text and "m_axis_o_tdata" in text and "behind AXI4" in text
-    assert main(["verilog", "--unit", "fetch", "--preset", "tx1", "--axi", "8", "-o", str(tmp_path)]) == 0
+    assert main(["verilog", "--unit", "fetch", "--preset", "tx1", "--axi", "8", "-o", str(tmp_path), "--lint", "wall"]) == 0
     text = (tmp_path / "fetch_axi.v").read_text()
     assert "output [63:0] m_axi_wdata" in text and "s_axis_cmd_tdata" in text
     capsys.readouterr()

@@ -12,8 +12,9 @@ request's ``wmask``), in request order; the B response answers it. SLVERR or
 DECERR on any beat (``rresp``/``bresp`` bit 1) sets the response's ``error``; a
 write's response carries ``rdata`` 0.
 
-Throughput: a request a cycle on AR or AW, a beat a cycle on R and W, a
-response a cycle; ``rready`` and ``bready`` stay high (an ID has one burst in
+Throughput: a request a cycle on AR or AW (offered in the cycle it comes), a
+beat a cycle on R and W, a response a cycle, the cycle after a burst's last R
+beat (or its B response); ``rready`` and ``bready`` stay high (an ID has one burst in
 flight: the port's tags are unique among the requests in flight, so the
 completion queues never fill).
 """
@@ -58,6 +59,21 @@ class MemToAXI4(ConfiguredComponent):
     def axi(self, name: str):
         return getattr(self, "m_axi_" + name)
 
+    def _address(self, m, ch: str, offer, taken, p):
+        """The AR or AW channel: a request of this kind on the port (``offer``) is offered
+        at once; one ``taken`` from the port that the slave does not take in that cycle
+        waits in a register. ``valid`` never depends on ``ready`` (AXI4 A3.3.1). Returns
+        whether the channel can take a request this cycle."""
+        a = self.axi
+        held, h_id, h_addr = Signal(name=f"{ch}_held"), Signal.like(a(ch + "id")), Signal.like(a(ch + "addr"))
+        m.d.comb += [a(ch + "valid").eq(held | offer), a(ch + "id").eq(Mux(held, h_id, p.tag)),
+                     a(ch + "addr").eq(Mux(held, h_addr, p.addr))]
+        with m.If(held & a(ch + "ready") & ~taken):
+            m.d.sync += held.eq(0)
+        with m.If(taken & (held | ~a(ch + "ready"))):        # it waits in the register
+            m.d.sync += [held.eq(1), h_id.eq(p.tag), h_addr.eq(p.addr)]
+        return ~held | a(ch + "ready")
+
     def elaborate(self, platform):
         c = self.config
         m = Module()
@@ -70,20 +86,15 @@ class MemToAXI4(ConfiguredComponent):
         # ------------------------------------------------------------ AR, AW, W
         # depth 4: a buffered FIFO of depth 2 takes a write only every other cycle at full rate
         w_q = m.submodules.w_q = fifo.SyncFIFOBuffered(width=8 * c.block_bytes + c.block_bytes, depth=4)
-        ar_free = ~a("arvalid") | a("arready")
-        aw_free = ~a("awvalid") | a("awready")
-        m.d.comb += req.ready.eq(Mux(req.p.write, aw_free & w_q.w_stream.ready, ar_free))
+        # AR and AW: a request goes out in the cycle it comes (arvalid follows the port's
+        # valid) and is held in a register when the slave does not take it then.
+        take = req.valid & req.ready
+        ar_ok = self._address(m, "ar", req.valid & ~req.p.write, take & ~req.p.write, req.p)
+        # (a write is offered only with room for its data: offered and not held means taken)
+        aw_ok = self._address(m, "aw", req.valid & req.p.write & w_q.w_stream.ready, take & req.p.write, req.p)
+        m.d.comb += req.ready.eq(Mux(req.p.write, aw_ok & w_q.w_stream.ready, ar_ok))
         m.d.comb += [a("arlen").eq(NB - 1), a("arsize").eq(size), a("arburst").eq(INCR),
                      a("awlen").eq(NB - 1), a("awsize").eq(size), a("awburst").eq(INCR)]
-        with m.If(a("arready")):
-            m.d.sync += a("arvalid").eq(0)
-        with m.If(a("awready")):
-            m.d.sync += a("awvalid").eq(0)
-        take = req.valid & req.ready
-        with m.If(take & ~req.p.write):
-            m.d.sync += [a("arvalid").eq(1), a("arid").eq(req.p.tag), a("araddr").eq(req.p.addr)]
-        with m.If(take & req.p.write):
-            m.d.sync += [a("awvalid").eq(1), a("awid").eq(req.p.tag), a("awaddr").eq(req.p.addr)]
         m.d.comb += [w_q.w_stream.valid.eq(take & req.p.write),
                      w_q.w_stream.payload.eq(Cat(req.p.wdata, req.p.wmask))]
         w_beat = Signal(beat_bits)
@@ -98,11 +109,12 @@ class MemToAXI4(ConfiguredComponent):
         # ------------------------------------------------------------ R: gather per ID
         m.submodules.buf = buf = memory.Memory(shape=8 * c.block_bytes, depth=IDS, init=[])
         bw = buf.write_port(granularity=8 * DB)
-        br = buf.read_port(transparent_for=())
+        br = buf.read_port(domain="comb")
         count = Array(Signal(beat_bits, name=f"beats{i}") for i in range(IDS))
         err = Array(Signal(name=f"err{i}") for i in range(IDS))
-        r_done = m.submodules.r_done = fifo.SyncFIFOBuffered(width=c.tag_width + 1, depth=IDS)
-        b_done = m.submodules.b_done = fifo.SyncFIFOBuffered(width=c.tag_width + 1, depth=IDS)
+        # (unbuffered: an entry can be read the cycle after it is written)
+        r_done = m.submodules.r_done = fifo.SyncFIFO(width=c.tag_width + 1, depth=IDS)
+        b_done = m.submodules.b_done = fifo.SyncFIFO(width=c.tag_width + 1, depth=IDS)
         m.d.comb += [a("rready").eq(1), a("bready").eq(1)]
         rid = a("rid")
         r_beat = count[rid]
@@ -114,17 +126,17 @@ class MemToAXI4(ConfiguredComponent):
         m.d.comb += [b_done.w_stream.valid.eq(a("bvalid")), b_done.w_stream.payload.eq(Cat(a("bid"), a("bresp")[1]))]
 
         # ------------------------------------------------------------ responses
-        # A register stage: the read's block comes from the buffer's read port, which
-        # holds its data while the response waits.
-        load = ~resp.valid | resp.ready
-        from_r = r_done.r_stream.valid
-        is_read = Signal()                      # the response held is a read's (a write's rdata is 0)
-        nxt = Mux(from_r, r_done.r_stream.payload, b_done.r_stream.payload)
-        m.d.comb += [br.addr.eq(r_done.r_stream.payload[:c.tag_width]), br.en.eq(load & from_r),
-                     r_done.r_stream.ready.eq(load),
-                     b_done.r_stream.ready.eq(load & ~from_r),
-                     resp.p.rdata.eq(Mux(is_read, br.data, 0))]
-        with m.If(load):
-            m.d.sync += [resp.valid.eq(from_r | b_done.r_stream.valid), resp.p.tag.eq(nxt[:c.tag_width]),
-                         resp.p.error.eq(nxt[c.tag_width]), is_read.eq(from_r)]
+        # Straight from the completion queues' heads (the read's block from the buffer,
+        # read combinationally: no write touches an ID until its response is taken).
+        # A write's response, once offered, stays until taken (reads first otherwise).
+        b_shown = Signal()                      # a write's response offered and not taken
+        use_b = b_shown | ~r_done.r_stream.valid
+        head = Mux(use_b, b_done.r_stream.payload, r_done.r_stream.payload)
+        m.d.comb += [br.addr.eq(r_done.r_stream.payload[:c.tag_width]),
+                     resp.valid.eq(Mux(use_b, b_done.r_stream.valid, 1)),
+                     resp.p.tag.eq(head[:c.tag_width]), resp.p.error.eq(head[c.tag_width]),
+                     resp.p.rdata.eq(Mux(use_b, 0, br.data)),
+                     r_done.r_stream.ready.eq(resp.ready & ~use_b),
+                     b_done.r_stream.ready.eq(resp.ready & use_b)]
+        m.d.sync += b_shown.eq(use_b & b_done.r_stream.valid & ~resp.ready)
         return m
