@@ -42,7 +42,8 @@ def main(argv=None) -> int:
         wl = {"seed": seed, "ops": 14, "max_n": 60}
         bare = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": [
             {"name": "bare", "seed": seed, "workload": wl, "timing": {"latency": 1}}]}, sim=args.sim)["runs"][0]
-        axi = run_cocotb(build_verilog("scu", cfg, axi=0), "sim.axi.tb_unit", {"config": cfg.to_dict(), "runs": [
+        axi = run_cocotb(build_verilog("scu", cfg, axi=0), "sim.axi.tb_unit", {
+            "unit": "scu", "config": cfg.to_dict(), "runs": [
             {"name": "axi", "seed": seed, "workload": wl, "pause": 0}]}, sim=args.sim)["runs"][0]
         for r in (bare, axi):
             if r["mismatches"]:

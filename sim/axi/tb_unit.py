@@ -1,27 +1,37 @@
-"""cocotb module: a unit behind its AXI4 wrapper (hw/axi/wrapper.py) with
-cocotbext-axi's ``AxiRam`` on its memory port, driven through AXI4-Stream by the
-unit's own testbench (the SCU's: sim/scu/), whose ports are renamed to the
-wrapper's (:func:`hw.axi.wrapper.axi_names`). The RAM starts with the workload's
-memory; at the end its contents go back to the testbench, which compares every
-status and the memory with the TLM's as for the bare unit.
+"""cocotb module: a unit behind its AXI4 wrapper (hw/axi/wrapper.py), driven
+through AXI4-Stream by the unit's own testbench, whose ports are renamed to the
+wrapper's (:func:`hw.axi.wrapper.axi_names`), with cocotbext-axi's ``AxiRam`` on
+its memory port instead of the testbench's memory agent. The RAM starts with the
+workload's memory; the blocks it reads and writes are recorded for the
+testbench's checks, and before the final comparison its contents go back to the
+testbench, which compares the unit's results and the memory with the TLM's as
+for the bare unit. Units: the SCU, the fetch engine and the EMOGI coalescer
+(which has no memory port).
 
-Case: ``{"config": SCUConfig params, "runs": [{"name", "workload", "seed",
-"cmd_pause", "status_ready", "pause"}]}`` (``pause``: the chance that an AXI
-channel of the RAM pauses in a cycle). Result per run: the problems, cycles and
-the statuses."""
+Case: ``{"unit", "config", "runs": [{"name", "workload", "seed", "pause", and the
+unit's patterns (SCU: cmd_pause, status_ready; fetch: out_ready, cmd_pause;
+coalescer: in_pause, out_ready)}]}``; ``pause``: the chance that an AXI channel of
+the RAM pauses in a cycle. Result per run: the problems, cycles, the count of
+the unit's results and (the SCU) its statuses."""
 import cocotb
 from cocotbext.axi import AxiBus, AxiRam
 
-from golden.scu import SCUConfig
+from golden.units import resolve
 from hw.axi.wrapper import axi_names
-from hw.registry import unit
-from sim.case import harness_options, run_cases
+from hw.registry import unit as get_unit
+from sim.case import harness_options, load_case, run_cases
 from sim.cocotb_loop import run_harness
-from sim.scu import SCUHarness, make_workload
 
 from sim.axi.tb import set_pauses
 
-_ram = {}
+#: unit -> (harness, workload maker, the harness's pattern options, its results' attribute, timing?)
+UNITS = {
+    "scu": ("sim.scu:SCUHarness", "sim.scu:make_workload", ("cmd_pause", "status_ready"), "statuses", True),
+    "fetch": ("sim.fetch:FetchHarness", "sim.fetch:make_workload", ("out_ready", "cmd_pause"), "ops", True),
+    "coalescer": ("sim.emogi:CoalescerHarness", "sim.emogi:make_warps", ("in_pause", "out_ready"), "got", False),
+}
+
+_state = {}
 
 
 class Renamed:
@@ -34,39 +44,72 @@ class Renamed:
         return getattr(self._dut, self._names.get(name, name))
 
 
-class SCUOverAXI(SCUHarness):
-    """The SCU's testbench without its memory agent: the memory is the AXI RAM
-    ``ram``, loaded with the workload's regions now and read back before the
-    final comparison."""
-
-    def __init__(self, *args, ram, **kw):
-        super().__init__(*args, **kw)
-        self.ram = ram
-        for reg in self.space.regions.values():
-            ram.write(reg.base, self.space.read(reg.base, reg.nbytes).tobytes())
-
-    @property
-    def agents(self):
-        return [a for a in super().agents if a is not self.mem]
-
-    def mismatches(self):
-        for reg in self.space.regions.values():          # what the unit left in the RAM
-            self.space.write(reg.base, bytearray(self.ram.read(reg.base, reg.nbytes)))
-        return super().mismatches()
+def _recording(ram, block_bytes: int, log: dict) -> None:
+    """Record the blocks the RAM reads and writes (a burst's first beat, at a block
+    boundary), in order: the testbench's memory statistics."""
+    def wrap(op, key):
+        async def access(address, *args):
+            if address % block_bytes == 0:
+                log[key].append(address)
+            return await op(address, *args)
+        return access
+    ram.read_if._read = wrap(ram.read_if._read, "read_blocks")
+    ram.write_if._write = wrap(ram.write_if._write, "write_blocks")
 
 
-async def scu_axi_run(dut, cfg, run):
-    if "ram" not in _ram:
-        _ram["ram"] = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=1 << cfg.addr_width)
-        _ram["names"] = axi_names(unit("scu").build(cfg))
-    ram = _ram["ram"]
-    set_pauses(ram, run.get("seed", 0), run.get("pause", 0))
-    space, ops = make_workload(cfg, run["workload"])
-    h = SCUOverAXI(cfg, space, ops, ram=ram, **harness_options(run, "cmd_pause", "status_ready"))
-    cycles, problems = await run_harness(Renamed(dut, _ram["names"]), h, run)
-    return cycles, problems, {"statuses": [s.as_dict() for s in h.statuses], "ops": len(h.ops)}
+def over_axi(harness_cls):
+    """``harness_cls`` with the AXI RAM ``ram`` for its memory agent ``mem`` (None: the
+    unit has no memory port)."""
+
+    class OverAXI(harness_cls):
+        def __init__(self, *args, ram=None, log=None, **kw):
+            super().__init__(*args, **kw)
+            self.ram, self.log = ram, log
+            if ram is not None:
+                for reg in self.model.space.regions.values():
+                    ram.write(reg.base, self.model.space.read(reg.base, reg.nbytes).tobytes())
+
+        @property
+        def agents(self):
+            return [a for a in super().agents if a is not getattr(self, "mem", None)]
+
+        def mismatches(self):
+            if self.ram is not None:
+                space = self.model.space
+                for reg in space.regions.values():          # what the unit left in the RAM
+                    space.write(reg.base, bytearray(self.ram.read(reg.base, reg.nbytes)))
+                self.model.stats.read_blocks[:] = self.log["read_blocks"]
+                self.model.stats.write_blocks[:] = self.log["write_blocks"]
+            return super().mismatches()
+
+    return OverAXI
+
+
+async def unit_axi_run(dut, cfg, run):
+    name = _state["unit"]
+    harness, workload, patterns, results, has_memory = UNITS[name]
+    if "names" not in _state:
+        _state["names"] = axi_names(get_unit(name).build(cfg))
+        if has_memory:
+            ram = _state["ram"] = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=1 << cfg.addr_width)
+            _state["log"] = {"read_blocks": [], "write_blocks": []}
+            _recording(ram, cfg.block_bytes, _state["log"])
+    ram, log = _state.get("ram"), _state.get("log")
+    if ram is not None:
+        set_pauses(ram, run.get("seed", 0), run.get("pause", 0))
+        for v in log.values():
+            v.clear()
+    made = resolve(workload)(cfg, run["workload"])
+    args = made if isinstance(made, tuple) else (made,)
+    h = over_axi(resolve(harness))(cfg, *args, ram=ram, log=log, **harness_options(run, *patterns, timing=has_memory))
+    cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run)
+    out = {"results": len(getattr(h, results))}
+    if name == "scu":                             # benchmarks/axi.py: each operation's cycles
+        out["statuses"] = [st.as_dict() for st in h.statuses]
+    return cycles, problems, out
 
 
 @cocotb.test()
-async def scu_axi_cases(dut):
-    await run_cases(dut, SCUConfig, scu_axi_run)
+async def unit_axi_cases(dut):
+    _state["unit"] = load_case()["unit"]
+    await run_cases(dut, get_unit(_state["unit"]).config_class, unit_axi_run)
