@@ -14,7 +14,9 @@ weight beats, which come at their own pace; push and pull kernels), the EF excha
 registers (each R_BC command acted on once, on its first cycle: ERS, ED, ER), the
 kernel control (setup, then kernels: flush, swap, run, done beat; spill regions),
 the adjacency list working table (its commands, several a cycle, against a list of
-entries; vertex ids and indices over the whole 32 bits).
+entries; vertex ids and indices over the whole 32 bits), the EF balancer with SMs
+that answer as the EF registers do (each command held until its answer is in,
+every decision reported).
 
 Each test runs in a second or two; the whole engine is checked against the TLM and
 the graph by test_graphpeg_rtl.py."""
@@ -29,13 +31,14 @@ from dataclasses import replace
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from golden.graphpeg import EF_BC, EF_BS, GraphPEGConfig
+from golden.graphpeg import EF_BC, EF_BS, EF_OUTCOMES, GraphPEGConfig
 from hw.graphpeg.alwt import ALWT
 from hw.graphpeg.control import KernelControl
 from hw.graphpeg.edge_buffer import EdgeBuffer
 from hw.graphpeg.ef import EFExchange
 from hw.graphpeg.gather import ChunkIssue, IndexFetch, Joiner
 from hw.graphpeg.pop import PopPort
+from hw.graphpeg.top import EFBalancer
 from hw.graphpeg.vlist import VertexList, VertexLists
 
 from conftest import simulate
@@ -986,6 +989,121 @@ def test_alwt_follows_its_commands(entries):
     if entries == 1:                # one entry: one command a cycle, no ties
         del seen["two_or_more"], seen["tie"]
     assert all(seen.values()), seen
+
+
+# ---------------------------------------------------------------------- EFBalancer
+@pytest.mark.parametrize("sms", [2, 3])
+def test_ef_balancer_waits_for_each_answer_and_reports_every_decision(sms):
+    """The balancer (hw/graphpeg/top.py) with SMs written here as docs/graphpeg.md
+    states R_BS (the answer to a command is in R_BS from the cycle after the
+    command's first cycle: ERS ok when the receiver has a free entry, ED ok when the
+    donor has edges left, with the range it gives in R_BW0/R_BW1/R_BV, ER ok; idle
+    clears it) and R_EFS changing at random: every command is held until its answer
+    has been read (at least two cycles), a decision starts from the fullest SM
+    (lowest index among equals) towards the emptiest with half the difference, and
+    each ends with one event whose outcome, vertex and range are what the SMs
+    answered; the counts of exchanges and moved edges add the moved ones."""
+    dut = EFBalancer(sms)
+    rng = random.Random(sms)
+    IDLE, ED, ERS, ER = (EF_BC[k] for k in ("idle", "ED", "ERS", "ER"))
+    seen = {"moved": 0, "no_entry": 0, "nothing": 0}
+
+    async def bench(ctx):
+        ctx.set(dut.running, 1)
+        ctx.set(dut.ef, 1)
+        ctx.set(dut.ef_interval, 6)
+        ctx.set(dut.ef_shift, 3)
+        bs = [EF_BS["idle"]] * sms
+        report = [(0, 0, 0)] * sms
+        prev = [IDLE] * sms
+        held = [0] * sms                           # cycles the current command has been held
+        efs = [rng.randrange(200) for _ in range(sms)]
+        last_efs = list(efs)
+        decision = None                           # (donor, recv, size) expected for the next event
+        answers = {}                              # what the SMs answered in this decision
+        exchanges = moved = 0
+        for cycle in range(4000):
+            if rng.random() < 0.2:
+                efs[rng.randrange(sms)] = rng.choice([0, 1, rng.randrange(400)])
+            for k in range(sms):
+                sm = dut.sm[k]
+                ctx.set(sm.efs, efs[k])
+                ctx.set(sm.bs, bs[k])
+                ctx.set(sm.bw0_o, report[k][0])
+                ctx.set(sm.bw1_o, report[k][1])
+                ctx.set(sm.bv_o, report[k][2])
+            bc = [ctx.get(dut.sm[k].bc) for k in range(sms)]
+            for k in range(sms):                  # a command ends only after its answer was read
+                if bc[k] != prev[k] and prev[k] != IDLE:
+                    assert held[k] >= 2, f"cycle {cycle}: SM {k}'s command {prev[k]} held {held[k]} cycle(s)"
+                held[k] = held[k] + 1 if bc[k] == prev[k] else 1
+            if any(b != IDLE for b in bc) and decision is None:
+                recv = bc.index(ERS)
+                hi, lo = max(last_efs), min(last_efs)
+                assert recv == last_efs.index(lo), (cycle, last_efs, recv)
+                decision = (last_efs.index(hi), recv, (hi - lo) >> 1)
+                answers = {}
+            if ctx.get(dut.event):
+                info = {f: ctx.get(getattr(dut.info, f)) for f in ("donor", "recv", "size", "outcome", "v", "bw0", "bw1")}
+                assert decision is not None and (info["donor"], info["recv"], info["size"]) == decision, (cycle, info)
+                if "ERS" in answers and not answers["ERS"]:
+                    want = ("no_entry", (0, 0, 0))
+                elif "ED" in answers and answers["ED"] is None:
+                    want = ("nothing", (0, 0, 0))
+                else:
+                    want = ("moved", answers["ED"])
+                assert info["outcome"] == EF_OUTCOMES[want[0]], (cycle, info, answers)
+                assert (info["bw0"], info["bw1"], info["v"]) == want[1], (cycle, info, want)
+                seen[want[0]] += 1
+                if want[0] == "moved":
+                    exchanges += 1
+                    moved += want[1][1] - want[1][0]
+                decision = None
+            assert ctx.get(dut.exchanges) == exchanges and ctx.get(dut.moved) == moved
+            # the SMs' registers for the next cycle: a new command answers at once (R_BS
+            # holds the answer from the next cycle on)
+            for k in range(sms):
+                if bc[k] == IDLE:
+                    bs[k] = EF_BS["idle"]
+                elif bc[k] != prev[k]:
+                    if bc[k] == ERS:
+                        ok = rng.random() < 0.8
+                        answers["ERS"] = ok
+                    elif bc[k] == ED:
+                        ok = rng.random() < 0.8
+                        if ok:
+                            size = ctx.get(dut.sm[k].bw_size)
+                            s0 = rng.randrange((1 << 32) - size)          # indices past 2**31 too
+                            report[k] = (s0, s0 + rng.randrange(1, size + 1), rng.randrange(1 << 32))
+                        answers["ED"] = report[k] if ok else None
+                    else:
+                        ok = True
+                        assert (ctx.get(dut.sm[k].bw0_i), ctx.get(dut.sm[k].bw1_i), ctx.get(dut.sm[k].bv_i)) == \
+                            answers["ED"], (cycle, answers)
+                    bs[k] = EF_BS["ok"] if ok else EF_BS["fail"]
+            prev = bc
+            last_efs = list(efs)
+            await ctx.tick()
+
+    simulate(dut, bench)
+    assert all(seen.values()), seen
+
+
+def test_the_sm_and_the_balancer_agree_on_the_ef_registers():
+    """The two sides of the EF registers (each SM engine's ports, hw/graphpeg/engine.py,
+    and the balancer's EFRegisters, hw/graphpeg/top.py, joined by assignments) have
+    the same widths: a narrower side would cut R_BW0/R_BW1/R_BV past 2**31 edges."""
+    from amaranth.hdl import Shape
+    from amaranth.lib.wiring import In
+    from hw.graphpeg.engine import GraphPEGSM
+    from hw.graphpeg.top import EFRegisters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        sm = GraphPEGSM(SIM, 0).signature.members
+        gc.collect()
+    for name, member in EFRegisters().members.items():
+        assert Shape.cast(sm[name].shape) == Shape.cast(member.shape), name
+        assert (sm[name].flow == In) != (member.flow == In), name         # one side drives, the other reads
 
 
 # ---------------------------------------------------------------------- KernelControl
