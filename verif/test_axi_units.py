@@ -66,3 +66,22 @@ def test_unit_behind_axi4_matches_its_tlm(name, sim):
     for r in res["runs"]:
         assert r["mismatches"] == [], (r["name"], r["mismatches"][:3])
         assert r["results"] >= 10, r
+
+
+@pytest.mark.parametrize("name", ["fetch", "scu"])
+def test_unit_behind_axi4_with_the_testbench_memory_as_an_axi_slave(name):
+    """The testbench's own memory model (latency 1 to 30, requests refused at random)
+    behind the AXI4 slave agent (sim.axi.AXIMemoryAgent): its statistics are the
+    memory's own, so every check of the bare unit's testbench applies (the fetch
+    engine's: the blocks read, in order)."""
+    preset, workload, agents = WRAPPED[name]
+    cfg = UNITS[name].config(preset)
+    runs = [{"name": "one-cycle", "seed": 5, "workload": workload(5), "memory": "one-cycle",
+             "timing": {"latency": 1}},
+            {"name": "slow", "seed": 6, "workload": workload(6), "memory": "one-cycle",
+             "timing": {"latency": [1, 30], "seed": 6, "req_ready": 0.6}, **agents}]
+    res = run_cocotb(build_verilog(name, cfg, axi=0), "sim.axi.tb_unit",
+                     {"unit": name, "config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    for r in res["runs"]:
+        assert r["mismatches"] == [], (r["name"], r["mismatches"][:3])
+        assert r["results"] >= 10, r

@@ -15,7 +15,7 @@ from hw.mem.port import MemRequest, MemResponse
 from ..agents import Agent
 from ..codec import Codec
 
-__all__ = ["BridgeInitiator", "AXIBridgeHarness"]
+__all__ = ["BridgeInitiator", "AXIBridgeHarness", "AXIMemoryAgent"]
 
 
 class BridgeInitiator(Agent):
@@ -122,3 +122,69 @@ class AXIBridgeHarness:
 
     def mismatches(self) -> list[str]:
         return list(self.initiator.problems)
+
+
+class AXIMemoryAgent(Agent):
+    """An AXI4 slave of one-beat bursts (``data_bytes == block_bytes``: the wrappers'
+    default) in front of a :class:`sim.memory.MemoryModel`: the model's timing and
+    statistics apply as on the bare memory port (at latency 1, a 1-cycle memory).
+    AR and AW are ready when the model takes a request; a write is handed to the
+    model once its address and its data beat are both in; responses leave on R or
+    B as the model presents them (``rresp``/``bresp`` SLVERR for an error)."""
+
+    def __init__(self, model, prefix: str = "m_axi_"):
+        self.model = model
+        self.p = prefix
+        self.kind: dict[int, str] = {}
+        self.aw: list[tuple[int, int]] = []
+        self.w: list[tuple[int, int]] = []
+        self._ready = 0
+        self._resp = None
+        self.count = 0                          # responses sent (the hang detector's progress)
+
+    def _path(self, name):
+        return (self.p + name,)
+
+    def drive(self) -> dict:
+        m = self.model
+        self._ready = int(m.req_ready())
+        out = {self._path(n): self._ready for n in ("arready", "awready")}
+        out[self._path("wready")] = 1
+        self._resp = m.response()
+        read = self._resp is not None and self.kind.get(self._resp[0]) == "r"
+        write = self._resp is not None and not read
+        out[self._path("rvalid")], out[self._path("bvalid")] = int(read), int(write)
+        if self._resp is not None:
+            tag, rdata, error = self._resp
+            code = 2 if error else 0                              # SLVERR / OKAY
+            if read:
+                out |= {self._path("rid"): tag, self._path("rdata"): rdata, self._path("rresp"): code,
+                        self._path("rlast"): 1}
+            else:
+                out |= {self._path("bid"): tag, self._path("bresp"): code}
+        return out
+
+    def clock(self, get) -> None:
+        m = self.model
+        if self._resp is not None and get(self._path("rready" if self.kind[self._resp[0]] == "r" else "bready")):
+            del self.kind[self._resp[0]]
+            m.response_taken()
+            self.count += 1
+        accepted = False
+        if self._ready and get(self._path("arvalid")):
+            tag = get(self._path("arid"))
+            self.kind[tag] = "r"
+            m.accept(get(self._path("araddr")), 0, 0, 0, tag)
+            accepted = True
+        if self._ready and get(self._path("awvalid")):
+            self.aw.append((get(self._path("awaddr")), get(self._path("awid"))))
+        if get(self._path("wvalid")):
+            self.w.append((get(self._path("wdata")), get(self._path("wstrb"))))
+        if self.aw and self.w and not accepted:     # one request a cycle into the model
+            (addr, tag), (data, strb) = self.aw.pop(0), self.w.pop(0)
+            self.kind[tag] = "w"
+            m.accept(addr, 1, data, strb, tag)
+        m.tick()
+
+    def idle(self) -> bool:
+        return self.model.outstanding == 0 and not self.aw

@@ -10,8 +10,11 @@ for the bare unit. Units: the SCU, the fetch engine and the EMOGI coalescer
 
 Case: ``{"unit", "config", "runs": [{"name", "workload", "seed", "pause", and the
 unit's patterns (SCU: cmd_pause, status_ready; fetch: out_ready, cmd_pause;
-coalescer: in_pause, out_ready)}]}``; ``pause``: the chance that an AXI channel of
-the RAM pauses in a cycle. Result per run: the problems, cycles, the count of
+coalescer: in_pause, out_ready), "memory", "timing"}]}``; ``pause``: the chance that
+an AXI channel of the RAM pauses in a cycle; ``memory: "one-cycle"``: instead of the
+RAM, the testbench's own memory model (its ``timing``) behind an AXI4 slave agent
+that answers one-beat bursts (:class:`sim.axi.AXIMemoryAgent`; every run of the
+case alike). Result per run: the problems, cycles, the count of
 the unit's results and (the SCU) its statuses."""
 import cocotb
 from cocotbext.axi import AxiBus, AxiRam
@@ -22,6 +25,7 @@ from hw.registry import unit as get_unit
 from sim.case import harness_options, load_case, run_cases
 from sim.cocotb_loop import run_harness
 
+from sim.axi import AXIMemoryAgent
 from sim.axi.tb import set_pauses
 
 #: unit -> (harness, workload maker, the harness's pattern options, its results' attribute, timing?)
@@ -59,22 +63,25 @@ def _recording(ram, block_bytes: int, log: dict) -> None:
 
 def over_axi(harness_cls):
     """``harness_cls`` with the AXI RAM ``ram`` for its memory agent ``mem`` (None: the
-    unit has no memory port)."""
+    unit has no memory port), or with ``one_cycle``, the testbench's own memory model
+    behind an AXI4 slave agent (:class:`sim.axi.AXIMemoryAgent`)."""
 
     class OverAXI(harness_cls):
-        def __init__(self, *args, ram=None, log=None, **kw):
+        def __init__(self, *args, ram=None, log=None, one_cycle=False, **kw):
             super().__init__(*args, **kw)
             self.ram, self.log = ram, log
+            self.axi_mem = AXIMemoryAgent(self.model) if one_cycle else None
             if ram is not None:
                 for reg in self.model.space.regions.values():
                     ram.write(reg.base, self.model.space.read(reg.base, reg.nbytes).tobytes())
 
         @property
         def agents(self):
-            return [a for a in super().agents if a is not getattr(self, "mem", None)]
+            out = [a for a in super().agents if a is not getattr(self, "mem", None)]
+            return out if self.axi_mem is None else [self.axi_mem] + out
 
         def mismatches(self):
-            if self.ram is not None:
+            if self.ram is not None and self.axi_mem is None:
                 space = self.model.space
                 for reg in space.regions.values():          # what the unit left in the RAM
                     space.write(reg.base, bytearray(self.ram.read(reg.base, reg.nbytes)))
@@ -88,12 +95,16 @@ def over_axi(harness_cls):
 async def unit_axi_run(dut, cfg, run):
     name = _state["unit"]
     harness, workload, patterns, results, has_memory = UNITS[name]
+    one_cycle = run.get("memory") == "one-cycle"
     if "names" not in _state:
         _state["names"] = axi_names(get_unit(name).build(cfg))
-        if has_memory:
+        _state["one_cycle"] = one_cycle
+        if has_memory and not one_cycle:
             ram = _state["ram"] = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=1 << cfg.addr_width)
             _state["log"] = {"read_blocks": [], "write_blocks": []}
             _recording(ram, cfg.block_bytes, _state["log"])
+    if one_cycle != _state["one_cycle"]:
+        raise ValueError("a case's runs all use the AXI RAM or all the one-cycle memory (both drive the bus)")
     ram, log = _state.get("ram"), _state.get("log")
     if ram is not None:
         set_pauses(ram, run.get("seed", 0), run.get("pause", 0))
@@ -101,7 +112,8 @@ async def unit_axi_run(dut, cfg, run):
             v.clear()
     made = resolve(workload)(cfg, run["workload"])
     args = made if isinstance(made, tuple) else (made,)
-    h = over_axi(resolve(harness))(cfg, *args, ram=ram, log=log, **harness_options(run, *patterns, timing=has_memory))
+    h = over_axi(resolve(harness))(cfg, *args, ram=ram, log=log, one_cycle=one_cycle and has_memory,
+                                   **harness_options(run, *patterns, timing=has_memory))
     cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run)
     out = {"results": len(getattr(h, results))}
     if name == "scu":                             # benchmarks/axi.py: each operation's cycles
