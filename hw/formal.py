@@ -4,9 +4,9 @@ assumption or as property), the memory port's rules and the free values the
 solver picks once."""
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Mux, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Module, Mux, ResetSignal, Signal
 
-__all__ = ["begin", "stream_rule", "memory_port", "fixed"]
+__all__ = ["begin", "harness_module", "flag", "stream_rule", "memory_port", "fixed"]
 
 
 def begin(m) -> Signal:
@@ -16,6 +16,25 @@ def begin(m) -> Signal:
     started = Signal(name="started")
     m.d.sync += started.eq(1)
     return started
+
+
+def harness_module(dut) -> tuple[Module, Signal]:
+    """The start of a harness's ``elaborate``: a module with ``dut`` as its submodule
+    ``dut``, reset held low, and ``started`` (:func:`begin`)."""
+    m = Module()
+    m.submodules.dut = dut
+    return m, begin(m)
+
+
+def flag(m, *, set, clear, name: str) -> Signal:
+    """A register that rises the cycle after ``set`` and falls the cycle after
+    ``clear`` (``set`` wins when both)."""
+    f = Signal(name=name)
+    with m.If(set):
+        m.d.sync += f.eq(1)
+    with m.Elif(clear):
+        m.d.sync += f.eq(0)
+    return f
 
 
 def stream_rule(m, stream, started: Signal, *, check: bool, name: str) -> Signal:

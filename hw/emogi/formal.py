@@ -17,11 +17,11 @@ through the warp that is in the coalescer. Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Mux, Signal
 
 from golden.emogi.config import CoalescerConfig
 
-from ..formal import begin, stream_rule
+from ..formal import harness_module, stream_rule
 from .coalescer import WarpCoalescer
 
 __all__ = ["CoalescerHarness"]
@@ -35,11 +35,10 @@ class CoalescerHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = c = self.dut
+        m, started = harness_module(self.dut)
+        c = self.dut
         cfg = self.config
         sb, lb = cfg.sector_bits, cfg.line_bits
-        started = begin(m)
         i, o = c.i, c.o
         stream_rule(m, i, started, check=False, name="i")
         stream_rule(m, o, started, check=True, name="o")

@@ -20,11 +20,11 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Mux, Signal
 
 from golden.fetch import FetchConfig
 
-from ..formal import begin, memory_port, stream_rule
+from ..formal import flag, harness_module, memory_port, stream_rule
 from .engine import FetchEngine
 
 __all__ = ["FetchHarness"]
@@ -37,11 +37,10 @@ class FetchHarness(Elaboratable):
         self.dut = engine_cls(self.config)
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = e = self.dut
+        m, started = harness_module(self.dut)
+        e = self.dut
         cfg = self.config
         n_tags = cfg.max_inflight
-        started = begin(m)
         cmd, o, req = e.cmd, e.o, e.mem.req
         # ---- environment: commands
         stream_rule(m, cmd, started, check=False, name="cmd")
@@ -60,11 +59,7 @@ class FetchHarness(Elaboratable):
         cfire, ofire = cmd.valid & cmd.ready, o.valid & o.ready
         elems_in, elems_out = Signal(6), Signal(6)
         end = ofire & o.p.last
-        closed = Signal()
-        with m.If(cfire & cmd.p.last):
-            m.d.sync += closed.eq(1)
-        with m.Elif(end):
-            m.d.sync += closed.eq(0)
+        closed = flag(m, set=cfire & cmd.p.last, clear=end, name="closed")
         m.d.comb += Assume(~cmd.valid | ~closed)
         m.d.sync += [elems_in.eq(Mux(end, 0, elems_in) + Mux(cfire, cmd.p.count, 0)),
                      elems_out.eq(Mux(end, 0, elems_out + Mux(ofire, o.p.n, 0)))]

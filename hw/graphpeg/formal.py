@@ -20,11 +20,11 @@ edges (counts cannot overflow). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Signal
 
 from golden.graphpeg import STATUSES
 
-from ..formal import begin
+from ..formal import harness_module
 from .alwt import ALWT
 
 __all__ = ["ALWTHarness"]
@@ -38,11 +38,10 @@ class ALWTHarness(Elaboratable):
         self.n = entries
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = a = self.dut
+        m, started = harness_module(self.dut)
+        a = self.dut
         n = self.n
         st, rem = a.st, a.rem
-        started = begin(m)
         cmds = [a.clear, a.alloc, a.fill, a.start_fe, a.issue, a.donate, a.receive]
         m.d.comb += Assume(sum(c.as_unsigned() for c in cmds) <= 1)
         fill_st = Signal(2)

@@ -28,11 +28,11 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Mux, Signal
 
 from golden.graphpeg import CMD_OPS, GraphPEGConfig
 
-from ..formal import begin, fixed, memory_port, stream_rule
+from ..formal import fixed, flag, harness_module, memory_port, stream_rule
 from .top import GraphPEG
 
 __all__ = ["GraphPEGHarness"]
@@ -48,11 +48,10 @@ class GraphPEGHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = u = self.dut
+        m, started = harness_module(self.dut)
+        u = self.dut
         cfg = self.config
         cap = cfg.vlist_entries
-        started = begin(m)
         cmd, status, push, o = u.cmd, u.status, u.push0, u.o0
         # ---- environment: commands, pushes; the memory port
         stream_rule(m, cmd, started, check=False, name="cmd")
@@ -64,11 +63,7 @@ class GraphPEGHarness(Elaboratable):
         stream_rule(m, o, started, check=True, name="o")
         stream_rule(m, status, started, check=True, name="status")
         # ---- one status per command
-        pending = Signal()
-        with m.If(cfire):
-            m.d.sync += pending.eq(1)
-        with m.Elif(sfire):
-            m.d.sync += pending.eq(0)
+        pending = flag(m, set=cfire, clear=sfire, name="pending")
         with m.If(status.valid):
             m.d.comb += Assert(pending & ~cmd.ready)
         # ---- pop beats
@@ -91,11 +86,7 @@ class GraphPEGHarness(Elaboratable):
         # pushes between commands, or during a kernel once it handed out an item (its lists
         # are swapped by then: the GPU's warps push while the kernel runs, never between the
         # host's run command and the kernel's start)
-        handing = Signal()
-        with m.If(cfire):
-            m.d.sync += handing.eq(0)
-        with m.Elif(ofire):
-            m.d.sync += handing.eq(1)
+        handing = flag(m, set=ofire & ~cfire, clear=cfire, name="handing")
         with m.If(push.valid):
             m.d.comb += Assume((~pending | handing) & ~cfire)
         # pushes past a list's worth spill to memory, which the harness does not model: the

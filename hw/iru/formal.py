@@ -33,11 +33,11 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cat, Cover, Elaboratable, Mux, Signal
 
 from golden.iru import IRUConfig, KIND_CODES
 
-from ..formal import begin, fixed, memory_port, stream_rule
+from ..formal import fixed, harness_module, memory_port, stream_rule
 from .unit import IRU
 
 __all__ = ["IRUHarness"]
@@ -57,11 +57,10 @@ class IRUHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = u = self.dut
+        m, started = harness_module(self.dut)
+        u = self.dut
         cfg = self.config
         P = cfg.partitions
-        started = begin(m)
         cmd, status = u.cmd, u.status
         mems = [getattr(u, f"mem{p}") for p in range(P)]
         reqs = [getattr(u, f"req{p}") for p in range(P)]

@@ -20,11 +20,11 @@ same payload, until it transfers (the stream rule). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Module, Mux, Signal, Value, signed
+from amaranth.hdl import Assert, Assume, C, Cat, Cover, Elaboratable, Mux, Signal, Value, signed
 
 from golden.fetch import MemPortConfig
 
-from ..formal import begin, stream_rule
+from ..formal import harness_module, stream_rule
 from .arbiter import MemArbiter
 
 __all__ = ["ArbiterHarness"]
@@ -44,11 +44,10 @@ class ArbiterHarness(Elaboratable):
         self.dut = arbiter_cls(outer, [inner] * inputs)
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = dut = self.dut
+        m, started = harness_module(self.dut)
+        dut = self.dut
         n, ports, o = self.n, dut.ports, dut.o
         inner, src_bits = dut.inner_bits, dut.src_bits
-        started = begin(m)
         waits = [stream_rule(m, p.req, started, check=False, name=f"i{k}") for k, p in enumerate(ports)]
         owait = stream_rule(m, o.req, started, check=True, name="o")
         fire = [p.req.valid & p.req.ready for p in ports]
@@ -151,13 +150,12 @@ class WriterHarness(Elaboratable):
 
     def elaborate(self, platform):
         from amaranth.utils import exact_log2
-        m = Module()
-        m.submodules.dut = w = self.dut
+        m, started = harness_module(self.dut)
+        w = self.dut
         port, W = self.port, self.width
         bb_bits = exact_log2(port.block_bytes)
         wpb = port.block_bytes // 4
         max_out = 1 << port.tag_width
-        started = begin(m)
         # ---- the environment
         active, finished = Signal(), Signal()
         with m.If(w.start):

@@ -24,11 +24,11 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Mux, Signal
 
 from golden.mff import MFFConfig
 
-from ..formal import begin, fixed, memory_port, stream_rule
+from ..formal import fixed, harness_module, memory_port, stream_rule
 from .unit import MFF
 
 __all__ = ["MFFHarness"]
@@ -43,10 +43,9 @@ class MFFHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = u = self.dut
+        m, started = harness_module(self.dut)
+        u = self.dut
         cfg = self.config
-        started = begin(m)
         cmd, spad, done = u.cmd, u.spad, u.done
         W = 1 << cfg.warp_bits
         # ---- environment: thread entries

@@ -29,11 +29,11 @@ solver's time at depth 10 drops from over 10 minutes to seconds). Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Signal
 
 from golden.scu import SCUConfig
 
-from ..formal import begin, fixed, stream_rule
+from ..formal import fixed, flag, harness_module, stream_rule
 from .hashes import FilterUnit, GroupUnit
 
 __all__ = ["FilterHarness", "GroupHarness"]
@@ -50,10 +50,9 @@ class FilterHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = f = self.dut
+        m, started = harness_module(self.dut)
+        f = self.dut
         i, o = f.i, f.o
-        started = begin(m)
         stream_rule(m, i, started, check=False, name="i")
         stream_rule(m, o, started, check=True, name="o")
         # the watched key is fixed for the trace; clear only while idle
@@ -140,27 +139,19 @@ class GroupHarness(Elaboratable):
         self.free = [self.watch]
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = g = self.dut
+        m, started = harness_module(self.dut)
+        g = self.dut
         i, o = g.i, g.o
         W = self.config.width
-        started = begin(m)
         stream_rule(m, i, started, check=False, name="i")
         stream_rule(m, o, started, check=True, name="o")
         fixed(m, self.watch, started)
         m.d.comb += Assume(i.p.key < 8)
         ifire, ofire = i.valid & i.ready, o.valid & o.ready
         # ---- the operation: elements, then one flush; clear only when idle
-        flushed = Signal()                       # a flush was given: no element until idle
-        with m.If(g.flush):
-            m.d.sync += flushed.eq(1)
-        with m.Elif(flushed & ~g.busy):
-            m.d.sync += flushed.eq(0)
-        in_op = Signal()                         # elements of an operation whose flush is not over
-        with m.If(ifire):
-            m.d.sync += in_op.eq(1)
-        with m.Elif(flushed & ~g.busy):
-            m.d.sync += in_op.eq(0)
+        # a flush was given: no element until idle; elements of an operation whose flush is not over
+        flushed = flag(m, set=g.flush, clear=~g.busy, name="flushed")      # (falls once idle)
+        in_op = flag(m, set=ifire, clear=flushed & ~g.busy, name="in_op")
         m.d.comb += [Assume(~(flushed & i.valid)), Assume(~(g.flush & (flushed | i.valid))),
                      Assume(~g.clear | (~g.busy & ~i.valid & ~flushed & ~in_op))]
         # ---- the watched position: in at most once per operation, counted out

@@ -28,12 +28,12 @@ Properties:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Mux, Signal
 
 from golden.scu import SCUConfig
 from golden.scu.config import OP_CODES
 
-from ..formal import begin, memory_port, stream_rule
+from ..formal import harness_module, memory_port, stream_rule
 from .unit import SCU
 
 __all__ = ["SCUTopHarness"]
@@ -47,9 +47,8 @@ class SCUTopHarness(Elaboratable):
         self.dut = scu_cls(self.config)
 
     def elaborate(self, platform):
-        m = Module()
-        m.submodules.dut = u = self.dut
-        started = begin(m)
+        m, started = harness_module(self.dut)
+        u = self.dut
         cmd, status, resp = u.cmd, u.status, u.mem.resp
         # ---- environment
         stream_rule(m, cmd, started, check=False, name="cmd")
