@@ -33,13 +33,22 @@ def main(argv=None) -> int:
     ap.add_argument("--preset", default="tiny", help="SCU preset (default: %(default)s)")
     ap.add_argument("--json", default="build/benchmarks/axi.json")
     args = ap.parse_args(argv)
+    try:
+        seeds = [int(x) for x in args.seeds.split(",")]
+    except ValueError:
+        ap.error(f"--seeds must be integers separated by commas, not {args.seeds!r}")
     from golden.scu import SCUConfig
     from sim.build import build_verilog
     from sim.runner import run_cocotb
-    cfg = SCUConfig.preset(args.preset)
+    from golden.config import ConfigError
+    try:
+        cfg = SCUConfig.preset(args.preset)
+        build_verilog("scu", cfg)                 # a preset the RTL does not build says so here
+    except ConfigError as e:
+        ap.error(f"--preset {args.preset}: {e}")
     rows, out = [], []
     t0 = time.time()
-    for seed in (int(s) for s in args.seeds.split(",")):
+    for seed in seeds:
         wl = {"seed": seed, "ops": 14, "max_n": 60}
         bare = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb", {"config": cfg.to_dict(), "runs": [
             {"name": "bare", "seed": seed, "workload": wl, "timing": {"latency": 1}}]}, sim=args.sim)["runs"][0]
