@@ -131,3 +131,42 @@ def test_content_memo_does_not_copy_what_it_cannot_keep(monkeypatch):
     assert copies == [] and m.get((), (np.zeros(100, np.int64),)) is None
     m.put((), (np.zeros(10, np.int64),), 2, 0)
     assert copies == [80] and m.get((), (np.zeros(10, np.int64),)) == 2
+
+
+def test_l1_memo_gives_the_same_statistics(monkeypatch):
+    """Kernels that repeat an earlier kernel's L1 loads (all of them, or only the
+    first segments and then others) between kernels that change the L2 count
+    exactly what a memory system without the L1 memo counts, and the repeats hit."""
+    import golden.gpu.memsys as memsys
+    from golden.gpu import GPU
+    from golden.perf import ContentMemo
+
+    monkeypatch.setattr(memsys, "SEGMENT", 4096)         # several segments a kernel
+    rng = np.random.default_rng(5)
+    n = 12000
+    idx = rng.integers(0, 60000, n)
+    other = rng.integers(0, 60000, n)
+    tid = np.arange(n)
+
+    # the stores' random indices must be the same in both runs: draw them once
+    stores = [np.random.default_rng(9 + it).integers(0, 60000, 3000) for it in range(4)]
+
+    def run(memo: bool):
+        gpu = GPU()
+        assert gpu.config.l1_global and gpu.memory._l1_memo is not None
+        if not memo:
+            gpu.memory._l1_memo = ContentMemo(0)
+        a, b = gpu.array("a", 60000), gpu.array("b", 60000)
+        for it in range(4):
+            with gpu.kernel(f"gather{it}", n) as k:
+                k.load(a, idx, tid=tid)
+                k.load(a, idx if it != 2 else other, tid=tid)     # iteration 2: the same start, then others
+                k.load(b, idx, tid=tid)
+            with gpu.kernel(f"apply{it}", 3000) as k:
+                k.store(b, stores[it], tid=np.arange(3000))
+        return gpu
+
+    g1, g0 = run(True), run(False)
+    assert g1.memory._l1_memo.hits >= 4 and g0.memory._l1_memo.hits == 0
+    assert g1.totals() == g0.totals()
+    assert [repr(s) for s in g1.kernels.values()] == [repr(s) for s in g0.kernels.values()]

@@ -162,6 +162,21 @@ class RecencyLRU:
         self._tid = np.zeros(0, np.int64)      # the id of each _tkey entry
         self._tdirty = np.zeros(0, np.uint8)   # its dirty sectors
 
+    def snapshot(self) -> tuple:
+        """The caches' state (arrays not copied: :meth:`access` replaces them, never
+        changes them in place, except the records of lines seen before, so those are)."""
+        return (self.time, self._ids, self._rec.copy(), self._tkey, self._tid, self._tdirty)
+
+    def restore(self, snap: tuple, shift: int = 0) -> None:
+        """Back to a :meth:`snapshot`, every time in it moved by ``shift`` accesses
+        (hits depend only on differences of times, so a state taken in one kernel
+        serves another that made the same accesses from the same state; the shift
+        keeps :attr:`time` counting forward)."""
+        time, ids, rec, tkey, tid, tdirty = snap
+        self.time = time + shift
+        self._ids, self._rec = ids, rec + (shift << 8)
+        self._tkey, self._tid, self._tdirty = tkey + shift, tid, tdirty
+
     @property
     def resident(self) -> int:
         """Lines held, all groups together."""
