@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -141,6 +142,7 @@ class _FastSM:
         self.pop_end = 0
         self.pop_t = -1
         self._pp = 0                         # chunk holding the next pop's last item
+        self._next_pop = (-1, 0, 0)          # (pop_end, chunk, cycle) of the next full pop, once known
 
     # ------------------------------------------------------------------ ALWT (§3.3.1)
     def _release(self, t: float) -> None:
@@ -227,11 +229,15 @@ class _FastSM:
         with ``until_t``, that pop before ``until_t``."""
         ws = self.ws
         while self.pop_end + ws <= until_item:
-            i = self.pop_end + ws - 1
-            j = self._pp
-            while self.ch_x[j] + self.ch_n[j] <= i:
-                j += 1
-            t = max(self.ch_arr[j], self.pop_t + 1, self._warp_free())
+            if self._next_pop[0] == self.pop_end:     # known since the last pop (nothing it needs changes)
+                _, j, t = self._next_pop
+            else:
+                i = self.pop_end + ws - 1
+                j = self._pp
+                while self.ch_x[j] + self.ch_n[j] <= i:
+                    j += 1
+                t = max(self.ch_arr[j], self.pop_t + 1, self._warp_free())
+                self._next_pop = (self.pop_end, j, t)
             if t >= until_t:
                 return
             self._pp = j
@@ -400,6 +406,41 @@ class _FastSM:
         self.waiting.append([ent, int(ready), _Seg(v, s, e, 0, -1, ready), int(ready)])
 
 
+class _Batches(Sequence):
+    """A kernel's :class:`Batch` es, made when first looked at (the algorithms
+    mostly ask only how many there are): ``rows`` (cycle, SM, ...) per batch,
+    ``starts``/``n`` its items in ``arr``."""
+
+    def __init__(self, rows, starts, n, arr):
+        self._args = (rows, starts, n, arr)
+        self._n = len(rows)
+        self._list = None
+
+    def _made(self) -> list:
+        if self._list is None:
+            r, starts, n, arr = self._args
+            self._list = [Batch(int(k), int(t), arr["src"][a:a + m], arr["dst"][a:a + m], arr["wt"][a:a + m],
+                                arr["idx"][a:a + m]) for t, k, a, m in zip(r[:, 0].tolist(), r[:, 1].tolist(),
+                                                                            starts.tolist(), n.tolist())]
+            self._args = None
+        return self._list
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        return self._made()[i]
+
+    def __iter__(self):
+        return iter(self._made())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(self._made())
+
+
 def _result(kernel, parts, rows, colv, wv, sm_items, no_ef, finish, ends, model, before, log, checks, exchanges,
             moved, peak_alwt, peak_res) -> KernelResult:
     """The kernel's result from every SM's items (``parts``: base vertex and edge
@@ -421,9 +462,7 @@ def _result(kernel, parts, rows, colv, wv, sm_items, no_ef, finish, ends, model,
         arr = {"src": src[pos], "dst": dst[pos], "wt": wt[pos], "idx": idx[pos], "sm": np.repeat(r[:, 1], n),
                "batch": np.repeat(np.arange(len(r), dtype=np.int64), n),
                "lane": np.arange(int(n.sum()), dtype=np.int64) - np.repeat(starts, n)}
-        batches = [Batch(int(k), int(t), arr["src"][a:a + m], arr["dst"][a:a + m], arr["wt"][a:a + m],
-                         arr["idx"][a:a + m]) for t, k, a, m in zip(r[:, 0].tolist(), r[:, 1].tolist(),
-                                                                     starts.tolist(), n.tolist())]
+        batches = _Batches(r, starts, n, arr)
     else:
         z = np.zeros(0, np.int64)
         arr = {"src": z, "dst": z, "wt": z, "idx": z, "sm": z, "batch": z, "lane": z}
