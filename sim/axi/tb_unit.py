@@ -5,17 +5,21 @@ its memory port instead of the testbench's memory agent. The RAM starts with the
 workload's memory; the blocks it reads and writes are recorded for the
 testbench's checks, and before the final comparison its contents go back to the
 testbench, which compares the unit's results and the memory with the TLM's as
-for the bare unit. Units: the SCU, the fetch engine and the EMOGI coalescer
-(which has no memory port).
+for the bare unit. Units: the SCU, the fetch engine, the EMOGI coalescer
+(which has no memory port) and the MFF (against its functional model: its
+cycle-exact TLM knows the bare port's timing, not the bridge's).
 
 Case: ``{"unit", "config", "runs": [{"name", "workload", "seed", "pause", and the
 unit's patterns (SCU: cmd_pause, status_ready; fetch: out_ready, cmd_pause;
-coalescer: in_pause, out_ready), "memory", "timing"}]}``; ``pause``: the chance that
+coalescer: in_pause, out_ready; MFF: cmd_pause, spad_ready, done_ready), "memory", "timing"}]}``;
+``pause``: the chance that
 an AXI channel of the RAM pauses in a cycle; ``memory: "one-cycle"``: instead of the
 RAM, the testbench's own memory model (its ``timing``) behind an AXI4 slave agent
 that answers one-beat bursts (:class:`sim.axi.AXIMemoryAgent`; every run of the
 case alike). Result per run: the problems, cycles, the count of
 the unit's results and (the SCU) its statuses."""
+from typing import NamedTuple
+
 import cocotb
 from cocotbext.axi import AxiBus, AxiRam
 
@@ -28,11 +32,25 @@ from sim.cocotb_loop import run_harness
 from sim.axi import AXIMemoryAgent
 from sim.axi.tb import set_pauses
 
-#: unit -> (harness, workload maker, the harness's pattern options, its results' attribute, timing?)
+class Wrapped(NamedTuple):
+    """How a unit's own testbench runs behind the wrapper."""
+
+    harness: str                  # the harness class
+    workload: str                 # the workload maker
+    patterns: tuple               # the harness's pattern options
+    results: str                  # its results' attribute (counted)
+    memory: bool = True           # a memory port (the run's timing applies)
+    options: dict = {}            # more harness options (the MFF: no cycle-exact TLM behind the bridge)
+    done: str = "done"            # the harness's "everything done" method
+
+
 UNITS = {
-    "scu": ("sim.scu:SCUHarness", "sim.scu:make_workload", ("cmd_pause", "status_ready"), "statuses", True),
-    "fetch": ("sim.fetch:FetchHarness", "sim.fetch:make_workload", ("out_ready", "cmd_pause"), "ops", True),
-    "coalescer": ("sim.emogi:CoalescerHarness", "sim.emogi:make_warps", ("in_pause", "out_ready"), "got", False),
+    "scu": Wrapped("sim.scu:SCUHarness", "sim.scu:make_workload", ("cmd_pause", "status_ready"), "statuses"),
+    "fetch": Wrapped("sim.fetch:FetchHarness", "sim.fetch:make_workload", ("out_ready", "cmd_pause"), "ops"),
+    "coalescer": Wrapped("sim.emogi:CoalescerHarness", "sim.emogi:make_warps", ("in_pause", "out_ready"), "got",
+                         memory=False),
+    "mff": Wrapped("sim.mff:MFFHarness", "sim.mff:make_workload", ("cmd_pause", "spad_ready", "done_ready"),
+                   "results", options={"lockstep": False}, done="done_all"),
 }
 
 _state = {}
@@ -80,6 +98,11 @@ def over_axi(harness_cls):
             out = [a for a in super().agents if a is not getattr(self, "mem", None)]
             return out if self.axi_mem is None else [self.axi_mem] + out
 
+        def poke_memory(self, addr, data):          # the testbench writes memory itself (MFF pokes)
+            super().poke_memory(addr, data)
+            if self.ram is not None and self.axi_mem is None:
+                self.ram.write(addr, bytes(data))
+
         def mismatches(self):
             if self.ram is not None and self.axi_mem is None:
                 space = self.model.space
@@ -94,7 +117,8 @@ def over_axi(harness_cls):
 
 async def unit_axi_run(dut, cfg, run):
     name = _state["unit"]
-    harness, workload, patterns, results, has_memory = UNITS[name]
+    u = UNITS[name]
+    has_memory = u.memory
     one_cycle = run.get("memory") == "one-cycle"
     if "names" not in _state:
         _state["names"] = axi_names(get_unit(name).build(cfg))
@@ -110,12 +134,12 @@ async def unit_axi_run(dut, cfg, run):
         set_pauses(ram, run.get("seed", 0), run.get("pause", 0))
         for v in log.values():
             v.clear()
-    made = resolve(workload)(cfg, run["workload"])
+    made = resolve(u.workload)(cfg, run["workload"])
     args = made if isinstance(made, tuple) else (made,)
-    h = over_axi(resolve(harness))(cfg, *args, ram=ram, log=log, one_cycle=one_cycle and has_memory,
-                                   **harness_options(run, *patterns, timing=has_memory))
-    cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run)
-    out = {"results": len(getattr(h, results))}
+    h = over_axi(resolve(u.harness))(cfg, *args, ram=ram, log=log, one_cycle=one_cycle and has_memory,
+                                     **harness_options(run, *u.patterns, timing=has_memory), **u.options)
+    cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run, done=getattr(h, u.done))
+    out = {"results": len(getattr(h, u.results))}
     if name == "scu":                             # benchmarks/axi.py: each operation's cycles
         out["statuses"] = [st.as_dict() for st in h.statuses]
     return cycles, problems, out
