@@ -2,18 +2,19 @@
 """Units behind AXI4 (issue "For the hardware engineer": the wrapper reaches at least
 0.9 of the bare unit's throughput with a 1-cycle memory).
 
-For each unit (the SCU, the MFF) and workload: the bare unit's cycles with the
+For each unit (the SCU, the MFF, GraphPEG) and workload: the bare unit's cycles with the
 testbench's Python memory at a 1-cycle latency (sim/<unit>/tb.py), and the wrapped
 unit's (hw/axi/wrapper.py)
 with the same memory model behind an AXI4 slave agent answering one-beat bursts
 (sim.axi.AXIMemoryAgent: a 1-cycle AXI memory) and with cocotbext-axi's AXI RAM,
 nothing paused (sim/axi/tb_unit.py); the SCU's sum of the operations' own cycles
-(command to status), the MFF's cycles of the whole command list, and their ratio (bare / wrapped: 1 = as fast). The
+(command to status), the MFF's and GraphPEG's cycles of the whole command or
+step list, and their ratio (bare / wrapped: 1 = as fast). The
 AXI RAM answers a burst a few cycles after its address (it is a cocotb model, not
 a 1-cycle memory); the unit's requests in flight hide that latency only as far as
 its configuration allows.
 
-Usage: python benchmarks/axi.py [--sim icarus|verilator] [--units scu,mff] [--preset tiny] [--seeds 4,5,6]
+Usage: python benchmarks/axi.py [--sim icarus|verilator] [--units scu,mff,graphpeg] [--preset P] [--seeds 4,5,6]
        [--json FILE]
 """
 import argparse
@@ -28,14 +29,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from golden.report import format_table  # noqa: E402
 
 
-#: unit -> (its bare testbench module, workload of a seed, the cycles of a run's result, what the table counts)
+#: GraphPEG's benchmark steps: four kernels over a random graph (edge lists, EF, CSC, vertex lists).
+GRAPHPEG_KERNELS = [{"lists": [60, 48], "ef": False}, {"lists": [36, 36], "ef": True, "skew": True},
+                    {"lists": [30, 30], "csc": True, "ef": False}, {"lists": [24, 24], "mode": "vertex"}]
+
+#: unit -> (preset, its bare testbench module, workload of a seed, the cycles of a run's result,
+#: what the table counts: operations and elements)
 BENCH = {
-    "scu": ("sim.scu.tb", lambda seed: {"seed": seed, "ops": 14, "max_n": 60},
+    "scu": ("tiny", "sim.scu.tb", lambda seed: {"seed": seed, "ops": 14, "max_n": 60},
             lambda r: sum(s["cycles"] for s in r["statuses"]),       # the operations' own cycles
             lambda r: (len(r["statuses"]), sum(s["elements_out"] for s in r["statuses"]))),
-    "mff": ("sim.mff.tb", lambda seed: {"seed": seed, "commands": 16},
+    "mff": ("tiny", "sim.mff.tb", lambda seed: {"seed": seed, "commands": 16},
             lambda r: r["cycles"],                                    # the whole command list
             lambda r: (r["items"], r["values"])),
+    "graphpeg": ("sim", "sim.graphpeg.tb", lambda seed: {"seed": seed, "kernels": GRAPHPEG_KERNELS,
+                                                         "graph": {"vertices": 96, "big": [100], "zero": 0.1}},
+                 lambda r: r["cycles"],                               # the whole step list
+                 lambda r: (len(r["statuses"]), r["items"])),
 }
 
 
@@ -43,8 +53,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sim", default="icarus", choices=["icarus", "verilator"])
     ap.add_argument("--seeds", default="4,5,6")
-    ap.add_argument("--units", default="scu,mff", help="units, comma-separated (default: %(default)s)")
-    ap.add_argument("--preset", default="tiny", help="the units' preset (default: %(default)s)")
+    ap.add_argument("--units", default="scu,mff,graphpeg", help="units, comma-separated (default: %(default)s)")
+    ap.add_argument("--preset", help="every unit's preset (default: the SCU's and the MFF's tiny, GraphPEG's sim)")
     ap.add_argument("--json", default="build/benchmarks/axi.json")
     args = ap.parse_args(argv)
     try:
@@ -61,16 +71,17 @@ def main(argv=None) -> int:
     from sim.runner import run_cocotb
     cfgs = {}
     for u in units:
+        preset = args.preset or BENCH[u][0]
         try:
-            cfgs[u] = UNITS[u].config(args.preset)
-            build_verilog(u, cfgs[u])             # a preset the RTL does not build says so here
+            cfgs[u] = (preset, UNITS[u].config(preset))
+            build_verilog(u, cfgs[u][1])          # a preset the RTL does not build says so here
         except ConfigError as e:
-            ap.error(f"--preset {args.preset} ({u}): {e}")
+            ap.error(f"--preset {preset} ({u}): {e}")
     rows, out = [], []
     t0 = time.time()
     for u in units:
-        tb, workload, cycles_of, counts = BENCH[u]
-        cfg = cfgs[u]
+        _, tb, workload, cycles_of, counts = BENCH[u]
+        preset, cfg = cfgs[u]
         for seed in seeds:
             wl = workload(seed)
             case = {"unit": u, "config": cfg.to_dict()}
@@ -87,14 +98,14 @@ def main(argv=None) -> int:
                     return 1
             cb, ca, c1 = (cycles_of(r) for r in (bare, axi, one))
             ops, elems = counts(bare)
-            rec = {"unit": u, "preset": args.preset, "seed": seed, "ops": ops, "elements": elems, "bare_cycles": cb,
+            rec = {"unit": u, "preset": preset, "seed": seed, "ops": ops, "elements": elems, "bare_cycles": cb,
                    "axi_one_cycle_cycles": c1, "ratio_one_cycle": round(cb / c1, 3),
                    "axi_ram_cycles": ca, "ratio_axi_ram": round(cb / ca, 3)}
             out.append(rec)
-            rows.append([f"{u} {args.preset}", seed, ops, elems, cb, c1, f"{rec['ratio_one_cycle']:.3f}", ca,
+            rows.append([f"{u} {preset}", seed, ops, elems, cb, c1, f"{rec['ratio_one_cycle']:.3f}", ca,
                          f"{rec['ratio_axi_ram']:.3f}"])
             print(f"[axi {time.time() - t0:5.0f} s] {u} seed {seed} done", flush=True)
-    print(format_table(["unit", "seed", "ops", "elements (SCU out, MFF values)", "bare (1-cycle memory)",
+    print(format_table(["unit", "seed", "ops", "elements (SCU out, MFF values, GraphPEG items)", "bare (1-cycle memory)",
                         "AXI4, 1-cycle AXI memory", "bare / AXI4", "AXI4, AXI RAM", "bare / AXI4 (RAM)"], rows))
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
