@@ -1,6 +1,6 @@
 """Units behind their AXI4 wrappers (hw/axi/wrapper.py): every unit's wrapper
 elaborates with the documented port names; the SCU, the fetch engine, the EMOGI
-coalescer, the MFF and GraphPEG, driven through AXI4-Stream by their own testbenches with
+coalescer, the MFF, GraphPEG and the IRU, driven through AXI4-Stream by their own testbenches with
 cocotbext-axi's AXI RAM as their memory (sim/axi/tb_unit.py), pass those
 testbenches' checks on Icarus and Verilator (benchmarks/axi.py records their
 cycles against the bare units' with a 1-cycle memory)."""
@@ -62,6 +62,10 @@ WRAPPED = {
                                                   {"lists": [10, 10], "csc": True, "ef": False},
                                                   {"lists": [8, 8], "mode": "vertex"}]},
                  {"cmd_pause": [1, 0], "push_pause": [1, 0], "pop_ready": 0.7, "status_ready": 0.7}),
+    # the IRU: a RAM on each partition's memory port (one memory); reply rules, statuses,
+    # the TLM's aggregates
+    "iru": ("tiny", lambda seed: {"seed": seed, "ops": 10, "max_n": 120},
+            {"reply_ready": 0.7, "req_pause": [1, 0], "cmd_pause": [1, 0], "status_ready": 0.7}),
 }
 #: results a run must have (statuses, operations, requests...): GraphPEG's are its 5 steps' statuses
 MIN_RESULTS = {"graphpeg": 5}
@@ -84,9 +88,10 @@ def test_unit_behind_axi4_matches_its_tlm(name, sim):
     for r in res["runs"]:
         assert r["mismatches"] == [], (r["name"], r["mismatches"][:3])
         assert r["results"] >= MIN_RESULTS.get(name, 10), r
+        assert all(n > 0 for n in r["reads"]), r          # every memory port served reads
 
 
-@pytest.mark.parametrize("name", ["fetch", "scu", "mff", "graphpeg"])
+@pytest.mark.parametrize("name", ["fetch", "scu", "mff", "graphpeg", "iru"])
 def test_unit_behind_axi4_with_the_testbench_memory_as_an_axi_slave(name):
     """The testbench's own memory model (latency 1 to 30, requests refused at random)
     behind the AXI4 slave agent (sim.axi.AXIMemoryAgent): its statistics are the
@@ -103,3 +108,4 @@ def test_unit_behind_axi4_with_the_testbench_memory_as_an_axi_slave(name):
     for r in res["runs"]:
         assert r["mismatches"] == [], (r["name"], r["mismatches"][:3])
         assert r["results"] >= MIN_RESULTS.get(name, 10), r
+        assert all(n > 0 for n in r["reads"]), r          # every memory port served reads

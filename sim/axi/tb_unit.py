@@ -17,7 +17,7 @@ an AXI channel of the RAM pauses in a cycle; ``memory: "one-cycle"``: instead of
 RAM, the testbench's own memory model (its ``timing``) behind an AXI4 slave agent
 that answers one-beat bursts (:class:`sim.axi.AXIMemoryAgent`; every run of the
 case alike). Result per run: the problems, cycles, the count of
-the unit's results and (the SCU) its statuses."""
+the unit's results, the blocks read on each memory port and (the SCU) its statuses."""
 from typing import NamedTuple
 
 import cocotb
@@ -56,6 +56,10 @@ UNITS = {
     # the TLM, statuses, requests by kind); its balancer's decisions are not compared
     "graphpeg": Wrapped("sim.graphpeg:GraphPEGHarness", "sim.graphpeg:make_workload",
                         ("cmd_pause", "push_pause", "pop_ready", "status_ready"), "statuses", keywords=("graph",)),
+    # the IRU: two memory ports per partition pair, each behind its own RAM (one memory);
+    # its checks are the reply rules, the statuses and the TLM's aggregates
+    "iru": Wrapped("sim.iru:IRUHarness", "sim.iru:make_workload",
+                   ("reply_ready", "req_pause", "cmd_pause", "status_ready"), "results"),
 }
 
 _state = {}
@@ -84,36 +88,47 @@ def _recording(ram, block_bytes: int, log: dict) -> None:
     ram.write_if._write = wrap(ram.write_if._write, "write_blocks")
 
 
+def _memory_ports(h) -> list:
+    """The harness's (memory agent, memory model) pairs, in port order (``mem``, or
+    ``mem0``, ``mem1``... as the IRU's partitions)."""
+    if hasattr(h, "mems"):
+        return list(zip(h.mems, h.models))
+    return [(h.mem, h.model)] if hasattr(h, "mem") else []
+
+
 def over_axi(harness_cls):
-    """``harness_cls`` with the AXI RAM ``ram`` for its memory agent ``mem`` (None: the
-    unit has no memory port), or with ``one_cycle``, the testbench's own memory model
-    behind an AXI4 slave agent (:class:`sim.axi.AXIMemoryAgent`)."""
+    """``harness_cls`` with the AXI RAMs ``rams`` (one per memory port, sharing one
+    memory; none: the unit has no memory port) for its memory agents, or with
+    ``one_cycle``, the testbench's own memory models behind AXI4 slave agents
+    (:class:`sim.axi.AXIMemoryAgent`) on the ports ``prefixes``."""
 
     class OverAXI(harness_cls):
-        def __init__(self, *args, ram=None, log=None, one_cycle=False, **kw):
+        def __init__(self, *args, rams=(), logs=(), one_cycle=False, prefixes=(), **kw):
             super().__init__(*args, **kw)
-            self.ram, self.log = ram, log
-            self.axi_mem = AXIMemoryAgent(self.model) if one_cycle else None
-            if ram is not None:
-                for reg in self.model.space.regions.values():
-                    ram.write(reg.base, self.model.space.read(reg.base, reg.nbytes).tobytes())
-                if not one_cycle:                  # the RAM's accesses are the memory's statistics, as they come
-                    self.model.stats.read_blocks = log["read_blocks"]
-                    self.model.stats.write_blocks = log["write_blocks"]
+            ports = _memory_ports(self)
+            self.ram = rams[0] if rams else None
+            self._agents_replaced = {id(a) for a, _ in ports} if (rams or one_cycle) else set()
+            self.axi_mems = [AXIMemoryAgent(m, f"{p}_") for (_, m), p in zip(ports, prefixes)] if one_cycle else []
+            if self.ram is not None:
+                space = ports[0][1].space
+                for reg in space.regions.values():
+                    self.ram.write(reg.base, space.read(reg.base, reg.nbytes).tobytes())
+                for (_, m), log in zip(ports, logs):  # the RAMs' accesses are the memories' statistics, as they come
+                    m.stats.read_blocks = log["read_blocks"]
+                    m.stats.write_blocks = log["write_blocks"]
 
         @property
         def agents(self):
-            out = [a for a in super().agents if a is not getattr(self, "mem", None)]
-            return out if self.axi_mem is None else [self.axi_mem] + out
+            return self.axi_mems + [a for a in super().agents if id(a) not in self._agents_replaced]
 
         def poke_memory(self, addr, data):          # the testbench writes memory itself (MFF pokes)
             super().poke_memory(addr, data)
-            if self.ram is not None and self.axi_mem is None:
+            if self.ram is not None:
                 self.ram.write(addr, bytes(data))
 
         def mismatches(self):
-            if self.ram is not None and self.axi_mem is None:
-                space = self.model.space
+            if self.ram is not None:
+                space = _memory_ports(self)[0][1].space
                 for reg in space.regions.values():          # what the unit left in the RAM
                     space.write(reg.base, bytearray(self.ram.read(reg.base, reg.nbytes)))
             return super().mismatches()
@@ -127,27 +142,38 @@ async def unit_axi_run(dut, cfg, run):
     has_memory = u.memory
     one_cycle = run.get("memory") == "one-cycle"
     if "names" not in _state:
-        _state["names"] = axi_names(get_unit(name).build(cfg))
+        inner = get_unit(name).build(cfg)
+        _state["names"] = axi_names(inner)
+        # the memory ports' AXI prefixes: mem -> m_axi, mem0 -> m_axi_mem0...
+        _state["prefixes"] = ["m_axi" if k == "mem" else f"m_axi_{k}" for k in inner.signature.members
+                              if k == "mem" or (k.startswith("mem") and k[3:].isdigit())]
         _state["one_cycle"] = one_cycle
+        _state["rams"], _state["logs"] = [], []
         if has_memory and not one_cycle:
-            ram = _state["ram"] = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=1 << cfg.addr_width)
-            _state["log"] = {"read_blocks": [], "write_blocks": []}
-            _recording(ram, cfg.block_bytes, _state["log"])
+            for prefix in _state["prefixes"]:
+                first = _state["rams"][0] if _state["rams"] else None
+                ram = AxiRam(AxiBus.from_prefix(dut, prefix), dut.clk, dut.rst, size=1 << cfg.addr_width,
+                             mem=first.mem if first is not None else None)
+                log = {"read_blocks": [], "write_blocks": []}
+                _recording(ram, cfg.block_bytes, log)
+                _state["rams"].append(ram)
+                _state["logs"].append(log)
     if one_cycle != _state["one_cycle"]:
         raise ValueError("a case's runs all use the AXI RAM or all the one-cycle memory (both drive the bus)")
-    ram, log = _state.get("ram"), _state.get("log")
-    if ram is not None:
-        set_pauses(ram, run.get("seed", 0), run.get("pause", 0))
+    for k, (ram, log) in enumerate(zip(_state["rams"], _state["logs"])):
+        set_pauses(ram, run.get("seed", 0) + 1000 * k, run.get("pause", 0))
         for v in log.values():
             v.clear()
     made = resolve(u.workload)(cfg, run["workload"])
     args = made if isinstance(made, tuple) else (made,)
     kw = dict(zip(u.keywords, args[len(args) - len(u.keywords):]))
     args = args[:len(args) - len(u.keywords)]
-    h = over_axi(resolve(u.harness))(cfg, *args, ram=ram, log=log, one_cycle=one_cycle and has_memory,
+    h = over_axi(resolve(u.harness))(cfg, *args, rams=_state["rams"], logs=_state["logs"],
+                                     one_cycle=one_cycle and has_memory, prefixes=_state["prefixes"],
                                      **harness_options(run, *u.patterns, timing=has_memory), **u.options, **kw)
     cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run, done=getattr(h, u.done))
-    out = {"results": len(getattr(h, u.results))}
+    out = {"results": len(getattr(h, u.results)),
+           "reads": [len(m.stats.read_blocks) for _, m in _memory_ports(h)]}     # per memory port
     if name == "scu":                             # benchmarks/axi.py: each operation's cycles
         out["statuses"] = [st.as_dict() for st in h.statuses]
     return cycles, problems, out
