@@ -2,19 +2,20 @@
 """Units behind AXI4 (issue "For the hardware engineer": the wrapper reaches at least
 0.9 of the bare unit's throughput with a 1-cycle memory).
 
-For each unit (the SCU, the MFF, GraphPEG, the IRU) and workload: the bare unit's cycles with the
+For each unit (the SCU, the MFF, GraphPEG, the IRU, the fetch engine, the EMOGI
+coalescer) and workload: the bare unit's cycles with the
 testbench's Python memory at a 1-cycle latency (sim/<unit>/tb.py), and the wrapped
 unit's (hw/axi/wrapper.py)
 with the same memory model behind an AXI4 slave agent answering one-beat bursts
 (sim.axi.AXIMemoryAgent: a 1-cycle AXI memory) and with cocotbext-axi's AXI RAM,
 nothing paused (sim/axi/tb_unit.py); the SCU's sum of the operations' own cycles
-(command to status), the MFF's, GraphPEG's and the IRU's cycles of the whole
-command, step or operation list, and their ratio (bare / wrapped: 1 = as fast). The
+(command to status), the others' cycles of their whole list of commands, steps,
+operations, ranges or warps, and their ratio (bare / wrapped: 1 = as fast). The
 AXI RAM answers a burst a few cycles after its address (it is a cocotb model, not
 a 1-cycle memory); the unit's requests in flight hide that latency only as far as
 its configuration allows.
 
-Usage: python benchmarks/axi.py [--sim icarus|verilator] [--units scu,mff,graphpeg,iru] [--preset P] [--seeds 4,5,6]
+Usage: python benchmarks/axi.py [--sim icarus|verilator] [--units scu,mff,graphpeg,iru,fetch,coalescer] [--preset P] [--seeds 4,5,6]
        [--json FILE]
 """
 import argparse
@@ -46,6 +47,12 @@ BENCH = {
                                                          "graph": {"vertices": 96, "big": [100], "zero": 0.1}},
                  lambda r: r["cycles"],                               # the whole step list
                  lambda r: (len(r["statuses"]), r["items"])),
+    "fetch": ("default", "sim.tb.fetch", lambda seed: {"kind": "random", "seed": seed, "ops": 40},
+              lambda r: r["cycles"],                                  # the whole range list
+              lambda r: (r["ops"], r["elements"])),
+    "coalescer": ("small", "sim.emogi.tb", lambda seed: {"kind": "random", "seed": seed, "count": 40},
+                  lambda r: r["cycles"],                              # the whole warp list (no memory port)
+                  lambda r: (r["warps"], r["requests"])),
     "iru": ("tiny", "sim.iru.tb", lambda seed: {"seed": seed, "ops": 12, "max_n": 400},
             lambda r: r["cycles"],                                    # the whole operation list
             lambda r: (r["ops"], sum(st["n"] for st in r["statuses"]))),
@@ -56,8 +63,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sim", default="icarus", choices=["icarus", "verilator"])
     ap.add_argument("--seeds", default="4,5,6")
-    ap.add_argument("--units", default="scu,mff,graphpeg,iru", help="units, comma-separated (default: %(default)s)")
-    ap.add_argument("--preset", help="every unit's preset (default: tiny; GraphPEG's sim)")
+    ap.add_argument("--units", default="scu,mff,graphpeg,iru,fetch,coalescer", help="units, comma-separated (default: %(default)s)")
+    ap.add_argument("--preset", help="every unit's preset (default: tiny; GraphPEG's sim, the fetch engine's default, the coalescer's small)")
     ap.add_argument("--json", default="build/benchmarks/axi.json")
     args = ap.parse_args(argv)
     try:
@@ -108,7 +115,7 @@ def main(argv=None) -> int:
             rows.append([f"{u} {preset}", seed, ops, elems, cb, c1, f"{rec['ratio_one_cycle']:.3f}", ca,
                          f"{rec['ratio_axi_ram']:.3f}"])
             print(f"[axi {time.time() - t0:5.0f} s] {u} seed {seed} done", flush=True)
-    print(format_table(["unit", "seed", "ops", "elements (SCU out, MFF values, GraphPEG items, IRU in)", "bare (1-cycle memory)",
+    print(format_table(["unit", "seed", "ops", "elements (SCU out, MFF values, GraphPEG items, IRU in, ...)", "bare (1-cycle memory)",
                         "AXI4, 1-cycle AXI memory", "bare / AXI4", "AXI4, AXI RAM", "bare / AXI4 (RAM)"], rows))
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
