@@ -235,8 +235,9 @@ def run_cosim(graph: str, algo: str, *, unit: str = "scu", mode: str | None = No
     once per operation, :mod:`sim.simmem`; the default on Verilator where the unit
     has it, unless ``toggles``) or ``"python"`` (the Python memory model, cocotb every
     cycle).
-    ``perturb_check_op`` (tests, the SCU): corrupt the lock-step TLM's output of that
-    operation, a seeded divergence that the run must report."""
+    ``perturb_check_op`` (tests; the SCU, and the MFF with the Python memory): corrupt
+    the lock-step TLM's output of that operation (the MFF: batch of commands), a
+    seeded divergence that the run must report."""
     from golden.algorithms import run_algorithm
     from golden.algorithms.common import default_source
     from golden.graphs import load_graph

@@ -1,15 +1,39 @@
 """``graphunits replay FILE``: re-run alone the operation an RTL-in-the-loop run
-found to differ from the TLM (its reproducer, written by the run: sim/cosim.py,
-``write_reproducer``), on the RTL and on the TLM, and report whether the
-difference reproduces (issue "For the hardware engineer": mismatch triage)."""
+found to differ from the TLM (its reproducer, written by the run: the SCU's
+``sim.scu.cosim.write_reproducer``, one operation; the MFF's
+``sim.mff.cosim.write_reproducer``, one batch of commands), on the RTL and on the
+TLM, and report whether the difference reproduces (issue "For the hardware
+engineer": mismatch triage)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["replay", "load_image", "op_from_dict"]
+__all__ = ["replay", "load_image", "op_from_dict", "save_reproducer"]
+
+#: Units whose RTL-in-the-loop runs write reproducers.
+REPLAY_UNITS = ("scu", "mff")
+
+
+def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
+    """Write ``folder/stem.json`` (``doc``, with the memory's regions, its address
+    bits and ``timing`` as a dict) and ``folder/stem.npz`` (every page of ``space``):
+    a reproducer that :func:`replay` reads."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = folder / stem
+    np.savez_compressed(base.with_suffix(".npz"), **{f"page_{k}": v for k, v in space._pages.items()})
+    t = doc.get("timing")
+    if dataclasses.is_dataclass(t):
+        t = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(t).items()}
+    doc = {**doc, "timing": t, "addr_bits": space.addr_bits, "image": base.with_suffix(".npz").name,
+           "regions": [[r.name, r.base, r.nbytes, r.dtype] for r in space.regions.values()]}
+    path = base.with_suffix(".json")
+    path.write_text(json.dumps(doc, indent=1))
+    return path
 
 
 def load_image(doc: dict):
@@ -33,29 +57,40 @@ def op_from_dict(d: dict):
 
 def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, str]:
     """Run the reproducer ``path`` (JSON) on the TLM and the RTL: (reproduced, report)."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        doc["_dir"] = str(path.parent)
+        if doc.get("unit") not in REPLAY_UNITS:
+            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU and the MFF")
+        run = _replay_mff if doc["unit"] == "mff" else _replay_scu
+        prepared = run(doc, None, sim=sim, waves=waves)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
+    return run(doc, prepared, sim=sim, waves=waves)
+
+
+def _replay_scu(doc: dict, prepared, *, sim: str, waves: bool):
+    """The SCU's: ``prepared`` None reads the reproducer (its errors are the caller's
+    "not a reproducer"), then the operation runs on the TLM and the RTL."""
     from golden.scu import SCUConfig, SCUModel
     from golden.scu.tlm import SCUStatus
 
     from .build import build_verilog
-    from .scu.cosim import scu_difference
     from .runner import run_cocotb
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-        doc["_dir"] = str(path.parent)
-        if doc.get("unit") != "scu":
-            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs the SCU's")
-        cfg = SCUConfig.from_dict(doc["config"])
-        op = op_from_dict(doc["op"])
-        space = load_image(doc)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
+    from .scu.cosim import scu_difference
+    if prepared is None:
+        return SCUConfig.from_dict(doc["config"]), op_from_dict(doc["op"]), load_image(doc)
+    cfg, op, space = prepared
+    path = Path(doc["_dir"])
     ref = space.copy()
     want = SCUModel(cfg, ref).execute(op)
     if doc.get("perturb_tlm_output") and want.write_blocks:        # the run's seeded divergence (tests)
         a = want.write_blocks[0]
         ref.write(a, ref.read(a, 1) ^ np.uint8(1))
-    case = {"config": cfg.to_dict(), "op": doc["op"], "timing": doc["timing"], "image": str(path.parent /
+    case = {"config": cfg.to_dict(), "op": doc["op"], "timing": doc["timing"], "image": str(path /
             doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"],
             "blocks": [int(a) for a in want.write_blocks]}
     res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb_replay", case, sim=sim, waves=waves)
@@ -68,6 +103,41 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
     what = scu_difference(op, st, got, want, ref, cfg.block_bytes)
     head = (f"SCU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, "
             f"{res['cycles']} cycles")
+    if waves and res.get("waves"):
+        head += f"; waves: {res['waves']}"
+    if what:
+        return True, f"{head}: reproduced: {what}"
+    return False, f"{head}: RTL and TLM agree (not reproduced; the run reported: {doc['report']})"
+
+
+def _replay_mff(doc: dict, prepared, *, sim: str, waves: bool):
+    """The MFF's: the batch of commands on the structural TLM and on the RTL (sim/mff/
+    tb_replay.py, the Python memory with the run's timing), both starting empty."""
+    from golden.mff import MFFConfig, MFFResult
+
+    from .build import build_verilog
+    from .memory import timing_from_dict
+    from .mff import tlm_for
+    from .mff.cosim import command_from_dict, mff_difference, perturb_result
+    from .runner import run_cocotb
+    if prepared is None:
+        cfg = MFFConfig.from_dict(doc["config"])
+        cmds = [command_from_dict(c) for c in doc["commands"]]
+        for c in cmds:
+            c.check(cfg)
+        return cfg, cmds, load_image(doc), timing_from_dict(doc["timing"])
+    cfg, cmds, space, timing = prepared
+    want = tlm_for(cfg, space.copy(), timing).run(cmds)
+    if doc.get("perturb_tlm_output"):                               # the run's seeded divergence (tests)
+        perturb_result(want)
+    case = {"config": cfg.to_dict(), "commands": doc["commands"], "timing": doc["timing"],
+            "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"]}
+    res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb_replay", case, sim=sim, waves=waves)
+    got = [MFFResult(values={int(a): int(v) for a, v in r["values"]}, error=bool(r["error"])) for r in res["results"]]
+    what = mff_difference(cmds, got, want)
+    head = f"MFF batch {doc['op_index']} of the run ({len(cmds)} commands) alone on {sim}, {res['cycles']} cycles"
+    if res.get("problems"):
+        head += f" (the testbench: {'; '.join(res['problems'][:2])})"
     if waves and res.get("waves"):
         head += f"; waves: {res['waves']}"
     if what:

@@ -286,7 +286,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
     (tmp_path / "iru.json").write_text('{"unit": "iru"}')
-    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs the SCU's")):
+    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs those of the SCU and the MFF")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
@@ -331,3 +331,23 @@ def test_in_design_log_read_back_and_its_errors():
     gp = GraphPEGInDesign(NS(pushplay0=NS(ents=[], n=_Val(0), head=_Val(0))), GraphPEGConfig.preset("sim"), None)
     with pytest.raises(ValueError, match=f"{(1 << 18) + 1} pushes exceed the in-design player's"):
         asyncio.run(gp.push({0: range((1 << 18) + 1)}))
+
+
+def test_mff_first_differing_command_is_reported_and_replayed(tmp_path):
+    """The MFF with the Python memory: the structural TLM runs every batch of commands
+    in lock step; a divergence seeded into its output of batch 1 is reported as the
+    first difference, with the batch, the command, its size, the scratchpad address
+    and both values, and a reproducer that `graphunits replay` re-runs alone (the
+    batch on the TLM and on the RTL, both starting empty) shows the same difference."""
+    kw = dict(unit="mff", preset="tiny", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory="python")
+    clean = run_cosim("kron:scale=5,edgefactor=4,seed=3", "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["batches_checked"] > 2
+    r = run_cosim("kron:scale=5,edgefactor=4,seed=3", "bfs", perturb_check_op=1, **kw)
+    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
+    m = re.fullmatch(r"first difference at MFF batch 1 \((\d+) commands, started at RTL cycle \d+\): (command \d+ "
+                     r"\(gather, warp \d+, \d+ elements\): scratchpad address 0x[0-9a-f]+ is 0x[0-9a-f]+, the TLM's "
+                     r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
+    assert m, r.problems[0]
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"MFF batch 1 of the run ({m.group(1)} commands)" in out.stdout and f"reproduced: {m.group(2)}" in out.stdout

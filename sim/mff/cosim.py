@@ -6,6 +6,7 @@ sequencer inside the design; :data:`COSIM` is the unit's entry of
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -13,8 +14,9 @@ from golden.memory import AddressSpace
 
 from ..cosim import CosimUnit
 from ..memory import MemoryTiming
+from ..replay import save_reproducer
 
-__all__ = ["MFFRTLBackend", "COSIM"]
+__all__ = ["MFFRTLBackend", "COSIM", "mff_difference", "write_reproducer"]
 
 
 class MFFRTLBackend:
@@ -48,6 +50,11 @@ class MFFRTLBackend:
         self.problems: list[str] = []
         self.cycles = 0
         self.simmem = None
+        self.timing = timing
+        self.batches_done = 0
+        self.first_mismatch: str | None = None   # the first differing command (mismatch triage)
+        self.perturb_check_op: int | None = None  # tests: corrupt the lock-step TLM's output of this batch
+        self.replay_dir = None                   # where the first differing batch's reproducer goes
         if memory is None:
             self.harness = MFFHarness(config, self.space, [], timing=timing, expect=False)
             self.loop = CocotbLoop(dut, self.harness.agents)
@@ -101,6 +108,7 @@ class MFFRTLBackend:
         st = h.model.stats
         reads0, writes0 = st.reads, st.writes
         first = len(h.items)
+        pre = self.space.copy() if self.replay_dir and self.first_mismatch is None else None
         for c in cmds:
             h.submit(c)
         cycles = await self.loop.run(h.done_all, stall_cycles=20_000, what=f"{len(cmds)} MFF commands",
@@ -117,9 +125,22 @@ class MFFRTLBackend:
         t = self.tlm
         treads0, twrites0, tcyc0 = t.reads, t.writes, t.cycle
         tres = t.run(cmds)
+        b = self.batches_done
+        self.batches_done += 1
+        if self.perturb_check_op == b:
+            perturb_result(tres)
         where = f"batch of {len(cmds)} commands at RTL cycle {self.cycles - cycles}"
-        if [r.values for r in out] != [r.values for r in tres] or [r.error for r in out] != [r.error for r in tres]:
-            self.problems.append(f"{where}: RTL values or errors differ from the TLM's")
+        what = mff_difference(cmds, out, tres)
+        if what and self.first_mismatch is None:
+            self.first_mismatch = (f"first difference at MFF batch {b} ({len(cmds)} commands, started at RTL cycle "
+                                   f"{self.cycles - cycles}): {what}")
+            if pre is not None:
+                path = write_reproducer(self.replay_dir, self.config, cmds, pre, self.timing, b,
+                                        self.first_mismatch, perturb=self.perturb_check_op == b)
+                self.first_mismatch += f"; reproducer {path} (graphunits replay {path})"
+            self.problems.append(self.first_mismatch)
+        elif what:
+            self.problems.append(f"{where}: {what}")
         if (st.reads - reads0, st.writes - writes0, cycles) != (t.reads - treads0, t.writes - twrites0,
                                                                 t.cycle - tcyc0):
             self.problems.append(f"{where}: RTL reads/writes/cycles {st.reads - reads0}/{st.writes - writes0}/"
@@ -158,6 +179,60 @@ class MFFRTLBackend:
                                         f"{w.values.get(bad[0])}" if bad else ""))
                 break
         return out
+
+
+def mff_difference(cmds: list, got: list, want: list) -> str | None:
+    """How the RTL's results of a batch of MFF commands (``got``) differ from the
+    TLM's (``want``): the first command whose error flag or scratchpad values differ,
+    with its operation, warp and size, and the first differing scratchpad address
+    with both values; None if they agree."""
+    for k, (c, g, w) in enumerate(zip(cmds, got, want)):
+        head = f"command {k} ({c.op}, warp {c.warp}, {c.elements} elements)"
+        if g.error != w.error:
+            return f"{head}: error flag {g.error}, the TLM's {w.error}"
+        if g.values != w.values:
+            bad = min(a for a in set(g.values) | set(w.values) if g.values.get(a) != w.values.get(a))
+            return (f"{head}: scratchpad address {bad:#x} is {_hex(g.values.get(bad))}, "
+                    f"the TLM's {_hex(w.values.get(bad))}")
+    if len(got) != len(want):
+        return f"{len(got)} results for {len(want)} commands"
+    return None
+
+
+def _hex(v) -> str:
+    return "nothing" if v is None else f"{v:#x}"
+
+
+def perturb_result(results: list) -> None:
+    """A seeded divergence (tests): the first value of the first command that has
+    one, its lowest bit flipped."""
+    for r in results:
+        if r.values:
+            a = min(r.values)
+            r.values[a] ^= 1
+            return
+
+
+def command_to_dict(c) -> dict:
+    import dataclasses
+    return dataclasses.asdict(c)
+
+
+def command_from_dict(d: dict):
+    from golden.mff import MFFCommand, ThreadRequest
+    return MFFCommand(**{**d, "threads": tuple(ThreadRequest(**t) for t in d.get("threads", ()))})
+
+
+def write_reproducer(folder, config, cmds: list, space: AddressSpace, timing: MemoryTiming, index: int,
+                     report: str, *, perturb: bool = False) -> Path:
+    """A self-contained reproducer of one batch of MFF commands (``graphunits
+    replay``): the configuration, the commands, the memory before them, the
+    testbench memory's timing, the batch's index in the run and the report. The unit
+    (its tag unit and lines) starts empty on replay: a divergence that depends on
+    what earlier batches left in it may not reproduce."""
+    return save_reproducer(folder, f"mff-batch{index}", space,
+                           {"unit": "mff", "config": config.to_dict(), "commands": [command_to_dict(c) for c in cmds],
+                            "op_index": index, "timing": timing, "report": report, "perturb_tlm_output": perturb})
 
 
 def _mff_check(rtl: dict, tlm: dict) -> list[str]:

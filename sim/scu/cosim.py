@@ -6,7 +6,6 @@ a reproducer, :func:`write_reproducer`, that ``graphunits replay`` re-runs);
 descriptor's ``cosim``)."""
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -167,20 +166,11 @@ def write_reproducer(folder, config: SCUConfig, op: SCUOp, space: AddressSpace, 
     empty on replay: a divergence that depends on hash state left by earlier
     filter or group operations may not reproduce (the file says how many ran)."""
     import dataclasses
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"scu-op{index}"
-    pages = {f"page_{k}": v for k, v in space._pages.items()}
-    np.savez_compressed(stem.with_suffix(".npz"), **pages)
-    t = dataclasses.asdict(timing)
-    doc = {"unit": "scu", "config": config.to_dict(), "op": dataclasses.asdict(op), "op_index": index,
-           "timing": {k: (list(v) if isinstance(v, tuple) else v) for k, v in t.items()},
-           "addr_bits": space.addr_bits, "regions": [[r.name, r.base, r.nbytes, r.dtype] for r in
-                                                     space.regions.values()],
-           "image": stem.with_suffix(".npz").name, "report": report, "perturb_tlm_output": perturb}
-    path = stem.with_suffix(".json")
-    path.write_text(json.dumps(doc, indent=1))
-    return path
+
+    from ..replay import save_reproducer
+    return save_reproducer(folder, f"scu-op{index}", space,
+                           {"unit": "scu", "config": config.to_dict(), "op": dataclasses.asdict(op), "op_index": index,
+                            "timing": timing, "report": report, "perturb_tlm_output": perturb})
 
 
 def _scu_check(rtl: dict, tlm: dict) -> list[str]:
