@@ -17,9 +17,12 @@
    CSV, figures) whose "RTL in the loop" table lists every RTL-in-the-loop run of
    the steps before (:class:`CosimLog` records them).
 
-About 2-3 minutes on a 2-core machine after ``make setup`` (139 s for ``make run``
-on an idle machine; the area and the Verilator builds are cached under
-``build/``, so a second run is faster); ``--quick --sim icarus`` about a minute.
+The area synthesis starts in a background process with the demo (the
+simulations leave the second core mostly idle) and the report waits for it.
+About 2-3 minutes on a 2-core machine after ``make setup`` (docs/usage.md gives
+the measured cold and warm times; the area and the Verilator builds are cached
+under ``build/``, so a second run is faster); ``--quick --sim icarus`` about a
+minute.
 """
 from __future__ import annotations
 
@@ -124,14 +127,35 @@ def run_demo(sims=None, quick: bool = False) -> int:
     from golden.units import resolve
     sims = list(sims or SIMULATORS)
     step = _Steps(demo_steps())
-    with CosimLog() as log:
-        failures = fetch_demo(sims, quick, step)
-        for _, path in unit_demos():
-            failures += resolve(path)(sims, quick, step)
-        failures += other_units_demo(sims[-1], quick, step)
+    prefetch = _start_area(quick)
+    try:
+        with CosimLog() as log:
+            failures = fetch_demo(sims, quick, step)
+            for _, path in unit_demos():
+                failures += resolve(path)(sims, quick, step)
+            failures += other_units_demo(sims[-1], quick, step)
+        if prefetch is not None and prefetch.poll() is None:
+            step("waiting for the area synthesis (started with the demo, beside the simulations)", new=False)
+            prefetch.wait()
+    finally:
+        if prefetch is not None and prefetch.poll() is None:     # interrupted: do not leave it running
+            prefetch.kill()
+            prefetch.wait()
     failures += report_demo(log.records, quick, step)
     step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
     return 1 if failures else 0
+
+
+def _start_area(quick: bool):
+    """The area of every unit's default preset, synthesized in a background process
+    from the demo's start (the report of the last step finds it cached); None in
+    ``--quick`` or when the area flow is unavailable."""
+    from .report.area import area_unavailable, start_area_prefetch
+    if quick or area_unavailable():
+        return None
+    from hw.registry import unit_names
+    from sim.toolchain import project_root
+    return start_area_prefetch(unit_names(), "default", project_root() / DEMO_OUT / "area-prefetch.log")
 
 
 def fetch_demo(sims, quick: bool, step) -> int:

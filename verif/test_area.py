@@ -280,3 +280,21 @@ def test_sim_and_synth_share_the_tool_error_and_folders():
     for name in ("ToolError", "project_root", "cache_dir"):
         assert getattr(tc, name) is getattr(env, name) is getattr(st, name)
     assert st.liberty_path().name == "osu018_stdcells.lib"
+
+
+def test_area_prefetch_fills_the_cache_in_the_background(tmp_path, monkeypatch):
+    """The demo's background synthesis (graphunits.report.area.start_area_prefetch):
+    a unit's area lands in the cache, where cached_area then finds it (without
+    synthesizing again); a unit that fails is reported in the log, the others go on."""
+    from graphunits.report import area
+    proc = area.start_area_prefetch(["nosuchunit", "axi_bridge"], "default", tmp_path / "log.txt", cache=tmp_path)
+    assert proc.wait(timeout=300) == 1                       # one of the two failed
+    log = (tmp_path / "log.txt").read_text()
+    assert "area of nosuchunit (default) failed" in log and "area of axi_bridge (default): " in log
+    files = list(tmp_path.glob("axi_bridge-default-liberty-*.json"))
+    assert len(files) == 1
+    import synth.flow
+    calls = []
+    monkeypatch.setattr(synth.flow, "run_area", lambda *a, **k: calls.append(a))
+    assert area.cached_area("axi_bridge", "default", cache=tmp_path) == json.loads(files[0].read_text())
+    assert calls == []
