@@ -18,7 +18,8 @@
    the steps before (:class:`CosimLog` records them).
 
 The area synthesis starts in a background process with the demo (the
-simulations leave the second core mostly idle) and the report waits for it.
+simulations leave the second core mostly idle), a second worker joins when the
+simulations are done, and the report waits for them.
 About 2-3 minutes on a 2-core machine after ``make setup`` (docs/usage.md gives
 the measured cold and warm times; the area and the Verilator builds are cached
 under ``build/``, so a second run is faster); ``--quick --sim icarus`` about a
@@ -127,35 +128,51 @@ def run_demo(sims=None, quick: bool = False) -> int:
     from golden.units import resolve
     sims = list(sims or SIMULATORS)
     step = _Steps(demo_steps())
-    prefetch = _start_area(quick)
+    workers = []
+    start = _start_area(quick)
     try:
+        if start is not None:
+            workers.append(start())
         with CosimLog() as log:
             failures = fetch_demo(sims, quick, step)
             for _, path in unit_demos():
                 failures += resolve(path)(sims, quick, step)
             failures += other_units_demo(sims[-1], quick, step)
-        if prefetch is not None and prefetch.poll() is None:
-            step("waiting for the area synthesis (started with the demo, beside the simulations)", new=False)
-            prefetch.wait()
+        if workers and workers[0].poll() is None:
+            step("waiting for the area synthesis (started with the demo; a second worker joins now)", new=False)
+            workers.append(start(reverse=True))
+        for w in workers:
+            w.wait()
     finally:
-        if prefetch is not None and prefetch.poll() is None:     # interrupted: do not leave it running
-            prefetch.kill()
-            prefetch.wait()
+        for w in workers:
+            if w.poll() is None:        # interrupted: do not leave them running
+                w.kill()
+                w.wait()
     failures += report_demo(log.records, quick, step)
     step(f"done in {time.time() - step.t0:.0f} s" + ("" if not failures else f", {failures} FAILED"), new=False)
     return 1 if failures else 0
 
 
 def _start_area(quick: bool):
-    """The area of every unit's default preset, synthesized in a background process
-    from the demo's start (the report of the last step finds it cached); None in
+    """A function that starts a worker synthesizing the area of every unit's default
+    preset in a background process (the report of the last step finds it cached;
+    ``reverse``: the second worker, which starts with the fastest); None in
     ``--quick`` or when the area flow is unavailable."""
+    import shutil
+
     from .report.area import area_unavailable, start_area_prefetch
     if quick or area_unavailable():
         return None
     from hw.registry import unit_names
     from sim.toolchain import project_root
-    return start_area_prefetch(unit_names(), "default", project_root() / DEMO_OUT / "area-prefetch.log")
+    out = project_root() / DEMO_OUT
+    claims = out / "area-claims"
+    shutil.rmtree(claims, ignore_errors=True)          # this run's claims only
+
+    def start(reverse: bool = False):
+        return start_area_prefetch(unit_names(), "default", out / f"area-prefetch{'-2' if reverse else ''}.log",
+                                   claims, reverse=reverse)
+    return start
 
 
 def fetch_demo(sims, quick: bool, step) -> int:

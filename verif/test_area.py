@@ -287,10 +287,17 @@ def test_area_prefetch_fills_the_cache_in_the_background(tmp_path, monkeypatch):
     a unit's area lands in the cache, where cached_area then finds it (without
     synthesizing again); a unit that fails is reported in the log, the others go on."""
     from graphunits.report import area
-    proc = area.start_area_prefetch(["nosuchunit", "axi_bridge"], "default", tmp_path / "log.txt", cache=tmp_path)
+    claims = tmp_path / "claims"
+    proc = area.start_area_prefetch(["nosuchunit", "axi_bridge"], "default", tmp_path / "log.txt", claims,
+                                    cache=tmp_path)
     assert proc.wait(timeout=300) == 1                       # one of the two failed
     log = (tmp_path / "log.txt").read_text()
     assert "area of nosuchunit (default) failed" in log and "area of axi_bridge (default): " in log
+    # a second worker skips what the first claimed
+    (claims / "coalescer-default").touch()                   # as if a worker had it
+    again = area.start_area_prefetch(["axi_bridge", "coalescer"], "default", tmp_path / "log2.txt", claims,
+                                     cache=tmp_path, reverse=True)
+    assert again.wait(timeout=300) == 0 and (tmp_path / "log2.txt").read_text() == ""
     files = list(tmp_path.glob("axi_bridge-default-liberty-*.json"))
     assert len(files) == 1
     import synth.flow

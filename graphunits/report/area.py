@@ -69,30 +69,42 @@ def cached_area(unit: str, preset: str, *, flow: str = "liberty", cache: Path | 
 PREFETCH_ORDER = ("scu", "iru", "graphpeg", "mff", "fetch", "coalescer")
 
 
-def start_area_prefetch(units: list[str], preset: str, log_path: Path, *, cache: Path | None = None):
-    """Synthesize ``units`` at ``preset`` into the cache in a background process (the
-    demo starts it first, so that its simulations and the Yosys runs share the two
-    cores; the report then finds the areas cached). Returns the process
-    (:class:`subprocess.Popen`); wait for it before anything else synthesizes the
-    same units (both would write the same cache file)."""
+def start_area_prefetch(units: list[str], preset: str, log_path: Path, claims: Path, *, cache: Path | None = None,
+                        reverse: bool = False):
+    """Synthesize ``units`` at ``preset`` into the cache in a background process, the
+    slowest first (``reverse``: the fastest first). The demo starts one with the
+    demo, so that its simulations and the Yosys runs share the two cores, and a
+    second one (``reverse``) when the simulations are done; a worker claims a unit
+    by creating a file in the folder ``claims`` and skips those another claimed.
+    Returns the process (:class:`subprocess.Popen`); wait for every worker before
+    anything else synthesizes the same units (both would write the same cache file)."""
     import subprocess
     import sys
     order = sorted(units, key=lambda u: PREFETCH_ORDER.index(u) if u in PREFETCH_ORDER else len(PREFETCH_ORDER))
+    if reverse:
+        order.reverse()
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    Path(claims).mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as f:
-        return subprocess.Popen([sys.executable, "-m", "graphunits.report.area", str(cache or ""), preset, *order],
-                                stdout=f, stderr=subprocess.STDOUT)
+        return subprocess.Popen([sys.executable, "-m", "graphunits.report.area", str(cache or ""), str(claims), preset,
+                                 *order], stdout=f, stderr=subprocess.STDOUT)
 
 
 def _prefetch_main(argv: list[str]) -> int:
-    """``python -m graphunits.report.area CACHE PRESET UNIT...``: each unit's area into
-    the cache (``CACHE`` empty: build/area), one after the other (a unit that fails
-    is reported and skipped: the report retries it and says why)."""
+    """``python -m graphunits.report.area CACHE CLAIMS PRESET UNIT...``: each unit's
+    area into the cache (``CACHE`` empty: build/area), one after the other, but those
+    another worker claimed first in the folder ``CLAIMS`` (a unit that fails is
+    reported and skipped: the report retries it and says why)."""
+    import os
     import time
-    cache, preset, units = Path(argv[0]) if argv[0] else None, argv[1], argv[2:]
+    cache, claims, preset, units = Path(argv[0]) if argv[0] else None, Path(argv[1]), argv[2], argv[3:]
     failed = 0
     for u in units:
+        try:
+            os.close(os.open(claims / f"{u}-{preset}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            continue                    # another worker has it
         t0 = time.time()
         try:
             cached_area(u, preset, cache=cache)
