@@ -20,10 +20,9 @@
 The area synthesis starts in a background process with the demo (the
 simulations leave the second core mostly idle), a second worker joins when the
 simulations are done, and the report waits for them.
-About 2-3 minutes on a 2-core machine after ``make setup`` (docs/usage.md gives
-the measured cold and warm times; the area and the Verilator builds are cached
-under ``build/``, so a second run is faster); ``--quick --sim icarus`` about a
-minute.
+238 s on a 2-core machine after ``make setup`` on a fresh clone, 29 s warm (the
+area and the Verilator builds are cached under ``build/``; README, measured
+2026-11-28); ``--quick --sim icarus`` about a minute.
 """
 from __future__ import annotations
 
