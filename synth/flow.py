@@ -302,7 +302,7 @@ def _fpga_mapping(log: str) -> dict:
 def run_area(unit: str, config: Config | None = None, *, preset: str | None = "default",
              overrides: dict | None = None, flow: str = "liberty", fmax: bool = False,
              model: AreaModel | None = None, workdir: str | Path | None = None,
-             timeout: float | None = None, design=None) -> dict:
+             timeout: float | None = None, design=None, axi: int | None = None) -> dict:
     """Run the area flow on ``unit`` and return the area JSON document (a dict).
 
     Parameters
@@ -327,6 +327,10 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
         Synthesize this design, named ``unit``, instead of a registered unit
         (``config`` and ``preset`` are then only recorded; used by tests of small
         circuits, e.g. the logic-energy hand count).
+    axi : int, optional
+        The unit behind AXI4 (:class:`hw.axi.wrapper.AXI4Wrapper`; the AXI4 data bus
+        in bytes, 0: a memory block a beat), recorded as ``"axi"``; the top (named
+        ``unit``) is then the wrapper, the unit its submodule ``unit``.
 
     Raises
     ------
@@ -342,6 +346,8 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
     if design is not None:
         spec = None
         preset = None
+        if axi is not None:
+            raise AreaError("axi applies to a registered unit, not to a given design")
     elif config is None:
         spec = get_unit(unit)
         config = spec.config(preset or "default", overrides or {})
@@ -364,13 +370,20 @@ def run_area(unit: str, config: Config | None = None, *, preset: str | None = "d
     if fmax:
         nextpnr_exe(flow)
 
+    if axi is not None:
+        from hw.axi.wrapper import AXI4Wrapper
+        design = AXI4Wrapper(spec.build(config), data_bytes=axi or None)    # a bus it cannot take: ConfigError
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="graphunits-area-") as tmp:
-            return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, Path(tmp), False, timeout,
-                        design)
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    return _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir, True, timeout, design)
+            doc = _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, Path(tmp), False, timeout,
+                       design)
+    else:
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        doc = _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir, True, timeout, design)
+    if axi is not None:
+        doc["axi"] = axi
+    return doc
 
 
 def _run(unit, spec, config, preset, overrides, flow, fmax, model, lib, workdir: Path, keep: bool,

@@ -245,6 +245,7 @@ def test_cli_writes_json(tmp_path):
     (["--unit", "fetch", "--flow", "generic", "--json", "/"], {}, "--json /: is a directory; give a file name"),
     (["--unit", "fetch"], {"GRAPHUNITS_LIBERTY": "/nonexistent.lib"},
      "the liberty flow needs the OSU 0.18 um liberty file /nonexistent.lib"),
+    (["--unit", "fetch", "--axi", "3"], {}, "--axi must be the AXI4 data bus in bytes (4, 8, 16, 32, 64 or 128"),
     (["--unit", "fetch", "--flow", "generic"], {"GRAPHUNITS_YOSYS": "/nonexistent/yosys"},
      "GRAPHUNITS_YOSYS=/nonexistent/yosys is not an executable"),
     (["--unit", "fetch", "--flow", "ice40", "--fmax"], {"GRAPHUNITS_NEXTPNR_ICE40": "/nonexistent/nextpnr"},
@@ -255,6 +256,22 @@ def test_cli_errors_are_one_line(args, env, message):
     assert r.returncode == 2
     assert message in r.stderr and r.stderr.count("\n") == 1
     assert "Traceback" not in r.stderr
+
+
+def test_area_of_a_unit_behind_axi4():
+    """``axi``: the wrapper is the top, the unit its submodule ``unit`` (the bare
+    unit's area within Yosys's optimisation across the boundary), the AXI4 bridge
+    of its memory port the rest (its read buffers: a block per ID); recorded."""
+    bare = area(TINY, "generic")
+    doc = run_area("fetch", TINY, preset=None, flow="generic", axi=0)
+    mods = doc["modules"]
+    assert doc["axi"] == 0 and doc["top"] == "fetch" and "fetch.unit" in mods and "fetch.axi_mem" in mods
+    assert abs(mods["fetch.unit"]["total"]["cells"] / bare["total"]["cells"] - 1) < 0.05
+    bridge = mods["fetch.axi_mem"]["total"]
+    assert bridge["memory_bits"] >= TINY.max_inflight * 8 * TINY.block_bytes        # a block per ID
+    assert doc["total"]["cells"] >= bare["total"]["cells"] + bridge["cells"] - 0.05 * bare["total"]["cells"]
+    with pytest.raises(AreaError, match="axi applies to a registered unit"):
+        run_area("fetch", TINY, flow="generic", axi=0, design=object())
 
 
 def test_run_area_errors():

@@ -37,6 +37,9 @@ def add_area_parser(sub) -> argparse.ArgumentParser:
                     help=f"also place and route with nextpnr and report Fmax ({' or '.join(FMAX_FLOWS)} flows)")
     sp.add_argument("--json", metavar="FILE", help="write the result as JSON (schema: docs/area.md)")
     sp.add_argument("--workdir", metavar="DIR", help="keep the RTLIL, Yosys script, logs and netlists in DIR")
+    sp.add_argument("--axi", nargs="?", type=int, const=0, metavar="BYTES",
+                    help="the unit behind its AXI4 wrapper (as `graphunits verilog --axi`): memory ports as AXI4 "
+                         "masters with a data bus of BYTES (default: a memory block), streams as AXI4-Stream")
     sp.set_defaults(func=cmd_area)
     return sp
 
@@ -60,8 +63,11 @@ def cmd_area(args) -> int:
         raise AreaError(f"--workdir {args.workdir}: is a file, not a folder")
     spec = unit(args.unit)
     cfg, preset, overrides = config_from_args(spec, args)
+    if args.axi is not None and args.axi not in (0, 4, 8, 16, 32, 64, 128):
+        raise AreaError(f"--axi must be the AXI4 data bus in bytes (4, 8, 16, 32, 64 or 128; 0 or nothing: as wide "
+                        f"as the unit's memory blocks), not {args.axi}")
     doc = run_area(args.unit, cfg, preset=preset, overrides=overrides, flow=flow, fmax=args.fmax,
-                   workdir=args.workdir)
+                   workdir=args.workdir, axi=args.axi)
     print(format_area(doc))
     if json_path:
         out = json_path
