@@ -1,13 +1,16 @@
 """``graphunits replay FILE``: re-run alone the operation an RTL-in-the-loop run
 found to differ from the TLM (its reproducer, written by the run: the SCU's
 ``sim.scu.cosim.write_reproducer``, one operation; the MFF's
-``sim.mff.cosim.write_reproducer``, one batch of commands), on the RTL and on the
-TLM, and report whether the difference reproduces (issue "For the hardware
+``sim.mff.cosim.write_reproducer``, one batch of commands; GraphPEG's
+``sim.graphpeg.write_reproducer``, one kernel, whose items are checked against
+what its lists hold in memory), on the RTL and on the TLM (or memory), and
+report whether the difference reproduces (issue "For the hardware
 engineer": mismatch triage)."""
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,7 @@ import numpy as np
 __all__ = ["replay", "load_image", "op_from_dict", "save_reproducer"]
 
 #: Units whose RTL-in-the-loop runs write reproducers.
-REPLAY_UNITS = ("scu", "mff")
+REPLAY_UNITS = ("scu", "mff", "graphpeg")
 
 
 def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
@@ -64,8 +67,9 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
             raise ValueError("not a JSON object")
         doc["_dir"] = str(path.parent)
         if doc.get("unit") not in REPLAY_UNITS:
-            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU and the MFF")
-        run = _replay_mff if doc["unit"] == "mff" else _replay_scu
+            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU, the MFF "
+                             f"and GraphPEG")
+        run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg}[doc["unit"]]
         prepared = run(doc, None, sim=sim, waves=waves)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
@@ -143,3 +147,40 @@ def _replay_mff(doc: dict, prepared, *, sim: str, waves: bool):
     if what:
         return True, f"{head}: reproduced: {what}"
     return False, f"{head}: RTL and TLM agree (not reproduced; the run reported: {doc['report']})"
+
+
+def _replay_graphpeg(doc: dict, prepared, *, sim: str, waves: bool):
+    """GraphPEG's: the kernel on the RTL (sim/graphpeg/tb_replay.py: a setup, the
+    lists pushed, the kernel; the Python memory with the run's timing), its items
+    against what the lists hold in memory."""
+    from golden.graphpeg import GraphPEGConfig, GraphPEGKernel
+
+    from .build import build_verilog
+    from .graphpeg import graphpeg_difference, items_from_memory, perturb_expected
+    from .runner import run_cocotb
+    if prepared is None:
+        cfg = GraphPEGConfig.from_dict(doc["config"])
+        kernel = GraphPEGKernel(**doc["kernel"])
+        kernel.check(cfg)
+        lists = [[int(v) for v in vs] for vs in doc["lists"]]
+        if len(lists) != cfg.sms or len(doc["setup"]) != 2:
+            raise ValueError(f"{len(lists)} lists for {cfg.sms} SMs, or a setup that is not [base, stride]")
+        return cfg, kernel, lists, load_image(doc)
+    cfg, kernel, lists, space = prepared
+    want = items_from_memory(space, kernel, lists)
+    if doc.get("perturb_expected"):                                 # the run's seeded divergence (tests)
+        perturb_expected(want)
+    case = {"config": cfg.to_dict(), "kernel": doc["kernel"], "lists": lists, "setup": doc["setup"],
+            "timing": doc["timing"], "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"],
+            "regions": doc["regions"]}
+    res = run_cocotb(build_verilog("graphpeg", cfg), "sim.graphpeg.tb_replay", case, sim=sim, waves=waves)
+    what = graphpeg_difference(Counter(tuple(t) for t in res["items"]), want)
+    head = (f"GraphPEG kernel {doc['op_index']} of the run ({kernel.mode}, lists of "
+            f"{', '.join(str(len(v)) for v in lists)} vertices) alone on {sim}, {res['kernel_cycles']} kernel cycles")
+    if res.get("problems"):
+        head += f" (the testbench: {'; '.join(res['problems'][:2])})"
+    if waves and res.get("waves"):
+        head += f"; waves: {res['waves']}"
+    if what:
+        return True, f"{head}: reproduced: {what}"
+    return False, f"{head}: RTL and memory agree (not reproduced; the run reported: {doc['report']})"

@@ -286,7 +286,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
     (tmp_path / "iru.json").write_text('{"unit": "iru"}')
-    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs those of the SCU and the MFF")):
+    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs those of the SCU, the MFF and GraphPEG")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
@@ -351,3 +351,28 @@ def test_mff_first_differing_command_is_reported_and_replayed(tmp_path):
     out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"MFF batch 1 of the run ({m.group(1)} commands)" in out.stdout and f"reproduced: {m.group(2)}" in out.stdout
+
+
+@pytest.mark.parametrize("memory", ["design", "python"])
+def test_graphpeg_first_differing_kernel_is_reported_and_replayed(memory, tmp_path):
+    """Every kernel's items are checked against what its input lists hold in memory
+    (all SMs together: EF moves items); a divergence seeded into kernel 1's expected
+    items is reported as the first difference, with the kernel, its lists, the item
+    and both counts, and a reproducer that `graphunits replay` re-runs alone (a
+    setup, the lists pushed, the kernel, on the RTL with the Python memory) shows
+    the same difference."""
+    kw = dict(unit="graphpeg", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory=memory)
+    clean = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["kernels_checked"] >= 3
+    r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=1, **kw)
+    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
+    m = re.fullmatch(r"first difference at GraphPEG kernel 1 \(edge, lists of ([\d, ]+) vertices; started at RTL "
+                     r"cycle \d+\): (item \(src, dst, weight, edge\) \(\d+, \d+, \d+, \d+\) handed out 1 times, "
+                     r"expected 0 \((\d+) items handed out, (\d+) expected\)); reproducer (\S+) "
+                     r"\(graphunits replay \S+\)", r.problems[0])
+    assert m, r.problems[0]
+    assert int(m.group(3)) == int(m.group(4)) + 1
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(5)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert (f"GraphPEG kernel 1 of the run (edge, lists of {m.group(1)} vertices)" in out.stdout
+            and f"reproduced: {m.group(2)}" in out.stdout), out.stdout

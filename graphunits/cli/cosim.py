@@ -93,7 +93,9 @@ def add_parsers(sub) -> None:
                         description="Re-run the reproducer that `graphunits cosim` writes when an operation's RTL "
                                     "result differs from the TLM's (the SCU: build/cosim/replay/scu-opK.json, one "
                                     "operation; the MFF with the Python memory: mff-batchK.json, one batch of "
-                                    "commands): alone, from the memory as it was before it, on the RTL and the TLM. "
+                                    "commands; GraphPEG: graphpeg-kernelK.json, one kernel, its items against its "
+                                    "lists in memory): alone, from the memory as it was before it, on the RTL and the "
+                                    "TLM. "
                                     "Prints the difference; exit status 1 when it reproduces.")
     sp.add_argument("file", help="the reproducer (JSON; its memory image .npz beside it)")
     sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],

@@ -149,6 +149,58 @@ def expected_items(graph: dict, lists: list[list[int]], kernel: GraphPEGKernel) 
     return out
 
 
+def items_from_memory(space: AddressSpace, kernel: GraphPEGKernel, lists: list) -> Counter:
+    """What the SMs must hand out for their input lists, read from memory at the
+    kernel's arrays (no model; all SMs together, as EF balancing moves items between
+    them): ``(src, dst, wt, idx)`` per edge, ``(v, v, 0, 0)`` per vertex."""
+    out = Counter()
+    for vs in lists:
+        v = np.asarray(list(vs), np.int64)
+        if not v.size:
+            continue
+        if kernel.mode == "vertex":
+            out.update(zip(v.tolist(), v.tolist(), [0] * v.size, [0] * v.size))
+            continue
+        s = space.gather_elems(kernel.row_ptr + 4 * v, 4).astype(np.int64)
+        e = np.maximum(space.gather_elems(kernel.row_ptr + 4 * v + 4, 4).astype(np.int64), s)
+        n = e - s
+        total = int(n.sum())
+        if not total:
+            continue
+        base = np.repeat(v, n)
+        idx = np.repeat(s, n) + np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+        other = space.gather_elems(kernel.col + 4 * idx, 4).astype(np.int64)
+        wt = (space.gather_elems(kernel.weight + 4 * idx, 4).astype(np.int64) if kernel.weight is not None
+              else np.zeros(total, np.int64))
+        src, dst = (other, base) if kernel.csc else (base, other)
+        out.update(zip(src.tolist(), dst.tolist(), wt.tolist(), idx.tolist()))
+    return out
+
+
+def result_items(res: KernelResult) -> Counter:
+    """The items a kernel handed out, ``(src, dst, wt, idx)``, counted."""
+    return Counter(tuple(int(x) for x in t) for b in res.batches for t in zip(b.src, b.dst, b.wt, b.idx))
+
+
+def graphpeg_difference(got: Counter, want: Counter) -> str | None:
+    """How a kernel's items differ from what its lists hold: the first differing
+    item (in order) with both counts; None if they agree."""
+    if got == want:
+        return None
+    item = min((got - want) + (want - got))
+    return (f"item (src, dst, weight, edge) {item} handed out {got.get(item, 0)} times, expected "
+            f"{want.get(item, 0)} ({sum(got.values())} items handed out, {sum(want.values())} expected)")
+
+
+def perturb_expected(want: Counter) -> None:
+    """A seeded divergence (tests): the first expected item taken out."""
+    if want:
+        item = min(want)
+        want[item] -= 1
+        if not want[item]:
+            del want[item]
+
+
 _OUTCOME_NAMES = {v: k for k, v in EF_OUTCOMES.items()}
 
 
@@ -871,6 +923,13 @@ class GraphPEGRTLBackend(InDesignStats):
         self._arrays: dict = {}
         self.kernel_cycles = 0
         self.simmem = None
+        self.timing = timing
+        self.kernels_done = 0
+        self.first_mismatch: str | None = None   # the first kernel whose items differ (mismatch triage)
+        self.perturb_check_op: int | None = None  # tests: corrupt the expected items of this kernel
+        self.replay_dir = None                   # where the first differing kernel's reproducer goes
+        self._setup_step = None                  # (spill base, stride) of the last setup
+        self._last_inputs: list = []
         if memory is None:
             self.harness = GraphPEGHarness(config, self.space, [], timing=timing, pop_ready=pop_ready, expect=False)
             self.loop = CocotbLoop(dut, self.harness.agents)
@@ -898,7 +957,9 @@ class GraphPEGRTLBackend(InDesignStats):
         return place_array(self.space, self._arrays, name, values)
 
     def setup(self, spill_stride: int) -> None:
-        st = self._setup(Setup(reserve_spill(self.space, self._arrays, self.sms, spill_stride), spill_stride))
+        step = Setup(reserve_spill(self.space, self._arrays, self.sms, spill_stride), spill_stride)
+        self._setup_step = (step.spill_base, step.spill_stride)
+        st = self._setup(step)
         if st["cmd_error"]:
             raise GraphPEGError("the RTL refused the setup command")
 
@@ -921,7 +982,34 @@ class GraphPEGRTLBackend(InDesignStats):
 
     def run(self, kernel: GraphPEGKernel, *, latency: int = 1, consume: float = 0.0, warps: int = 64) -> KernelResult:
         kernel.check(self.config)
-        return self._run(kernel)
+        pre = self.space.copy() if self.replay_dir and self.first_mismatch is None else None
+        cycle = self.loop.cycle if self.simmem is None else self.simmem.cycle
+        res = self._run(kernel)
+        self._check_kernel(kernel, res, pre, cycle)
+        return res
+
+    def _check_kernel(self, kernel: GraphPEGKernel, res: KernelResult, pre, cycle: int) -> None:
+        """Record the first kernel whose items differ from what its input lists hold
+        in memory (:func:`items_from_memory`): which kernel, its lists, the first
+        differing item with both counts, the cycle it started; with a
+        ``replay_dir``, write its reproducer there (:func:`write_reproducer`)."""
+        k = self.kernels_done
+        self.kernels_done += 1
+        if self.first_mismatch is not None:
+            return
+        inputs = self._last_inputs
+        want = items_from_memory(self.space, kernel, inputs)
+        if self.perturb_check_op == k:
+            perturb_expected(want)
+        what = graphpeg_difference(result_items(res), want)
+        if what:
+            self.first_mismatch = (f"first difference at GraphPEG kernel {k} ({kernel.mode}{', CSC' if kernel.csc else ''}"
+                                   f", lists of {', '.join(str(len(v)) for v in inputs)} vertices; started at RTL "
+                                   f"cycle {cycle}): {what}")
+            if pre is not None and self._setup_step is not None:
+                path = write_reproducer(self.replay_dir, self.config, kernel, inputs, self._setup_step, pre,
+                                        self.timing, k, self.first_mismatch, perturb=self.perturb_check_op == k)
+                self.first_mismatch += f"; reproducer {path} (graphunits replay {path})"
 
     async def _run_async(self, kernel):
         h = self.harness
@@ -947,6 +1035,7 @@ class GraphPEGRTLBackend(InDesignStats):
             own.append(int(np.maximum(rp1 - rp, 0).sum()))
         res.sm_items_no_ef = own
         self.kernel_cycles += res.cycles
+        self._last_inputs = [list(map(int, vs)) for vs in inputs]
         return res
 
     # -- the testbench inside the design
@@ -991,6 +1080,23 @@ class GraphPEGRTLBackend(InDesignStats):
         return out
 
 
+def write_reproducer(folder, config: GraphPEGConfig, kernel: GraphPEGKernel, lists: list, setup: tuple,
+                     space: AddressSpace, timing: MemoryTiming, index: int, report: str, *,
+                     perturb: bool = False) -> Path:
+    """A self-contained reproducer of one GraphPEG kernel (``graphunits replay``): the
+    configuration, the setup's spill region, each SM's input list, the kernel, the
+    memory before it, the testbench memory's timing, its index in the run and the
+    report. The engines start empty on replay (a setup, the lists pushed, the
+    kernel)."""
+    import dataclasses
+
+    from ..replay import save_reproducer
+    return save_reproducer(folder, f"graphpeg-kernel{index}", space,
+                           {"unit": "graphpeg", "config": config.to_dict(), "kernel": dataclasses.asdict(kernel),
+                            "lists": lists, "setup": list(setup), "op_index": index, "timing": timing,
+                            "report": report, "perturb_expected": perturb})
+
+
 def _cosim_backend(cfg):
     from golden.graphpeg.session import GraphPEGTLMBackend
     return GraphPEGTLMBackend(cfg)
@@ -1003,8 +1109,9 @@ def _cosim_check(rtl: dict, tlm: dict) -> list[str]:
     TLM run hands out none either: only one of the two running no kernel, or
     handing out no items, is a mismatch; BFS (order-independent: every kernel's
     items are fixed by the graph) must agree exactly, SSSP's items and kernels
-    depend on the pop order."""
-    out = []
+    depend on the pop order. Every kernel's items were checked during the run
+    (``first_mismatch``: the first kernel whose items differ from its lists')."""
+    out = [rtl["first_mismatch"]] if rtl.get("first_mismatch") else []
     if (rtl["kernels"] == 0) != (tlm["kernels"] == 0):
         out.append(f"the RTL ran {rtl['kernels']} kernels, the TLM run {tlm['kernels']}")
     elif (rtl["items"] == 0) != (tlm["items"] == 0):
