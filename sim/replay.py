@@ -3,8 +3,9 @@ found to differ from the TLM (its reproducer, written by the run: the SCU's
 ``sim.scu.cosim.write_reproducer``, one operation; the MFF's
 ``sim.mff.cosim.write_reproducer``, one batch of commands; GraphPEG's
 ``sim.graphpeg.write_reproducer``, one kernel, whose items are checked against
-what its lists hold in memory), on the RTL and on the TLM (or memory), and
-report whether the difference reproduces (issue "For the hardware
+what its lists hold in memory; the IRU's ``sim.iru.write_reproducer``, one
+operation, whose replies are checked against its rules), on the RTL and on the
+TLM (or memory, or the rules), and report whether the difference reproduces (issue "For the hardware
 engineer": mismatch triage)."""
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 __all__ = ["replay", "load_image", "op_from_dict", "save_reproducer"]
 
 #: Units whose RTL-in-the-loop runs write reproducers.
-REPLAY_UNITS = ("scu", "mff", "graphpeg")
+REPLAY_UNITS = ("scu", "mff", "graphpeg", "iru")
 
 
 def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
@@ -67,9 +68,9 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
             raise ValueError("not a JSON object")
         doc["_dir"] = str(path.parent)
         if doc.get("unit") not in REPLAY_UNITS:
-            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU, the MFF "
-                             f"and GraphPEG")
-        run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg}[doc["unit"]]
+            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU, the MFF, "
+                             f"GraphPEG and the IRU")
+        run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg, "iru": _replay_iru}[doc["unit"]]
         prepared = run(doc, None, sim=sim, waves=waves)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
@@ -184,3 +185,29 @@ def _replay_graphpeg(doc: dict, prepared, *, sim: str, waves: bool):
     if what:
         return True, f"{head}: reproduced: {what}"
     return False, f"{head}: RTL and memory agree (not reproduced; the run reported: {doc['report']})"
+
+
+def _replay_iru(doc: dict, prepared, *, sim: str, waves: bool):
+    """The IRU's: the operation on the RTL (sim/iru/tb_replay.py, every partition's
+    memory the Python model with the run's timing), its replies against the rules."""
+    from golden.iru import IRUConfig, IRUOp, RequestPolicy
+
+    from .build import build_verilog
+    from .runner import run_cocotb
+    if prepared is None:
+        cfg = IRUConfig.from_dict(doc["config"])
+        op = IRUOp(**doc["op"])
+        op.check(cfg)
+        RequestPolicy(**doc["policy"])
+        return cfg, op, load_image(doc)
+    cfg, op, space = prepared
+    case = {"config": cfg.to_dict(), "op": doc["op"], "policy": doc["policy"], "timing": doc["timing"],
+            "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"],
+            "perturb_inputs": bool(doc.get("perturb_inputs"))}
+    res = run_cocotb(build_verilog("iru", cfg), "sim.iru.tb_replay", case, sim=sim, waves=waves)
+    head = f"IRU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, {res['cycles']} cycles"
+    if waves and res.get("waves"):
+        head += f"; waves: {res['waves']}"
+    if res["problems"]:
+        return True, f"{head}: reproduced: {res['problems'][0]}"
+    return False, f"{head}: the replies keep the rules (not reproduced; the run reported: {doc['report']})"

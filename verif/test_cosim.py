@@ -285,8 +285,8 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
-    (tmp_path / "iru.json").write_text('{"unit": "iru"}')
-    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "iru.json", "runs those of the SCU, the MFF and GraphPEG")):
+    (tmp_path / "emogi.json").write_text('{"unit": "emogi"}')
+    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "emogi.json", "runs those of the SCU, the MFF, GraphPEG and the IRU")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
@@ -376,3 +376,25 @@ def test_graphpeg_first_differing_kernel_is_reported_and_replayed(memory, tmp_pa
     assert out.returncode == 1, out.stdout + out.stderr
     assert (f"GraphPEG kernel 1 of the run (edge, lists of {m.group(1)} vertices)" in out.stdout
             and f"reproduced: {m.group(2)}" in out.stdout), out.stdout
+
+
+@pytest.mark.parametrize("memory", ["design", "python"])
+def test_iru_first_rule_break_is_reported_and_replayed(memory, tmp_path):
+    """Every IRU operation's replies are checked against the rules for its inputs in
+    memory as it ends; a divergence seeded into the inputs the check of operation 1
+    reads is reported as the first difference, with the operation, its size and the
+    first problem, and a reproducer that `graphunits replay` re-runs alone shows the
+    same problem."""
+    kw = dict(unit="iru", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory=memory)
+    clean = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["ops_checked"] >= 3
+    r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=1, **kw)
+    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
+    m = re.fullmatch(r"first difference at IRU operation 1 \((\w+), n=(\d+); started at RTL cycle \d+\): (.+); "
+                     r"reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
+    assert m, r.problems[0]
+    assert "position 0" in m.group(3) or "never delivered" in m.group(3), m.group(3)
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(4)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert (f"IRU operation 1 of the run ({m.group(1)}, n={m.group(2)})" in out.stdout
+            and f"reproduced: {m.group(3)}" in out.stdout), out.stdout

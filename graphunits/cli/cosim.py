@@ -94,8 +94,8 @@ def add_parsers(sub) -> None:
                                     "result differs from the TLM's (the SCU: build/cosim/replay/scu-opK.json, one "
                                     "operation; the MFF with the Python memory: mff-batchK.json, one batch of "
                                     "commands; GraphPEG: graphpeg-kernelK.json, one kernel, its items against its "
-                                    "lists in memory): alone, from the memory as it was before it, on the RTL and the "
-                                    "TLM. "
+                                    "lists in memory; the IRU: iru-opK.json, one operation, its replies against the "
+                                    "rules): alone, from the memory as it was before it, on the RTL and the TLM. "
                                     "Prints the difference; exit status 1 when it reproduces.")
     sp.add_argument("file", help="the reproducer (JSON; its memory image .npz beside it)")
     sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],

@@ -636,10 +636,15 @@ class IRURTLBackend:
         self.space = space or AddressSpace(addr_bits=config.addr_width)
         self.name = f"rtl-{sim}"
         self.simmems = None
+        self.timing = timing
+        self.ops_done = 0
+        self.first_mismatch: str | None = None   # the first operation that broke the rules (mismatch triage)
+        self.perturb_check_op: int | None = None  # tests: corrupt the inputs the check of this operation reads
+        self.replay_dir = None                   # where the first such operation's reproducer goes
         if memory is None:
             self.harness = IRUHarness(config, self.space, [], timing=timing, expect=False)
             self.loop = CocotbLoop(dut, self.harness.agents)
-            self.execute = resume(self._execute)
+            self._exec = resume(self._execute)
         else:
             from ..simmem import SimMemory
             self.harness = None
@@ -651,10 +656,39 @@ class IRURTLBackend:
             self.in_design = IRUInDesign(dut, config, self.simmems)
             self.dut = dut
             self.sim_s = self.io_s = 0.0
-            self.execute = resume(self._execute_in_design)
+            self._exec = resume(self._execute_in_design)
 
     async def start(self) -> None:
         await start_backend(self.loop, self.simmems or [])
+
+    def execute(self, op: IRUOp, policy: RequestPolicy) -> IRUResult:
+        """Run ``op`` on the RTL; its result is checked against the IRU's rules for
+        the inputs in memory (:func:`golden.iru.check_result`) as it ends."""
+        cycle = self.sim_cycles
+        res = self._exec(op, policy)
+        self._check(op, policy, res, cycle)
+        return res
+
+    def _check(self, op: IRUOp, policy: RequestPolicy, res: IRUResult, cycle: int) -> None:
+        """Record the first operation whose replies break the rules for its inputs:
+        which operation, its size, the first problem, the cycle it started; with a
+        ``replay_dir``, write its reproducer there (:func:`write_reproducer`; the
+        unit writes no memory, so the memory now is the memory before it)."""
+        k = self.ops_done
+        self.ops_done += 1
+        if self.first_mismatch is not None:
+            return
+        idx_in, sec_in = IRUModel(self.config, self.space).inputs(op)
+        if self.perturb_check_op == k:
+            idx_in, sec_in = perturb_inputs(idx_in, sec_in)
+        probs = check_result(self.config, idx_in, sec_in, res)
+        if probs:
+            self.first_mismatch = (f"first difference at IRU operation {k} ({op.op}, n={op.n}; started at RTL "
+                                   f"cycle {cycle}): {probs[0]}")
+            if self.replay_dir:
+                path = write_reproducer(self.replay_dir, self.config, op, policy, self.space, self.timing, k,
+                                        self.first_mismatch, perturb=self.perturb_check_op == k)
+                self.first_mismatch += f"; reproducer {path} (graphunits replay {path})"
 
     @property
     def sim_cycles(self) -> int:
@@ -694,6 +728,30 @@ class IRURTLBackend:
         return res
 
 
+def perturb_inputs(idx_in: np.ndarray, sec_in: np.ndarray) -> tuple:
+    """A seeded divergence (tests): the checked inputs with the first index's lowest
+    bit flipped."""
+    idx_in = np.array(idx_in, copy=True)
+    if idx_in.size:
+        idx_in[0] ^= 1
+    return idx_in, sec_in
+
+
+def write_reproducer(folder, config: IRUConfig, op: IRUOp, policy: RequestPolicy, space: AddressSpace,
+                     timing: MemoryTiming, index: int, report: str, *, perturb: bool = False) -> Path:
+    """A self-contained reproducer of one IRU operation (``graphunits replay``): the
+    configuration, the operation, the warps' request policy, the memory (its
+    indices and secondary values), the testbench memory's timing, its index in the
+    run and the report. The unit starts empty on replay, as at every operation."""
+    import dataclasses
+
+    from ..replay import save_reproducer
+    return save_reproducer(folder, f"iru-op{index}", space,
+                           {"unit": "iru", "config": config.to_dict(), "op": dataclasses.asdict(op),
+                            "policy": dataclasses.asdict(policy), "op_index": index, "timing": timing,
+                            "report": report, "perturb_inputs": perturb})
+
+
 #: The TLM's prefetch latency in ``graphunits cosim`` (its memory answers in 1-20 cycles).
 COSIM_LATENCY = 10
 
@@ -705,7 +763,7 @@ def _iru_backend(cfg):
 
 
 def _iru_check(rtl: dict, tlm: dict) -> list[str]:
-    out = []
+    out = [rtl["first_mismatch"]] if rtl.get("first_mismatch") else []
     if rtl["ops"] != tlm["ops"]:
         out.append(f"the RTL ran {rtl['ops']} IRU operations, the TLM run {tlm['ops']}")
     if rtl.get("problems"):

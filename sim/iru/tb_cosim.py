@@ -12,9 +12,12 @@ from sim.iru import IRURTLBackend
 @cocotb.test()
 async def cosim(dut):
     case, cfg, g, memory, backend = await start_cosim(dut, IRUConfig, IRURTLBackend)
+    backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
+    backend.replay_dir = case.get("replay_dir")                   # the first differing operation's reproducer
     r = await run_case_algorithm(case, g, backend, iru=cfg, iru_exact=True, **case["options"])
     st = r.extra["iru"]
     save_result({k: st[k] for k in ("ops", "elements", "live", "disabled", "kinds", "forwarded", "ring", "cycles",
                                     "cycles_measured", "blocks_per_reply", "full_replies", "problems")}
                 | {"time": r.extra["time"], "sim_cycles": backend.sim_cycles, "memory": backend.memory_stats(),
-                   "memory_model": "design" if memory else "python"})
+                   "memory_model": "design" if memory else "python", "first_mismatch": backend.first_mismatch,
+                   "ops_checked": backend.ops_done})
