@@ -4,8 +4,9 @@ found to differ from the TLM (its reproducer, written by the run: the SCU's
 ``sim.mff.cosim.write_reproducer``, one batch of commands; GraphPEG's
 ``sim.graphpeg.write_reproducer``, one kernel, whose items are checked against
 what its lists hold in memory; the IRU's ``sim.iru.write_reproducer``, one
-operation, whose replies are checked against its rules), on the RTL and on the
-TLM (or memory, or the rules), and report whether the difference reproduces (issue "For the hardware
+operation, whose replies are checked against its rules; the EMOGI coalescer's
+``sim.emogi.write_reproducer``, one batch of warps), on the RTL and on the TLM
+(or memory, or the rules), and report whether the difference reproduces (issue "For the hardware
 engineer": mismatch triage)."""
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 __all__ = ["replay", "load_image", "op_from_dict", "save_reproducer"]
 
 #: Units whose RTL-in-the-loop runs write reproducers.
-REPLAY_UNITS = ("scu", "mff", "graphpeg", "iru")
+REPLAY_UNITS = ("scu", "mff", "graphpeg", "iru", "coalescer")
 
 
 def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
@@ -68,9 +69,10 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
             raise ValueError("not a JSON object")
         doc["_dir"] = str(path.parent)
         if doc.get("unit") not in REPLAY_UNITS:
-            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of the SCU, the MFF, "
-                             f"GraphPEG and the IRU")
-        run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg, "iru": _replay_iru}[doc["unit"]]
+            raise ValueError(f"a reproducer of unit {doc.get('unit')!r}: replay runs those of "
+                             f"{', '.join(REPLAY_UNITS)}")
+        run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg, "iru": _replay_iru,
+               "coalescer": _replay_coalescer}[doc["unit"]]
         prepared = run(doc, None, sim=sim, waves=waves)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
@@ -211,3 +213,32 @@ def _replay_iru(doc: dict, prepared, *, sim: str, waves: bool):
     if res["problems"]:
         return True, f"{head}: reproduced: {res['problems'][0]}"
     return False, f"{head}: the replies keep the rules (not reproduced; the run reported: {doc['report']})"
+
+
+def _replay_coalescer(doc: dict, prepared, *, sim: str, waves: bool):
+    """The EMOGI coalescer's: the batch of warps through the RTL (sim/emogi/
+    tb_replay.py, the run's patterns), its requests against the golden model's."""
+    from golden.emogi import CoalescerConfig, PCIeRequest, warp_requests
+
+    from .build import build_verilog
+    from .emogi import coalescer_difference, perturb_requests
+    from .runner import run_cocotb
+    if prepared is None:
+        cfg = CoalescerConfig.from_dict(doc["config"])
+        want = [warp_requests(cfg, a, m) for a, m in doc["warps"]]
+        return cfg, want
+    cfg, want = prepared
+    if doc.get("perturb_requests"):                                 # the run's seeded divergence (tests)
+        perturb_requests(want)
+    case = {"config": cfg.to_dict(), "warps": doc["warps"], "in_pause": doc["in_pause"],
+            "out_ready": doc["out_ready"], "seed": doc["seed"]}
+    res = run_cocotb(build_verilog("coalescer", cfg), "sim.emogi.tb_replay", case, sim=sim, waves=waves)
+    got = [PCIeRequest(a, n, bool(last)) for a, n, last in res["requests"]]
+    what = coalescer_difference(got, want)
+    head = (f"EMOGI coalescer call {doc['op_index']} of the run ({len(want)} warps) alone on {sim}, "
+            f"{res['cycles']} cycles")
+    if waves and res.get("waves"):
+        head += f"; waves: {res['waves']}"
+    if what:
+        return True, f"{head}: reproduced: {what}"
+    return False, f"{head}: RTL and golden model agree (not reproduced; the run reported: {doc['report']})"

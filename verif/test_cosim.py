@@ -286,7 +286,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
     (tmp_path / "emogi.json").write_text('{"unit": "emogi"}')
-    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "emogi.json", "runs those of the SCU, the MFF, GraphPEG and the IRU")):
+    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "emogi.json", "runs those of scu, mff, graphpeg, iru, coalescer")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
@@ -398,3 +398,25 @@ def test_iru_first_rule_break_is_reported_and_replayed(memory, tmp_path):
     assert out.returncode == 1, out.stdout + out.stderr
     assert (f"IRU operation 1 of the run ({m.group(1)}, n={m.group(2)})" in out.stdout
             and f"reproduced: {m.group(3)}" in out.stdout), out.stdout
+
+
+def test_coalescer_first_differing_request_is_reported_and_replayed(tmp_path):
+    """Every batch of warps through the EMOGI coalescer's RTL is checked against the
+    golden model's requests as it ends; a divergence seeded into batch 1's is
+    reported as the first difference (the warp, the request, both values) with a
+    reproducer (the warps and the patterns: no memory) that `graphunits replay`
+    re-runs alone."""
+    kw = dict(unit="coalescer", sim="verilator", out_dir=tmp_path, log=lambda *a: None)
+    clean = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["calls"] >= 3
+    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", perturb_check_op=1, **kw)
+    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
+    m = re.fullmatch(r"first difference at coalescer call 1 \((\d+) warps; started at RTL cycle \d+\): (warp \d+'s "
+                     r"request 0 \(request \d+ of the batch\) is addr=0x[0-9a-f]+ size=\d+ last=\d, the golden "
+                     r"model's addr=0x[0-9a-f]+ size=\d+ last=\d); reproducer (\S+) \(graphunits replay \S+\)",
+                     r.problems[0])
+    assert m, r.problems[0]
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert (f"EMOGI coalescer call 1 of the run ({m.group(1)} warps)" in out.stdout
+            and f"reproduced: {m.group(2)}" in out.stdout), out.stdout

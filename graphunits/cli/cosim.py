@@ -95,7 +95,8 @@ def add_parsers(sub) -> None:
                                     "operation; the MFF with the Python memory: mff-batchK.json, one batch of "
                                     "commands; GraphPEG: graphpeg-kernelK.json, one kernel, its items against its "
                                     "lists in memory; the IRU: iru-opK.json, one operation, its replies against the "
-                                    "rules): alone, from the memory as it was before it, on the RTL and the TLM. "
+                                    "rules; the EMOGI coalescer: coalescer-callK.json, one batch of warps): alone, "
+                                    "from the memory as it was before it, on the RTL and the TLM. "
                                     "Prints the difference; exit status 1 when it reproduces.")
     sp.add_argument("file", help="the reproducer (JSON; its memory image .npz beside it)")
     sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],

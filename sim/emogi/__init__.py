@@ -25,6 +25,7 @@ Workloads (:func:`make_warps`, JSON-able specs):
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 
@@ -284,6 +285,10 @@ class CoalescerRTLBackend:
         self.warps = 0
         self.cycles = 0
         self.coalesce = resume(self._coalesce)
+        self.first_mismatch: str | None = None   # the first batch whose requests differ (mismatch triage)
+        self.perturb_check_op: int | None = None  # tests: corrupt the golden model's requests of this batch
+        self.replay_dir = None                   # where the first differing batch's reproducer goes
+        self._patterns = (in_pause, out_ready, seed)
 
     async def start(self) -> None:
         await self.loop.start()
@@ -302,15 +307,35 @@ class CoalescerRTLBackend:
             self.src.put(self._codec.encode(addr=addrs, mask=mask))
         # the batch's watchdog: its warps' bounds of the harness (CoalescerHarness.watchdog) added up
         h = CoalescerHarness
-        self._watch = (f"EMOGI coalescer call {self.calls} ({len(warps)} warps, {requests} requests)", self.loop.cycle,
+        start = self.loop.cycle
+        self._watch = (f"EMOGI coalescer call {self.calls} ({len(warps)} warps, {requests} requests)", start,
                        h.WATCH_FIXED + h.WATCH_PER_REQUEST * (requests + 2 * len(warps)) * self._out_wait)
         self.cycles += await self.loop.run(lambda: self.src.idle() and self.closed >= target,
                                            stall_cycles=1000, what=f"coalescer call {self.calls}: {len(warps)} warps",
                                            watch=lambda: self._watch)
         self._watch = None
+        self._check(warps, self.got[first:], start)
         self.calls += 1
         self.warps += len(warps)
         return self.got[first:]
+
+    def _check(self, warps, got: list, cycle: int) -> None:
+        """Record the first batch whose requests differ from the golden model's
+        (:func:`coalescer_difference`); with a ``replay_dir``, write its reproducer."""
+        if self.first_mismatch is not None:
+            return
+        k = self.calls
+        want = [warp_requests(self.config, a, m) for a, m in warps]
+        if self.perturb_check_op == k:
+            perturb_requests(want)
+        what = coalescer_difference(got, want)
+        if what:
+            self.first_mismatch = (f"first difference at coalescer call {k} ({len(warps)} warps; started at RTL cycle "
+                                   f"{cycle}): {what}")
+            if self.replay_dir:
+                path = write_reproducer(self.replay_dir, self.config, warps, self._patterns, k, self.first_mismatch,
+                                        perturb=self.perturb_check_op == k)
+                self.first_mismatch += f"; reproducer {path} (graphunits replay {path})"
 
     async def drain(self, cycles: int = 16) -> int:
         """Run ``cycles`` idle cycles; the number of requests that came out meanwhile
@@ -318,6 +343,54 @@ class CoalescerRTLBackend:
         k = len(self.got)
         await self.loop.idle(cycles)
         return len(self.got) - k
+
+
+def coalescer_difference(got: list, want: list) -> str | None:
+    """How a batch's requests (``got``, in order) differ from the golden model's
+    (``want``: each warp's list): the first differing request, its warp and both
+    values; None if they agree."""
+    i = 0
+    for w, reqs in enumerate(want):
+        for j, e in enumerate(reqs):
+            g = got[i] if i < len(got) else None
+            if g != e:
+                seen = "nothing" if g is None else f"addr={g.addr:#x} size={g.size} last={int(g.last)}"
+                return (f"warp {w}'s request {j} (request {i} of the batch) is {seen}, the golden model's "
+                        f"addr={e.addr:#x} size={e.size} last={int(e.last)}")
+            i += 1
+    if len(got) > i:
+        g = got[i]
+        return f"{len(got) - i} requests more than the golden model's, the first addr={g.addr:#x} size={g.size}"
+    return None
+
+
+def perturb_requests(want: list) -> None:
+    """A seeded divergence (tests): the first request of the first warp that has one
+    a sector larger (or smaller, at a whole line)."""
+    for reqs in want:
+        if reqs:
+            r = reqs[0]
+            reqs[0] = PCIeRequest(r.addr, r.size + 32 if r.size < 128 else r.size - 32, r.last)
+            return
+
+
+def write_reproducer(folder, config: CoalescerConfig, warps, patterns: tuple, index: int, report: str, *,
+                     perturb: bool = False) -> Path:
+    """A self-contained reproducer of one batch of warps (``graphunits replay``): the
+    configuration, every warp's lane addresses and mask, the input's and output's
+    patterns, its index in the run and the report (no memory: the coalescer has
+    no memory port)."""
+    from golden.memory import AddressSpace
+
+    from ..replay import save_reproducer
+    in_pause, out_ready, seed = patterns
+    return save_reproducer(folder, f"coalescer-call{index}", AddressSpace(addr_bits=config.addr_width),
+                           {"unit": "coalescer", "config": config.to_dict(),
+                            "warps": [[[int(x) for x in a], None if m is None else
+                                       (int(m) if isinstance(m, int) else [bool(x) for x in m])] for a, m in warps],
+                            "in_pause": None if in_pause is None else list(in_pause),
+                            "out_ready": None if out_ready is None else list(out_ready), "seed": seed,
+                            "op_index": index, "report": report, "perturb_requests": perturb})
 
 
 #: The modes ``graphunits cosim --unit coalescer`` runs (the zero-copy ones; default first).
@@ -334,9 +407,10 @@ def _hist(d: dict) -> dict:
 def cosim_check(rtl: dict, tlm: dict) -> list[str]:
     """What must hold beyond the result (``rtl``: sim/emogi/tb_cosim.py's result;
     ``tlm``: ``extra["emogi"]`` of the run with the TLM coalescer)."""
+    first = [rtl["first_mismatch"]] if rtl.get("first_mismatch") else []
     if rtl.get("error"):
-        return [f"the run with the RTL coalescer stopped: {rtl['error']}"]
-    out = []
+        return first + [f"the run with the RTL coalescer stopped: {rtl['error']}"]
+    out = first
     got = _hist(rtl["coalescer"]["requests"])
     if got != _hist(tlm["requests"]):
         out.append(f"RTL requests by size {got}, the golden model's {_hist(tlm['requests'])}")

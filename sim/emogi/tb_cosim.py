@@ -22,14 +22,17 @@ from sim.memory import ProtocolError
 async def cosim(dut):
     case, cfg, g, _, backend = await start_cosim(dut, CoalescerConfig, CoalescerRTLBackend, memory_model=False,
                                                  in_pause=COSIM_IN_PAUSE, out_ready=COSIM_OUT_READY, seed=1)
+    backend.perturb_check_op = case.get("perturb_check_op")      # tests: a seeded divergence
+    backend.replay_dir = case.get("replay_dir")                   # the first differing batch's reproducer
     try:
         r = await run_case_algorithm(case, g, backend, **case["options"])
     except (CoalescerError, HangError, ProtocolError) as e:
         np.save(case["values"], np.full(g.num_vertices, np.nan))
-        save_result({"error": f"{type(e).__name__}: {e}", "cycles": backend.cycles})
+        save_result({"error": f"{type(e).__name__}: {e}", "cycles": backend.cycles,
+                     "first_mismatch": backend.first_mismatch})
         return
     extra = await backend.drain()
     st = r.extra["emogi"]
     save_result({"coalescer": st["coalescer"], "requests": st["requests"], "request_count": st["request_count"],
                  "cycles": backend.cycles, "calls": backend.calls, "warps": backend.warps,
-                 "extra_requests": extra, "iterations": r.iterations})
+                 "extra_requests": extra, "iterations": r.iterations, "first_mismatch": backend.first_mismatch})
