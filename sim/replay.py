@@ -55,6 +55,26 @@ def load_image(doc: dict):
     return space
 
 
+def _image_case(doc: dict, **fields) -> dict:
+    """A replay module's case: ``fields`` and the reproducer's memory image."""
+    return {**fields, "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"],
+            "regions": doc["regions"]}
+
+
+def _verdict(doc: dict, head: str, res: dict, what: str | None, *, waves: bool, agree: str,
+             testbench: bool = True) -> tuple[bool, str]:
+    """(reproduced, report) of a replay: ``head`` (what ran), the testbench's own
+    problems (``testbench``), the waveform, then the difference ``what`` or, when
+    there is none, ``agree`` and what the run had reported."""
+    if testbench and res.get("problems"):
+        head += f" (the testbench: {'; '.join(res['problems'][:2])})"
+    if waves and res.get("waves"):
+        head += f"; waves: {res['waves']}"
+    if what:
+        return True, f"{head}: reproduced: {what}"
+    return False, f"{head}: {agree} (not reproduced; the run reported: {doc['report']})"
+
+
 def op_from_dict(d: dict):
     from golden.scu import SCUOp
     return SCUOp(**d)
@@ -91,15 +111,13 @@ def _replay_scu(doc: dict, prepared, *, sim: str, waves: bool):
     if prepared is None:
         return SCUConfig.from_dict(doc["config"]), op_from_dict(doc["op"]), load_image(doc)
     cfg, op, space = prepared
-    path = Path(doc["_dir"])
     ref = space.copy()
     want = SCUModel(cfg, ref).execute(op)
     if doc.get("perturb_tlm_output") and want.write_blocks:        # the run's seeded divergence (tests)
         a = want.write_blocks[0]
         ref.write(a, ref.read(a, 1) ^ np.uint8(1))
-    case = {"config": cfg.to_dict(), "op": doc["op"], "timing": doc["timing"], "image": str(path /
-            doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"],
-            "blocks": [int(a) for a in want.write_blocks]}
+    case = _image_case(doc, config=cfg.to_dict(), op=doc["op"], timing=doc["timing"],
+                       blocks=[int(a) for a in want.write_blocks])
     res = run_cocotb(build_verilog("scu", cfg), "sim.scu.tb_replay", case, sim=sim, waves=waves)
     got = space.copy()
     for a, hexdata in res["blocks"].items():
@@ -108,13 +126,8 @@ def _replay_scu(doc: dict, prepared, *, sim: str, waves: bool):
     st = SCUStatus(s["elements_in"], s["elements_out"], s["mem_error"], s["cmd_error"], reads=s["reads"],
                    writes=s["writes"])
     what = scu_difference(op, st, got, want, ref, cfg.block_bytes)
-    head = (f"SCU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, "
-            f"{res['cycles']} cycles")
-    if waves and res.get("waves"):
-        head += f"; waves: {res['waves']}"
-    if what:
-        return True, f"{head}: reproduced: {what}"
-    return False, f"{head}: RTL and TLM agree (not reproduced; the run reported: {doc['report']})"
+    return _verdict(doc, f"SCU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, "
+                         f"{res['cycles']} cycles", res, what, waves=waves, agree="RTL and TLM agree")
 
 
 def _replay_mff(doc: dict, prepared, *, sim: str, waves: bool):
@@ -137,19 +150,12 @@ def _replay_mff(doc: dict, prepared, *, sim: str, waves: bool):
     want = tlm_for(cfg, space.copy(), timing).run(cmds)
     if doc.get("perturb_tlm_output"):                               # the run's seeded divergence (tests)
         perturb_result(want)
-    case = {"config": cfg.to_dict(), "commands": doc["commands"], "timing": doc["timing"],
-            "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"]}
+    case = _image_case(doc, config=cfg.to_dict(), commands=doc["commands"], timing=doc["timing"])
     res = run_cocotb(build_verilog("mff", cfg), "sim.mff.tb_replay", case, sim=sim, waves=waves)
     got = [MFFResult(values={int(a): int(v) for a, v in r["values"]}, error=bool(r["error"])) for r in res["results"]]
-    what = mff_difference(cmds, got, want)
-    head = f"MFF batch {doc['op_index']} of the run ({len(cmds)} commands) alone on {sim}, {res['cycles']} cycles"
-    if res.get("problems"):
-        head += f" (the testbench: {'; '.join(res['problems'][:2])})"
-    if waves and res.get("waves"):
-        head += f"; waves: {res['waves']}"
-    if what:
-        return True, f"{head}: reproduced: {what}"
-    return False, f"{head}: RTL and TLM agree (not reproduced; the run reported: {doc['report']})"
+    return _verdict(doc, f"MFF batch {doc['op_index']} of the run ({len(cmds)} commands) alone on {sim}, "
+                         f"{res['cycles']} cycles", res, mff_difference(cmds, got, want), waves=waves,
+                    agree="RTL and TLM agree")
 
 
 def _replay_graphpeg(doc: dict, prepared, *, sim: str, waves: bool):
@@ -173,20 +179,14 @@ def _replay_graphpeg(doc: dict, prepared, *, sim: str, waves: bool):
     want = items_from_memory(space, kernel, lists)
     if doc.get("perturb_expected"):                                 # the run's seeded divergence (tests)
         perturb_expected(want)
-    case = {"config": cfg.to_dict(), "kernel": doc["kernel"], "lists": lists, "setup": doc["setup"],
-            "timing": doc["timing"], "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"],
-            "regions": doc["regions"]}
+    case = _image_case(doc, config=cfg.to_dict(), kernel=doc["kernel"], lists=lists, setup=doc["setup"],
+                       timing=doc["timing"])
     res = run_cocotb(build_verilog("graphpeg", cfg), "sim.graphpeg.tb_replay", case, sim=sim, waves=waves)
-    what = graphpeg_difference(Counter(tuple(t) for t in res["items"]), want)
-    head = (f"GraphPEG kernel {doc['op_index']} of the run ({kernel.mode}, lists of "
-            f"{', '.join(str(len(v)) for v in lists)} vertices) alone on {sim}, {res['kernel_cycles']} kernel cycles")
-    if res.get("problems"):
-        head += f" (the testbench: {'; '.join(res['problems'][:2])})"
-    if waves and res.get("waves"):
-        head += f"; waves: {res['waves']}"
-    if what:
-        return True, f"{head}: reproduced: {what}"
-    return False, f"{head}: RTL and memory agree (not reproduced; the run reported: {doc['report']})"
+    return _verdict(doc, f"GraphPEG kernel {doc['op_index']} of the run ({kernel.mode}, lists of "
+                         f"{', '.join(str(len(v)) for v in lists)} vertices) alone on {sim}, "
+                         f"{res['kernel_cycles']} kernel cycles", res,
+                    graphpeg_difference(Counter(tuple(t) for t in res["items"]), want), waves=waves,
+                    agree="RTL and memory agree")
 
 
 def _replay_iru(doc: dict, prepared, *, sim: str, waves: bool):
@@ -203,16 +203,12 @@ def _replay_iru(doc: dict, prepared, *, sim: str, waves: bool):
         RequestPolicy(**doc["policy"])
         return cfg, op, load_image(doc)
     cfg, op, space = prepared
-    case = {"config": cfg.to_dict(), "op": doc["op"], "policy": doc["policy"], "timing": doc["timing"],
-            "image": str(Path(doc["_dir"]) / doc["image"]), "addr_bits": doc["addr_bits"], "regions": doc["regions"],
-            "perturb_inputs": bool(doc.get("perturb_inputs"))}
+    case = _image_case(doc, config=cfg.to_dict(), op=doc["op"], policy=doc["policy"], timing=doc["timing"],
+                       perturb_inputs=bool(doc.get("perturb_inputs")))
     res = run_cocotb(build_verilog("iru", cfg), "sim.iru.tb_replay", case, sim=sim, waves=waves)
-    head = f"IRU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, {res['cycles']} cycles"
-    if waves and res.get("waves"):
-        head += f"; waves: {res['waves']}"
-    if res["problems"]:
-        return True, f"{head}: reproduced: {res['problems'][0]}"
-    return False, f"{head}: the replies keep the rules (not reproduced; the run reported: {doc['report']})"
+    return _verdict(doc, f"IRU operation {doc['op_index']} of the run ({op.op}, n={op.n}) alone on {sim}, "
+                         f"{res['cycles']} cycles", res, (res["problems"] or [None])[0], waves=waves,
+                    agree="the replies keep the rules", testbench=False)
 
 
 def _replay_coalescer(doc: dict, prepared, *, sim: str, waves: bool):
@@ -234,11 +230,6 @@ def _replay_coalescer(doc: dict, prepared, *, sim: str, waves: bool):
             "out_ready": doc["out_ready"], "seed": doc["seed"]}
     res = run_cocotb(build_verilog("coalescer", cfg), "sim.emogi.tb_replay", case, sim=sim, waves=waves)
     got = [PCIeRequest(a, n, bool(last)) for a, n, last in res["requests"]]
-    what = coalescer_difference(got, want)
-    head = (f"EMOGI coalescer call {doc['op_index']} of the run ({len(want)} warps) alone on {sim}, "
-            f"{res['cycles']} cycles")
-    if waves and res.get("waves"):
-        head += f"; waves: {res['waves']}"
-    if what:
-        return True, f"{head}: reproduced: {what}"
-    return False, f"{head}: RTL and golden model agree (not reproduced; the run reported: {doc['report']})"
+    return _verdict(doc, f"EMOGI coalescer call {doc['op_index']} of the run ({len(want)} warps) alone on {sim}, "
+                         f"{res['cycles']} cycles", res, coalescer_difference(got, want), waves=waves,
+                    agree="RTL and golden model agree")

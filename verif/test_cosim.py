@@ -262,6 +262,14 @@ def test_in_design_memory_watchdog_stops_a_stalled_run(tmp_path):
                   out_dir=tmp_path, log=lambda *a: None, timing={"latency": 60000}, memory="design")
 
 
+def _replays(path: str, head: str, what: str) -> None:
+    """``graphunits replay path`` re-runs the reproducer alone: exit 1, its report
+    names the operation (``head``) and the same difference (``what``)."""
+    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", path], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert head in out.stdout and f"reproduced: {what}" in out.stdout, out.stdout
+
+
 @pytest.mark.parametrize("memory", ["design", "python"])
 def test_first_differing_operation_is_reported(memory, tmp_path):
     """Lock step: the TLM runs every SCU operation on a copy of the memory before the
@@ -279,9 +287,7 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
                      r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
     assert m, r.problems[0]
     # the reproducer re-runs that operation alone and shows the same difference
-    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert f"SCU operation 3 of the run ({m.group(1)}, " in out.stdout and f"reproduced: {m.group(2)}" in out.stdout
+    _replays(m.group(3), f"SCU operation 3 of the run ({m.group(1)}, ", m.group(2))
 
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
@@ -348,9 +354,7 @@ def test_mff_first_differing_command_is_reported_and_replayed(tmp_path):
                      r"\(gather, warp \d+, \d+ elements\): scratchpad address 0x[0-9a-f]+ is 0x[0-9a-f]+, the TLM's "
                      r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
     assert m, r.problems[0]
-    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert f"MFF batch 1 of the run ({m.group(1)} commands)" in out.stdout and f"reproduced: {m.group(2)}" in out.stdout
+    _replays(m.group(3), f"MFF batch 1 of the run ({m.group(1)} commands)", m.group(2))
 
 
 @pytest.mark.parametrize("memory", ["design", "python"])
@@ -372,10 +376,7 @@ def test_graphpeg_first_differing_kernel_is_reported_and_replayed(memory, tmp_pa
                      r"\(graphunits replay \S+\)", r.problems[0])
     assert m, r.problems[0]
     assert int(m.group(3)) == int(m.group(4)) + 1
-    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(5)], capture_output=True, text=True)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert (f"GraphPEG kernel 1 of the run (edge, lists of {m.group(1)} vertices)" in out.stdout
-            and f"reproduced: {m.group(2)}" in out.stdout), out.stdout
+    _replays(m.group(5), f"GraphPEG kernel 1 of the run (edge, lists of {m.group(1)} vertices)", m.group(2))
 
 
 @pytest.mark.parametrize("memory", ["design", "python"])
@@ -394,10 +395,7 @@ def test_iru_first_rule_break_is_reported_and_replayed(memory, tmp_path):
                      r"reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
     assert m, r.problems[0]
     assert "position 0" in m.group(3) or "never delivered" in m.group(3), m.group(3)
-    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(4)], capture_output=True, text=True)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert (f"IRU operation 1 of the run ({m.group(1)}, n={m.group(2)})" in out.stdout
-            and f"reproduced: {m.group(3)}" in out.stdout), out.stdout
+    _replays(m.group(4), f"IRU operation 1 of the run ({m.group(1)}, n={m.group(2)})", m.group(3))
 
 
 def test_coalescer_first_differing_request_is_reported_and_replayed(tmp_path):
@@ -416,7 +414,4 @@ def test_coalescer_first_differing_request_is_reported_and_replayed(tmp_path):
                      r"model's addr=0x[0-9a-f]+ size=\d+ last=\d); reproducer (\S+) \(graphunits replay \S+\)",
                      r.problems[0])
     assert m, r.problems[0]
-    out = subprocess.run([sys.executable, "-m", "graphunits", "replay", m.group(3)], capture_output=True, text=True)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert (f"EMOGI coalescer call 1 of the run ({m.group(1)} warps)" in out.stdout
-            and f"reproduced: {m.group(2)}" in out.stdout), out.stdout
+    _replays(m.group(3), f"EMOGI coalescer call 1 of the run ({m.group(1)} warps)", m.group(2))
