@@ -324,7 +324,8 @@ class _FastSM:
                 nreq = 1 + (m._weight_blocks(p, p + n) if weights else 0)
                 port = nreq
                 if cons:
-                    if self.pop_end + ws <= self.X:
+                    np_ = self._next_pop
+                    if self.pop_end + ws <= self.X and not (np_[0] == self.pop_end and np_[2] >= t + 1):
                         self._full_pops(self.X, t + 1)    # the warps popped by now
                     if self.cbusy > t:                # they want the port too: round robin
                         self.cbusy += port
