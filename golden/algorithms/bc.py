@@ -55,9 +55,7 @@ class BC(Algorithm):
         while levels[-1].size:
             front = levels[-1]
             self.progress(d, int(front.size))
-            starts = g.row_ptr[front]
-            counts = g.row_ptr[front + 1] - starts
-            pos, owner = segments(starts, counts)
+            pos, owner, counts = self.advance_edges(front, self.a_front)
             v = g.col[pos].astype(np.int64)
             u = front[owner]
             new = depth[v] == -1
@@ -65,14 +63,8 @@ class BC(Algorithm):
             onpath = depth[v] == d + 1
             np.add.at(sigma, v[onpath], sigma[u[onpath]])
             nxt = np.flatnonzero(np.bincount(v[new], minlength=V)) if new.any() else np.zeros(0, np.int64)
-            self.gpu.count("edges", pos.size)
-            self.gpu.count("frontier_vertices", front.size)
-            self.lb_scan(self.a_front, front)
             with self.gpu.kernel("bc_forward", front.size + pos.size, phases=4 + self.load_balanced) as k:
-                self.lb_search(k, counts, owner)
-                k.load(self.a_front, range(front.size))
-                k.load(self.dg.row_ptr, front)
-                k.load(self.dg.row_ptr, front + 1)
+                self.advance_loads(k, front, self.a_front, counts, owner)
                 k.load(self.a_sigma, front)
                 k.load(self.dg.col, pos)
                 k.load(self.a_depth, v)

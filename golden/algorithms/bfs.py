@@ -108,18 +108,10 @@ class BFS(Algorithm):
     def expand(self, nf: np.ndarray) -> np.ndarray:
         """Edge frontier: the neighbours of every frontier vertex, in order."""
         g = self.graph
-        starts = g.row_ptr[nf]
-        counts = g.row_ptr[nf + 1] - starts
-        pos, owner = segments(starts, counts)
-        self.gpu.count("edges", pos.size)
-        self.gpu.count("frontier_vertices", nf.size)
+        pos, owner, counts = self.advance_edges(nf, self.a_nf)
         self.gpu.count("gpu_nodes", nf.size)
-        self.lb_scan(self.a_nf, nf)
         with self.gpu.kernel("bfs_expand", nf.size + pos.size, phases=3 + self.load_balanced) as k:
-            self.lb_search(k, counts, owner)
-            k.load(self.a_nf, range(nf.size))
-            k.load(self.dg.row_ptr, nf)
-            k.load(self.dg.row_ptr, nf + 1)
+            self.advance_loads(k, nf, self.a_nf, counts, owner)
             k.load(self.dg.col, pos)
             k.store(self.a_ef, range(pos.size))
             cta_atomics(k, self.counter, nf.size + pos.size)

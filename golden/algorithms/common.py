@@ -271,6 +271,29 @@ class Algorithm:
     def check_options(self) -> None:
         """Checks that need the graph (weights...); after :meth:`check_option_values`."""
 
+    # -- an advance over a vertex frontier's out-edges ----------------------------------
+    def advance_edges(self, front: np.ndarray, front_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The out-edges of ``front``: ``(pos, owner, counts)`` (each edge's position
+        in ``col``, the frontier index of its source, each vertex's degree); counts
+        the edges and the frontier vertices and, load-balanced, runs the advance's
+        scan kernel (:meth:`lb_scan`)."""
+        g = self.graph
+        starts = g.row_ptr[front]
+        counts = g.row_ptr[front + 1] - starts
+        pos, owner = segments(starts, counts)
+        self.gpu.count("edges", pos.size)
+        self.gpu.count("frontier_vertices", front.size)
+        self.lb_scan(front_array, front)
+        return pos, owner, counts
+
+    def advance_loads(self, k, front: np.ndarray, front_array, counts: np.ndarray, owner: np.ndarray) -> None:
+        """The advance kernel's first accesses: the load-balancing search
+        (:meth:`lb_search`), then each thread's frontier vertex and its ``row_ptr`` pair."""
+        self.lb_search(k, counts, owner)
+        k.load(front_array, range(front.size))
+        k.load(self.dg.row_ptr, front)
+        k.load(self.dg.row_ptr, front + 1)
+
     # -- Gunrock's load-balanced advance (mode "lb") -----------------------------------
     def lb_scan(self, front_array, front: np.ndarray) -> None:
         """The advance's first kernel: a thread per frontier vertex reads it and its

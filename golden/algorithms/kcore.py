@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .common import Algorithm, AlgorithmError, cta_atomics, segments
+from .common import Algorithm, AlgorithmError, cta_atomics
 
 __all__ = ["KCore", "KState", "kcore_peel"]
 
@@ -113,19 +113,11 @@ class KCore(Algorithm):
         g = self.graph
         while front.size:
             self.progress(st.k, int(front.size))
-            starts = g.row_ptr[front]
-            counts = g.row_ptr[front + 1] - starts
-            pos, owner = segments(starts, counts)
-            self.gpu.count("edges", pos.size)
-            self.gpu.count("frontier_vertices", front.size)
+            pos, owner, counts = self.advance_edges(front, self.a_front)
             self.gpu.count("gpu_nodes", front.size)
             self.gpu.count("gpu_edges", pos.size)
-            self.lb_scan(self.a_front, front)
             with self.gpu.kernel("kcore_expand", front.size + pos.size, phases=3 + self.load_balanced) as k:
-                self.lb_search(k, counts, owner)
-                k.load(self.a_front, range(front.size))
-                k.load(self.dg.row_ptr, front)
-                k.load(self.dg.row_ptr, front + 1)
+                self.advance_loads(k, front, self.a_front, counts, owner)
                 k.load(self.dg.col, pos)
                 k.store(self.a_ef, range(pos.size))
                 cta_atomics(k, self.counter, front.size + pos.size)

@@ -27,7 +27,7 @@ import numbers
 
 import numpy as np
 
-from .common import Algorithm, AlgorithmError, cta_atomics, segments
+from .common import Algorithm, AlgorithmError, cta_atomics
 
 __all__ = ["SSSP"]
 
@@ -112,18 +112,10 @@ class SSSP(Algorithm):
     # ------------------------------------------------------------------ steps
     def expand(self, nf: np.ndarray, dist: np.ndarray):
         g = self.graph
-        starts = g.row_ptr[nf]
-        counts = g.row_ptr[nf + 1] - starts
-        pos, owner = segments(starts, counts)
-        self.gpu.count("edges", pos.size)
-        self.gpu.count("frontier_vertices", nf.size)
+        pos, owner, counts = self.advance_edges(nf, self.a_nf)
         self.gpu.count("gpu_nodes", nf.size)
-        self.lb_scan(self.a_nf, nf)
         with self.gpu.kernel("sssp_expand", nf.size + pos.size, phases=3 + self.load_balanced) as k:
-            self.lb_search(k, counts, owner)
-            k.load(self.a_nf, range(nf.size))
-            k.load(self.dg.row_ptr, nf)
-            k.load(self.dg.row_ptr, nf + 1)
+            self.advance_loads(k, nf, self.a_nf, counts, owner)
             k.load(self.a_dist, nf)
             k.load(self.dg.col, pos)
             k.load(self.dg.weight, pos)
