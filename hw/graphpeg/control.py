@@ -32,7 +32,9 @@ class KernelControl(ConfiguredComponent):
     ``ending`` until the done beat is taken (``ended``). Region ``k`` of the SM is at
     ``spill_base + (2 sm + k) spill_stride``; ``spill_base`` is the output list's
     (``parity``), ``in_region`` the input list's. ``mem_error``: an ``error`` since
-    the last setup. ``active``: not idle.
+    the last setup or the last status that reported it (``reported``: errors after
+    a kernel's status, e.g. of the spill writes of the pushes for the next kernel,
+    are the next kernel's, as the TLM counts them). ``active``: not idle.
 
     Parameters
     ----------
@@ -49,7 +51,7 @@ class KernelControl(ConfiguredComponent):
             "par": Out(KernelParams(config)), "running": Out(1), "ending": Out(1), "active": Out(1), "open": Out(1),
             "clear": Out(1), "swap": Out(1), "parity": In(1),
             "spill_start": Out(1), "spill_base": Out(aw), "spill_finish": Out(1), "spill_done": In(1),
-            "in_region": Out(aw), "error": In(1), "mem_error": Out(1),
+            "in_region": Out(aw), "error": In(1), "mem_error": Out(1), "reported": In(1),
         })
 
     def elaborate(self, platform):
@@ -65,7 +67,9 @@ class KernelControl(ConfiguredComponent):
                      self.active.eq(state != _State.IDLE), self.in_region.eq(region(~p)),
                      self.open.eq(setup_done & ((state == _State.IDLE) | (state == _State.RUN) |
                                                 (state == _State.DONE)))]
-        with m.If(self.error):
+        with m.If(self.reported):
+            m.d.sync += self.mem_error.eq(0)
+        with m.If(self.error):                   # an error in the reporting cycle is the next status's
             m.d.sync += self.mem_error.eq(1)
         m.d.comb += self.spill_base.eq(region(p))
         with m.Switch(state):

@@ -78,8 +78,12 @@ class GraphPEGSM(ConfiguredComponent):
     efs, bc, bs, bw_size, bw0_i, bw1_i, bv_i, bw0_o, bw1_o, bv_o
         The EF exchange registers.
     mem_error, overflow : Out(1)
-        Sticky until ``setup``: a memory error; a vertex dropped because its spill
-        region was full.
+        A memory error since the last status that reported them (``reported``; a
+        ``setup`` clears it too); a vertex dropped because its spill region was full
+        (sticky until ``setup``).
+    reported : In(1)
+        The status took ``mem_error`` this cycle (its first cycle): errors after it
+        are the next status's.
     stall_alwt, stall_buffer : Out(1)
         This cycle a vertex waits because every ALWT entry is taken; the FE entry's
         next chunk waits for room in the edge buffer.
@@ -101,7 +105,7 @@ class GraphPEGSM(ConfiguredComponent):
             "bw0_i": In(32), "bw1_i": In(32), "bv_i": In(32),
             "bw0_o": Out(32), "bw1_o": Out(32), "bv_o": Out(32),
             "mem_error": Out(1), "overflow": Out(1), "stall_alwt": Out(1), "stall_buffer": Out(1),
-            "spill_quiet": Out(1),
+            "spill_quiet": Out(1), "reported": In(1),
         })
 
     def elaborate(self, platform):
@@ -141,7 +145,7 @@ class GraphPEGSM(ConfiguredComponent):
         m.d.comb += [getattr(self, n).eq(getattr(ctl, n)) for n in ("running", "active", "mem_error")]
         m.d.comb += [
             ctl.ended.eq(self.o.valid & self.o.ready), ctl.parity.eq(lists.parity), ctl.spill_done.eq(spill.done),
-            ctl.error.eq(spill.error | lists.error | index.error | joiner.error),
+            ctl.error.eq(spill.error | lists.error | index.error | joiner.error), ctl.reported.eq(self.reported),
             spill.start.eq(ctl.spill_start), spill.base.eq(ctl.spill_base), spill.finish.eq(ctl.spill_finish),
             lists.clear.eq(ctl.clear), lists.swap.eq(ctl.swap), alwt.clear.eq(ctl.swap),
             self.overflow.eq(lists.overflow),

@@ -278,6 +278,8 @@ class GraphPEG(ConfiguredComponent):
         with m.If(first):
             m.d.sync += flags_held.eq(flags_now)
         flags = Mux(first, flags_now, flags_held)
+        # the SMs' memory errors up to the status's first cycle are this status's; later ones the next's
+        m.d.comb += [sm.reported.eq((state == _Top.STATUS) & first) for sm in sms]
         m.d.comb += [st.valid.eq(state == _Top.STATUS), st.p.op.eq(cur.op), st.p.cycles.eq(cycles),
                      st.p.items.eq(items), st.p.exchanges.eq(exchanges), st.p.moved.eq(moved),
                      st.p.alwt_full.eq(alwt_full), st.p.buffer_full.eq(buffer_full),

@@ -4,7 +4,7 @@ model and checks every kernel's pops, statuses and memory requests against the T
 
 Case: ``{"config": GraphPEGConfig params, "runs": [{"name", "workload", "timing",
 "cmd_pause", "push_pause", "pop_ready", "status_ready", "pop_hold", "ef_compare",
-"seed"}]}``. Per kernel the result has the items per SM (and those of each SM's
+"error_region" (an array's name, or "spill": its first block answers with errors), "seed"}]}``. Per kernel the result has the items per SM (and those of each SM's
 own list), the batches (all, full, and partial ones that were not their SM's
 last), the input vertices of degree 0 and the balancer's decisions.
 """
@@ -14,7 +14,7 @@ import numpy as np
 from golden.graphpeg import GraphPEGConfig
 from sim.case import harness_options, run_cases
 from sim.cocotb_loop import run_harness
-from sim.graphpeg import GraphPEGHarness, Run, expected_items, make_workload
+from sim.graphpeg import GraphPEGHarness, Run, Setup, expected_items, make_workload
 
 
 @cocotb.test()
@@ -25,8 +25,9 @@ async def graphpeg_cases(dut):
 async def graphpeg_run(dut, cfg, run):
     space, steps, graph = make_workload(cfg, run["workload"])
     timing = dict(run.get("timing", {}))
-    if run.get("error_region"):            # the first block of an array answers with errors
-        base = graph["bases"][run["error_region"]]
+    if run.get("error_region"):            # the first block of an array (or of the spill region) answers with errors
+        base = (next(s.spill_base for s in steps if isinstance(s, Setup)) if run["error_region"] == "spill"
+                else graph["bases"][run["error_region"]])
         timing["error_ranges"] = [[base, base + cfg.block_bytes]]
     h = GraphPEGHarness(cfg, space, steps, graph=None if run.get("error_region") else graph,
                         pop_hold=run.get("pop_hold", 0), ef_compare=run.get("ef_compare", False),

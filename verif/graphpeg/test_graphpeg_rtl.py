@@ -68,6 +68,12 @@ def rtl_runs() -> list[dict]:
         {"name": "memory errors", "seed": 9, "error_region": "col",
          "workload": {"seed": 9, "graph": {"vertices": 32}, "kernels": [{"lists": [10, 10], "ef": False}]},
          "timing": {"latency": [1, 20], "seed": 9}},
+        # a refill of the first kernel's spilled list reads an erroneous block; the
+        # second kernel (no setup between) reads none: its status has no error
+        {"name": "refill error, then a clean kernel", "seed": 8, "error_region": "spill",
+         "workload": {"seed": 8, "graph": {"vertices": 30},
+                      "kernels": [{"lists": [40, 20], "ef": False}, {"lists": [40, 20], "ef": False}]},
+         "timing": {"latency": 3}},
         # spill regions of 8 vertices: pushes past them are dropped and flagged (until setup)
         {"name": "spill region overflow", "seed": 8,
          "workload": {"seed": 8, "graph": {"vertices": 30}, "spill_stride": 32,
@@ -133,6 +139,8 @@ def test_graphpeg_cocotb(sim):
     assert [s["cmd_error"] for s in first["statuses"]] == [1, 1, 0, 0]     # run before setup, misaligned setup
     assert first["alwt_full"] > 0
     assert any(s["mem_error"] for s in by["memory errors"]["statuses"])
+    # a memory error is the status's that reported it, not every later kernel's (as the TLM)
+    assert [s["mem_error"] for s in by["refill error, then a clean kernel"]["statuses"]] == [0, 1, 0]
     spill = by["spill and refill, back-pressure"]
     assert spill["spill_writes"] > 0 and spill["memory"]["writes"] == spill["tlm_requests"]["spill"]
     assert [k["mode"] for k in spill["kernels"]] == ["edge", "vertex"]
