@@ -116,6 +116,14 @@ def memory_bins(*stats) -> set:
     return out
 
 
+def mark(hits: dict, point: str, *pairs) -> None:
+    """Add to ``hits[point]`` the name of every ``(condition, name)`` pair whose
+    condition holds (a sample's flags, e.g. the streams' pauses and back-pressure)."""
+    for cond, name in pairs:
+        if cond:
+            hits[point].add(name)
+
+
 class Covered:
     """Base of a harness with functional coverage: ``class H(Covered,
     funcov=module)``, where ``module`` is the unit's coverage module, sets

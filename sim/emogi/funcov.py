@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from golden.emogi import warp_requests
 
-from ..funcov import CoverModel, CoverPoint, register
+from ..funcov import CoverModel, CoverPoint, mark, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -51,12 +51,6 @@ def sample(h) -> dict:
         a = [addrs[i] for i in lanes]
         if any(x > y for x, y in zip(a, a[1:])):
             hits["warp"].add("lanes out of order")
-    if h.src.paused:
-        hits["streams"].add("input paused")
-    if h.src.waits:
-        hits["streams"].add("input waits")
-    if h.sink.stalls:
-        hits["streams"].add("output back-pressure")
-    if h.back_to_back:
-        hits["streams"].add("back to back")
+    mark(hits, "streams", (h.src.paused, "input paused"), (h.src.waits, "input waits"),
+         (h.sink.stalls, "output back-pressure"), (h.back_to_back, "back to back"))
     return hits

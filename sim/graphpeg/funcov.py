@@ -5,7 +5,7 @@ EF exchange between SMs), sampled from a run's steps, the TLM's kernel results
 and the memory model's and agents' counters."""
 from __future__ import annotations
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -71,8 +71,6 @@ def sample(h) -> dict:
         if r.mem_error:
             hits["errors"].add("memory error")
     hits["memory"] = memory_bins(h.model.stats)
-    for flag, name in ((h.cmd.paused, "command paused"), (any(p.paused for p in h.pushes), "pushes paused"),
-                       (any(p.stalls for p in h.pops), "pop back-pressure"), (h.status.stalls, "status back-pressure")):
-        if flag:
-            hits["streams"].add(name)
+    mark(hits, "streams", (h.cmd.paused, "command paused"), (any(p.paused for p in h.pushes), "pushes paused"),
+         (any(p.stalls for p in h.pops), "pop back-pressure"), (h.status.stalls, "status back-pressure"))
     return hits

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from golden.iru import FILTER_OPS, REPLY_KINDS
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -53,14 +53,8 @@ def sample(h) -> dict:
             hits["ring"].add("request forwarded")
         if st.ring:
             hits["ring"].add("elements on the ring")
-        if st.mem_error:
-            hits["errors"].add("memory error")
-        if st.cmd_error:
-            hits["errors"].add("command error")
+        mark(hits, "errors", (st.mem_error, "memory error"), (st.cmd_error, "command error"))
     hits["memory"] = memory_bins(*(m.stats for m in h.models))
-    for flag, name in ((h.cmd.paused, "command paused"), (any(r.paused for r in h.reqs), "requests paused"),
-                       (any(r.stalls for r in h.replies), "reply back-pressure"),
-                       (h.status.stalls, "status back-pressure")):
-        if flag:
-            hits["streams"].add(name)
+    mark(hits, "streams", (h.cmd.paused, "command paused"), (any(r.paused for r in h.reqs), "requests paused"),
+         (any(r.stalls for r in h.replies), "reply back-pressure"), (h.status.stalls, "status back-pressure"))
     return hits

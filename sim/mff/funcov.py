@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from golden.mff import MFFCommand
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -62,13 +62,9 @@ def sample(h) -> dict:
         if h.tlm.write_blocks:
             hits["write-back"].add("dirty line written")
     ms = h.model.stats
-    if ms.write_errors:
-        hits["write-back"].add("write error")
-    if ms.read_errors:
-        hits["errors"].add("read error")
+    mark(hits, "write-back", (ms.write_errors, "write error"))
+    mark(hits, "errors", (ms.read_errors, "read error"))
     hits["memory"] = memory_bins(ms)
-    for flag, name in ((h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),
-                       (h.spad.stalls, "scratchpad back-pressure"), (h.done.stalls, "done back-pressure")):
-        if flag:
-            hits["streams"].add(name)
+    mark(hits, "streams", (h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),
+         (h.spad.stalls, "scratchpad back-pressure"), (h.done.stalls, "done back-pressure"))
     return hits

@@ -8,7 +8,7 @@ from collections import Counter
 
 from golden.scu import SCUOp
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, memory_bins, register
+from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
 
 __all__ = ["MODEL", "sample"]
 
@@ -108,15 +108,8 @@ def sample(h) -> dict:
             if ge.get(ev):
                 hits["group"].add(name)
     ms = h.model.stats
-    if ms.read_errors:
-        hits["errors"].add("read error")
-    if ms.write_errors:
-        hits["errors"].add("write error")
+    mark(hits, "errors", (ms.read_errors, "read error"), (ms.write_errors, "write error"))
     hits["memory"] = memory_bins(ms)
-    if h.cmd.paused:
-        hits["streams"].add("command paused")
-    if h.cmd.waits:
-        hits["streams"].add("command waits")
-    if h.status.stalls:
-        hits["streams"].add("status back-pressure")
+    mark(hits, "streams", (h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),
+         (h.status.stalls, "status back-pressure"))
     return hits
