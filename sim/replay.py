@@ -94,7 +94,9 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
         run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg, "iru": _replay_iru,
                "coalescer": _replay_coalescer}[doc["unit"]]
         prepared = run(doc, None, sim=sim, waves=waves)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except KeyError as e:
+        raise ValueError(f"{path}: not a graphunits reproducer (no field {e.args[0]!r})") from None
+    except (OSError, ValueError, TypeError) as e:
         raise ValueError(f"{path}: not a graphunits reproducer ({e})") from None
     return run(doc, prepared, sim=sim, waves=waves)
 

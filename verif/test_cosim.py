@@ -262,6 +262,21 @@ def test_in_design_memory_watchdog_stops_a_stalled_run(tmp_path):
                   out_dir=tmp_path, log=lambda *a: None, timing={"latency": 60000}, memory="design")
 
 
+def _seeded_divergence(graph: str, checked: str, least: int, pattern: str, **kw) -> re.Match:
+    """BFS on ``graph`` with the RTL in the loop (Verilator): clean (nothing reported,
+    at least ``least`` operations checked, ``rtl[checked]``), then with a divergence
+    seeded into operation 1: it fails, its first problem is the triage report, which
+    must match ``pattern`` (returned)."""
+    kw |= {"sim": "verilator", "log": lambda *a: None}
+    clean = run_cosim(graph, "bfs", **kw)
+    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl[checked] >= least
+    r = run_cosim(graph, "bfs", perturb_check_op=1, **kw)
+    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
+    m = re.fullmatch(pattern, r.problems[0])
+    assert m, r.problems[0]
+    return m
+
+
 def _replays(path: str, head: str, what: str) -> None:
     """``graphunits replay path`` re-runs the reproducer alone: exit 1, its report
     names the operation (``head``) and the same difference (``what``)."""
@@ -292,7 +307,10 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
     (tmp_path / "emogi.json").write_text('{"unit": "emogi"}')
-    for path, why in ((tmp_path / "none.json", "No such file"), (tmp_path / "emogi.json", "runs those of scu, mff, graphpeg, iru, coalescer")):
+    (tmp_path / "mff.json").write_text('{"unit": "mff", "config": {}}')
+    for path, why in ((tmp_path / "none.json", "No such file"),
+                      (tmp_path / "emogi.json", "runs those of scu, mff, graphpeg, iru, coalescer"),
+                      (tmp_path / "mff.json", "no field 'commands'")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
         assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
         assert "Traceback" not in r.stderr
@@ -345,15 +363,11 @@ def test_mff_first_differing_command_is_reported_and_replayed(tmp_path):
     first difference, with the batch, the command, its size, the scratchpad address
     and both values, and a reproducer that `graphunits replay` re-runs alone (the
     batch on the TLM and on the RTL, both starting empty) shows the same difference."""
-    kw = dict(unit="mff", preset="tiny", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory="python")
-    clean = run_cosim("kron:scale=5,edgefactor=4,seed=3", "bfs", **kw)
-    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["batches_checked"] > 2
-    r = run_cosim("kron:scale=5,edgefactor=4,seed=3", "bfs", perturb_check_op=1, **kw)
-    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
-    m = re.fullmatch(r"first difference at MFF batch 1 \((\d+) commands, started at RTL cycle \d+\): (command \d+ "
-                     r"\(gather, warp \d+, \d+ elements\): scratchpad address 0x[0-9a-f]+ is 0x[0-9a-f]+, the TLM's "
-                     r"0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
-    assert m, r.problems[0]
+    m = _seeded_divergence("kron:scale=5,edgefactor=4,seed=3", "batches_checked", 3,
+                           r"first difference at MFF batch 1 \((\d+) commands, started at RTL cycle \d+\): (command \d+ "
+                           r"\(gather, warp \d+, \d+ elements\): scratchpad address 0x[0-9a-f]+ is 0x[0-9a-f]+, the "
+                           r"TLM's 0x[0-9a-f]+); reproducer (\S+) \(graphunits replay \S+\)",
+                           unit="mff", preset="tiny", memory="python", out_dir=tmp_path)
     _replays(m.group(3), f"MFF batch 1 of the run ({m.group(1)} commands)", m.group(2))
 
 
@@ -365,16 +379,11 @@ def test_graphpeg_first_differing_kernel_is_reported_and_replayed(memory, tmp_pa
     and both counts, and a reproducer that `graphunits replay` re-runs alone (a
     setup, the lists pushed, the kernel, on the RTL with the Python memory) shows
     the same difference."""
-    kw = dict(unit="graphpeg", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory=memory)
-    clean = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", **kw)
-    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["kernels_checked"] >= 3
-    r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=1, **kw)
-    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
-    m = re.fullmatch(r"first difference at GraphPEG kernel 1 \(edge, lists of ([\d, ]+) vertices; started at RTL "
-                     r"cycle \d+\): (item \(src, dst, weight, edge\) \(\d+, \d+, \d+, \d+\) handed out 1 times, "
-                     r"expected 0 \((\d+) items handed out, (\d+) expected\)); reproducer (\S+) "
-                     r"\(graphunits replay \S+\)", r.problems[0])
-    assert m, r.problems[0]
+    m = _seeded_divergence("kron:scale=6,edgefactor=4,seed=2", "kernels_checked", 3,
+                           r"first difference at GraphPEG kernel 1 \(edge, lists of ([\d, ]+) vertices; started at "
+                           r"RTL cycle \d+\): (item \(src, dst, weight, edge\) \(\d+, \d+, \d+, \d+\) handed out 1 "
+                           r"times, expected 0 \((\d+) items handed out, (\d+) expected\)); reproducer (\S+) "
+                           r"\(graphunits replay \S+\)", unit="graphpeg", memory=memory, out_dir=tmp_path)
     assert int(m.group(3)) == int(m.group(4)) + 1
     _replays(m.group(5), f"GraphPEG kernel 1 of the run (edge, lists of {m.group(1)} vertices)", m.group(2))
 
@@ -386,14 +395,9 @@ def test_iru_first_rule_break_is_reported_and_replayed(memory, tmp_path):
     reads is reported as the first difference, with the operation, its size and the
     first problem, and a reproducer that `graphunits replay` re-runs alone shows the
     same problem."""
-    kw = dict(unit="iru", sim="verilator", out_dir=tmp_path, log=lambda *a: None, memory=memory)
-    clean = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", **kw)
-    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["ops_checked"] >= 3
-    r = run_cosim("kron:scale=6,edgefactor=4,seed=2", "bfs", perturb_check_op=1, **kw)
-    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
-    m = re.fullmatch(r"first difference at IRU operation 1 \((\w+), n=(\d+); started at RTL cycle \d+\): (.+); "
-                     r"reproducer (\S+) \(graphunits replay \S+\)", r.problems[0])
-    assert m, r.problems[0]
+    m = _seeded_divergence("kron:scale=6,edgefactor=4,seed=2", "ops_checked", 3,
+                           r"first difference at IRU operation 1 \((\w+), n=(\d+); started at RTL cycle \d+\): (.+); "
+                           r"reproducer (\S+) \(graphunits replay \S+\)", unit="iru", memory=memory, out_dir=tmp_path)
     assert "position 0" in m.group(3) or "never delivered" in m.group(3), m.group(3)
     _replays(m.group(4), f"IRU operation 1 of the run ({m.group(1)}, n={m.group(2)})", m.group(3))
 
@@ -404,14 +408,9 @@ def test_coalescer_first_differing_request_is_reported_and_replayed(tmp_path):
     reported as the first difference (the warp, the request, both values) with a
     reproducer (the warps and the patterns: no memory) that `graphunits replay`
     re-runs alone."""
-    kw = dict(unit="coalescer", sim="verilator", out_dir=tmp_path, log=lambda *a: None)
-    clean = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", **kw)
-    assert clean.ok and clean.rtl["first_mismatch"] is None and clean.rtl["calls"] >= 3
-    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", perturb_check_op=1, **kw)
-    assert not r.ok and r.problems[0] == r.rtl["first_mismatch"]
-    m = re.fullmatch(r"first difference at coalescer call 1 \((\d+) warps; started at RTL cycle \d+\): (warp \d+'s "
-                     r"request 0 \(request \d+ of the batch\) is addr=0x[0-9a-f]+ size=\d+ last=\d, the golden "
-                     r"model's addr=0x[0-9a-f]+ size=\d+ last=\d); reproducer (\S+) \(graphunits replay \S+\)",
-                     r.problems[0])
-    assert m, r.problems[0]
+    m = _seeded_divergence("kron:scale=5,edgefactor=4,seed=1", "calls", 3,
+                           r"first difference at coalescer call 1 \((\d+) warps; started at RTL cycle \d+\): (warp \d+'s "
+                           r"request 0 \(request \d+ of the batch\) is addr=0x[0-9a-f]+ size=\d+ last=\d, the golden "
+                           r"model's addr=0x[0-9a-f]+ size=\d+ last=\d); reproducer (\S+) \(graphunits replay \S+\)",
+                           unit="coalescer", out_dir=tmp_path)
     _replays(m.group(3), f"EMOGI coalescer call 1 of the run ({m.group(1)} warps)", m.group(2))
