@@ -31,9 +31,10 @@ class Build:
     unit: str
     config: Config
     dir: Path
-    #: Only the top's ports (and what the Verilog marks public) are visible to the
-    #: testbench: Verilator builds it without ``--public-flat-rw``, several times faster
-    #: (the builds with the memory inside, :mod:`sim.simmem`).
+    #: A build with the memory inside (:mod:`sim.simmem`): RTL in the loop's speed,
+    #: Verilator compiles its C++ with -O2, only the top's ports and what the Verilog
+    #: marks public visible even with a waveform (every plain Verilator build shows
+    #: only the top's ports, :func:`sim.runner._build`).
     private: bool = False
 
     @property

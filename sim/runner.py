@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .build import Build
@@ -106,8 +107,16 @@ def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: 
     if sim == "verilator":
         # Amaranth's Verilog is lint-clean for errors; style warnings are not fatal here
         # (docs/architecture.md lists the waived warnings).
+        # Only the top's ports are visible to the testbench (``--public-depth 1``) unless
+        # the run keeps a waveform or counts toggles/coverage: every signal public
+        # (cocotb's default) made the suite's Verilator builds about twice as long to
+        # compile and their runs slower (docs/verification.md, "Test suite time").
+        # The builds with the memory inside (``build.private``) also get -O2 C++.
+        private = build.private or not (waves or toggles or coverage)
         build_args = ["-Wno-fatal", "-O2"] + (["--coverage-toggle"] if toggles or coverage else []) + \
-            (["--coverage-line"] if coverage else []) + (["--no-public-flat-rw", "--public-depth", "1", "-CFLAGS", "-O2"] if build.private else [])
+            (["--coverage-line"] if coverage else []) + \
+            (["--no-public-flat-rw", "--public-depth", "1"] if private else []) + \
+            (["-CFLAGS", "-O2"] if build.private else [])
     log = sim_dir / "build.log"
     with _locked(sim_dir.parent / f".{sim}.lock"):
         if sim == "icarus":
@@ -117,6 +126,21 @@ def _build(runner, build: Build, sim: str, sim_dir: Path, waves: bool, toggles: 
                          build_args=build_args, timescale=("1ns", "1ps"), waves=waves, log_file=str(log))
         except (RuntimeError, SystemExit) as e:
             raise SimulationError(f"{sim} could not build {build.verilog}: {e}\n{_tail(log)}") from None
+
+
+def _log_times(build: Build, sim_dir: Path, test_module: str, build_s: float, run_s: float) -> None:
+    """GRAPHUNITS_SIM_TIMES=FILE: append one JSON line per run (the design's build
+    folder, the test module, the seconds spent building, 0 when the build was
+    already there, and simulating) to FILE: where a test suite's time goes
+    (docs/verification.md, "Test suite time")."""
+    path = os.environ.get("GRAPHUNITS_SIM_TIMES")
+    if not path:
+        return
+    line = json.dumps({"build": f"{build.dir.name}/{sim_dir.name}", "module": test_module,
+                       "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+                       "build_s": round(build_s, 2), "run_s": round(run_s, 2)})
+    with _locked(Path(path).with_suffix(".lock")), open(path, "a") as f:
+        f.write(line + "\n")
 
 
 def _keep_waves(sim: str, build: Build, sim_dir: Path, test_dir: Path, dest) -> str | None:
@@ -184,7 +208,9 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     sim_dir = build.dir / (f"sim-{sim}{'-waves' if waves else ''}{'-toggles' if toggles else ''}"
                            f"{'-cov' if cov_dir else ''}")
     runner = get_runner(sim)
+    t_build = time.perf_counter()
     _build(runner, build, sim, sim_dir, waves, toggles, coverage=bool(cov_dir))
+    t_run = time.perf_counter()
 
     runs = build.dir / "runs"
     runs.mkdir(exist_ok=True)
@@ -223,6 +249,7 @@ def run_cocotb(build: Build, test_module: str, case: dict, *, sim: str = "verila
     if not result_file.exists():
         raise SimulationError(f"{sim}: {test_module} wrote no results\n{_tail(log)}")
     result = json.loads(result_file.read_text())
+    _log_times(build, sim_dir, test_module, t_run - t_build, time.perf_counter() - t_run)
     if toggles:
         from .toggles import read_toggles
         result["toggles"] = read_toggles(test_dir / "coverage.dat", build.verilog)

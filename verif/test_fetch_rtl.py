@@ -195,3 +195,46 @@ def test_verilator_names_only_what_is_missing(tmp_path, monkeypatch):
     assert versions()["c++"] is not None and versions()["make"] is None
     (tmp_path / "make").symlink_to(make)
     check_simulator("verilator")        # all there: no error
+
+
+# ---------------------------------------------------------------- harness: how Verilator builds
+@pytest.mark.parametrize("kw, private, o2", [({}, True, False), ({"waves": True}, False, False),
+                                             ({"toggles": True}, False, False),
+                                             ({"coverage": True}, False, False),
+                                             ({"memory_inside": True}, True, True),
+                                             ({"memory_inside": True, "waves": True}, True, True)])
+def test_verilator_shows_the_testbench_only_the_top_ports(tmp_path, kw, private, o2):
+    """A plain build makes only the top's ports public (the testbenches use nothing
+    else; every signal public doubled the suite's compile time); a run that keeps a
+    waveform or counts toggles or coverage sees every signal; the builds with the
+    memory inside also get -O2 C++ (docs/verification.md, "Test suite time")."""
+    from sim.build import Build
+    from sim.runner import _build
+
+    class Runner:
+        def build(self, **kw):
+            self.args = kw["build_args"]
+
+    r = Runner()
+    inside = kw.pop("memory_inside", False)
+    b = Build(name="fetch", unit="fetch", config=FetchConfig(width=1), dir=tmp_path, private=inside)
+    _build(r, b, "verilator", tmp_path / "sim-verilator", kw.get("waves", False), kw.get("toggles", False),
+           coverage=kw.get("coverage", False))
+    assert ("--public-depth" in r.args and "--no-public-flat-rw" in r.args) == private
+    assert (r.args[r.args.index("-CFLAGS") + 1] == "-O2" if "-CFLAGS" in r.args else False) == o2
+    assert ("--coverage-toggle" in r.args) == bool(kw.get("toggles") or kw.get("coverage"))
+
+
+def test_the_suite_time_log_names_the_build_and_both_times(tmp_path, monkeypatch):
+    """GRAPHUNITS_SIM_TIMES=FILE: one JSON line per run with the build folder and
+    the seconds spent building and simulating."""
+    import json
+    cfg = FetchConfig(width=1)
+    log = tmp_path / "times.jsonl"
+    monkeypatch.setenv("GRAPHUNITS_SIM_TIMES", str(log))
+    runs = fetch_runs(cfg)[:1]
+    run_cocotb(build_verilog("fetch", cfg), "sim.tb.fetch", {"config": cfg.to_dict(), "runs": runs}, sim="icarus")
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["build"].endswith("/sim-icarus") and rows[0]["module"] == "sim.tb.fetch"
+    assert rows[0]["build_s"] >= 0 and rows[0]["run_s"] > 0
+    assert "test_the_suite_time_log" in rows[0]["test"]
