@@ -96,7 +96,8 @@ def main(argv=None):
         keys = {(r.get("graph"), r.get("gpu")) for r in old_runs if r.get("unit") in kept}
         records += [r for r in old_runs if r.get("unit") in kept or
                     (r.get("mode") == "baseline" and (r.get("graph"), r.get("gpu")) in keys)]
-        kept_from = {u: old_meta.get("date", "?") for u in sorted(kept)}
+        # each kept unit's date: the one the earlier JSON kept it from, else its run's date
+        kept_from = {u: old_meta.get("kept_from", {}).get(u, old_meta.get("date", "?")) for u in sorted(kept)}
     for u in units:
         st = PAPER_SETUPS[u]
         for gpu in st["gpus"]:
@@ -129,6 +130,7 @@ def main(argv=None):
             (f" --units {args.units}" if args.units != ",".join(PAPER_SETUPS) else "")
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, Python {platform.python_version()}",
             "wall_s": wall, "args": run_args,
+            "kept_from": {**kept_from, **{u: time.strftime("%Y-%m-%d") for u in units}},
             "intro": INTRO + " Setups: " + "; ".join(
                 f"{u}: {', '.join(PAPER_SETUPS[u]['gpus'])} on "
                 f"{', '.join(PAPER_SETUPS[u][key] if u in units else _graphs_of(records, u))}, "

@@ -89,3 +89,27 @@ def test_best_mode_per_run_takes_each_runs_best_and_skips_the_reference():
     assert v == pytest.approx((2.0 * 4.0 * 1.0) ** (1 / 3))
     assert "3 (graph, algorithm) runs" in how and "graphpeg on 2, graphpeg-pull on 1" in how
     assert _best_per_run("graphpeg", "lb")(RunSet([])) == (None, "no runs")
+
+
+def test_scu_time_floor_from_the_papers_width_by_hand():
+    """The SCU's floor: BFS's probes at the Table 2 width, PageRank's two elements per
+    edge per iteration; none for SSSP or a preset that is not the paper's; the
+    measured reason of a time figure shows it in microseconds at the GPU's clock."""
+    from graphunits.report.collect import RunSet
+    from graphunits.report.fidelity import run_reasons
+    from graphunits.scu.profile import time_floor
+    bfs = {"unit": "scu", "preset": "gtx980", "algo": "bfs", "edges": 1000, "scu_probes": 800, "gpu": "gtx980",
+           "graph": "g", "mode": "scu-enhanced", "time_us": 5.0, "reference_mode": "baseline"}
+    assert time_floor(bfs) == (200.0, "0.0 M edges probed by the first pass at 4 a cycle")
+    assert time_floor(dict(bfs, preset="tx1"))[0] == 800
+    pr = dict(bfs, algo="pr", iterations=3)
+    assert time_floor(pr)[0] == 3 * 2 * 1000 / 4
+    assert time_floor(dict(bfs, algo="sssp")) is None
+    assert time_floor(dict(bfs, preset="tiny")) is None and time_floor(dict(bfs, unit="baseline")) is None
+    base = {"unit": "baseline", "preset": "", "algo": "bfs", "edges": 1000, "gpu": "gtx980", "graph": "g",
+            "mode": "baseline", "time_us": 1.0}
+    text = run_reasons(RunSet([bfs, base]), {"mode": "scu-enhanced"}, floor=time_floor)
+    # 200 cycles at the GTX 980's 1270 MHz
+    assert text.endswith("(floor from the paper's parameters: 0.0 M edges probed by the first pass at 4 a cycle"
+                         f" = {200 / 1270:.0f} us)")
+    assert "floor" not in run_reasons(RunSet([bfs, base]), {"mode": "scu-enhanced"})

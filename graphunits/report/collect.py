@@ -444,7 +444,8 @@ def paper_rows(units: list[str], found: dict, records: list[dict], area_docs: li
             ratio = ours / c.value if ours is not None and c.value not in (None, 0) and c.kind != "change" else None
             reason = ""
             if avail and c.select is not None:
-                reason = metric_reasons(rs, c.select, c.metric) if c.metric else run_reasons(rs, c.select)
+                reason = metric_reasons(rs, c.select, c.metric) if c.metric else \
+                    run_reasons(rs, c.select, floor=prof.time_floor)
             rows.append({"unit": u, "figure": c.label, "paper": c.paper, "paper_value": c.value,
                          "paper_hi": c.value_hi, "direction": c.direction,
                          "ours": ours, "ours_text": _fmt_claim(ours, c.kind) if ours is not None else

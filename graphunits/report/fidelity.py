@@ -80,10 +80,11 @@ def verdict(kind: str, paper: float | None, ours: float | None, *, paper_hi: flo
     return ratio, "reproduced" if within else "direction right"
 
 
-def run_reasons(rs: RunSet, select: dict, limit: int = 4) -> str:
+def run_reasons(rs: RunSet, select: dict, limit: int = 4, floor=None) -> str:
     """The measured reason of a time figure: for the runs ``select`` picks, their
     time and where it goes (every bound's share of the cycles, the unit's own
-    time as ``unit``) beside the reference mode's."""
+    time as ``unit``) beside the reference mode's; with ``floor`` (a profile's
+    ``time_floor``), the floor the paper's parameters put on the unit's time."""
     parts = []
     for r in rs.select(**select)[:limit]:
         ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
@@ -99,8 +100,17 @@ def run_reasons(rs: RunSet, select: dict, limit: int = 4) -> str:
             s += f" vs {ref['mode']} {ref['time_us']:.0f} us"
             if ref.get("bound_mix"):
                 s += f" [{ref['bound_mix']}]"
+        f = floor(r) if floor is not None else None
+        if f is not None:
+            cycles, how = f
+            s += f" (floor from the paper's parameters: {how} = {cycles / _clock_mhz(r['gpu']):.0f} us)"
         parts.append(s)
     return "; ".join(parts) if parts else "no matching run"
+
+
+def _clock_mhz(gpu: str) -> float:
+    from golden.gpu import GPUConfig
+    return float(GPUConfig.preset(gpu).clock_mhz)
 
 
 def energy_reasons(rs: RunSet, select: dict, limit: int = 6) -> str:

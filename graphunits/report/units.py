@@ -188,6 +188,10 @@ class UnitProfile:
     columns : tuple
         Extra table columns: (header, record key).
     claims : tuple of PaperClaim
+    time_floor : callable or None
+        ``(run record) -> (cycles, how) or None``: a floor on the unit's own cycles
+        in that run from the paper's parameters alone (e.g. the SCU's pipeline
+        width), shown beside the measured reason of its time figures.
 
     Whether a unit has RTL in the loop is not said here: ``sim.cosim.cosim_units()``
     is the registry (``graphunits report --cosim`` runs every unit it lists).
@@ -207,6 +211,7 @@ class UnitProfile:
     figures: tuple = ("time", "coalescing", "workload", "requests")
     columns: tuple = ()
     claims: tuple = ()
+    time_floor: Callable | None = None
 
     def config_class(self):
         """The configuration class, or None (unit without one, or not importable yet)."""

@@ -20,11 +20,37 @@ TIME = ("the SCU on the GPU's memory system at Table 1/2 parameters (docs/scu.md
              "(docs/datasets.md), whose arrays fit the L2 more often: the baseline's random accesses hit where the "
              "paper's went to DRAM")
 
+#: The paper's units (Table 2); the other presets are for RTL simulation.
+PAPER_PRESETS = ("gtx980", "tx1")
+
+
+def time_floor(r: dict):
+    """The SCU's cycles in a run can be no fewer than its Table 2 pipeline width
+    allows (``width`` elements a cycle, §5.1): BFS's first fused pass takes every
+    edge it expands through the pipeline (Algorithm 4: each probes the filter
+    hash; the run's ``scu_probes``); PageRank expands every
+    edge and replicates a value per edge each iteration (Algorithm 3: 2 elements
+    per edge). None for the other algorithms (SSSP's passes depend on the
+    frontiers) and for runs without the paper's preset."""
+    from golden.scu import SCUConfig
+    if r.get("unit") != "scu" or not r.get("edges") or r.get("preset") not in PAPER_PRESETS:
+        return None
+    w = SCUConfig.preset(r["preset"]).width
+    e = r["edges"]
+    if r.get("algo") == "bfs" and r.get("scu_probes"):
+        n = r["scu_probes"]
+        return n / w, f"{n / 1e6:.1f} M edges probed by the first pass at {w} a cycle"
+    if r.get("algo") == "pr" and r.get("iterations"):
+        it = r["iterations"]
+        return it * 2 * e / w, f"{it} iterations x 2 x {e / 1e6:.1f} M elements at {w} a cycle"
+    return None
+
 
 PROFILE = UnitProfile(
     "scu", "SCU: stream compaction unit", "Segura et al., ISCA 2019", gpu="gtx980",
     presets={"gtx980": "gtx980", "tx1": "tx1"},
     area_presets={"gtx980": "gtx980-sim", "tx1": "tx1-sim"}, figures=("time", "coalescing", "workload"),
+    time_floor=time_floor,
     columns=(("SCU ops", "scu_ops"), ("SCU requests", "scu_requests"), ("SCU cycles", "scu_cycles"),
              ("contract sect/req", "contract_sectors_per_request")),
     claims=(
