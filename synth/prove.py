@@ -56,13 +56,17 @@ class FormalTarget:
     doc: str
     prep: str = "prep -top top"
     bmc_depth: int | None = None
+    #: ``module:Class`` of the harness for the ``prove`` mode when it differs (its
+    #: invariants need a block whose state they can name, e.g. the fetch engine's
+    #: order FIFO in registers).
+    prove_harness: str | None = None
 
     def default_depth(self, mode: str) -> int:
         return self.depth if mode == "cover" or self.bmc_depth is None else self.bmc_depth
 
-    def build(self):
+    def build(self, mode: str = "bmc"):
         import importlib
-        module, cls = self.harness.split(":")
+        module, cls = (self.prove_harness if mode == "prove" and self.prove_harness else self.harness).split(":")
         return getattr(importlib.import_module(module), cls)()
 
 
@@ -78,7 +82,8 @@ TARGETS: dict[str, FormalTarget] = {
                               "requests in ascending order, one last per warp, every active lane's sector read"),
     "fetch": FormalTarget("fetch", "hw.fetch.formal:FetchHarness", 10,
                           "fetch engine (hw/fetch/engine.py): stream rule, reads only, unique tags in flight, "
-                          "elements conserved"),
+                          "elements conserved",
+                          prove_harness="hw.fetch.formal:FetchInductionHarness"),
     "graphpeg": FormalTarget("graphpeg", "hw.graphpeg.top_formal:GraphPEGHarness", 24,
                              "GraphPEG (hw/graphpeg/top.py), one SM, from its ports: stream rule, unique tags in "
                              "flight, one status per command, a vertex-list kernel hands out exactly the vertices "
@@ -175,7 +180,7 @@ def prove(name: str, *, depth: int | None = None, mode: str = "bmc", workdir: st
     if harness is None:
         if name not in TARGETS:
             raise ValueError(f"no formal harness {name!r}; harnesses: {', '.join(TARGETS)}")
-        harness = TARGETS[name].build()
+        harness = TARGETS[name].build(mode)
         depth = depth or TARGETS[name].default_depth(mode)
     if not (isinstance(depth, int) and depth >= 1):
         raise ValueError(f"depth must be an integer >= 1, not {depth!r}")

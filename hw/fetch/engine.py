@@ -109,6 +109,21 @@ class FetchIssue(ConfiguredComponent):
             "alloc_slot": Out(tagw),
             "busy": Out(1),
         })
+        # The address generator's registers and the allocation pointer: attributes
+        # for the formal harness's invariants (hw/fetch/formal.py).
+        self.ag_valid = Signal()
+        self.ag_addr = Signal(config.addr_width)
+        self.ag_rem = Signal(config.count_width)
+        self.ag_e8 = Signal()
+        self.ag_last = Signal()
+        self.ag_bad = Signal()
+        self.alloc_ptr = Signal(tagw + 1)   # A: slots allocated so far (mod 2M)
+        K = config.merge_window              # the last K blocks requested, newest first
+        self.win_valid = [Signal(name=f"win_valid{k}") for k in range(K)]
+        self.win_block = [Signal(config.addr_width - exact_log2(config.block_bytes), name=f"win_block{k}")
+                          for k in range(K)]
+        self.win_slot = [Signal(tagw, name=f"win_slot{k}") for k in range(K)]
+        self.win_count = Signal(range(max(K, 1) + 1))
 
     def elaborate(self, platform):
         cfg = self._config
@@ -120,12 +135,8 @@ class FetchIssue(ConfiguredComponent):
         support8 = cfg.max_elem_bytes == 8
 
         # ---------------------------------------------------------------- address generator
-        ag_valid = Signal()
-        ag_addr = Signal(cfg.addr_width)
-        ag_rem = Signal(cfg.count_width)
-        ag_e8 = Signal()
-        ag_last = Signal()
-        ag_bad = Signal()
+        ag_valid, ag_addr, ag_rem = self.ag_valid, self.ag_addr, self.ag_rem
+        ag_e8, ag_last, ag_bad = self.ag_e8, self.ag_last, self.ag_bad
 
         block = ag_addr[bb_bits:]
         word_off = Signal(range(wpb))
@@ -145,16 +156,13 @@ class FetchIssue(ConfiguredComponent):
         seg_last = ag_last & final
 
         # ---------------------------------------------------------------- coalescer
-        alloc_ptr = Signal(tagw + 1)        # A: slots allocated so far (mod 2M)
+        alloc_ptr = self.alloc_ptr
         free_ptr = self.free_ptr            # F: slots released so far (mod 2M)
         slot_free = Signal()
         m.d.comb += slot_free.eq(~((alloc_ptr[tagw] != free_ptr[tagw]) &
                                    (alloc_ptr[:tagw] == free_ptr[:tagw])))
 
-        win_valid = [Signal(name=f"win_valid{k}") for k in range(K)]
-        win_block = [Signal(cfg.addr_width - bb_bits, name=f"win_block{k}") for k in range(K)]
-        win_slot = [Signal(tagw, name=f"win_slot{k}") for k in range(K)]
-        win_count = Signal(range(max(K, 1) + 1))
+        win_valid, win_block, win_slot, win_count = self.win_valid, self.win_block, self.win_slot, self.win_count
         hit = Signal()
         hit_slot = Signal(tagw)
         for k in range(K):
@@ -316,6 +324,11 @@ class Packer(ConfiguredComponent):
             "o": Out(stream.Signature(FetchBeat(config))),
             "busy": Out(1),
         })
+        cap = config.width + config.words_per_block
+        # lanes held, and "the operation's last segment is in": attributes for the
+        # formal harness's invariants (hw/fetch/formal.py)
+        self.lvl = Signal(range(cap + 1))
+        self.pend_last = Signal()
 
     def elaborate(self, platform):
         cfg = self._config
@@ -324,8 +337,7 @@ class Packer(ConfiguredComponent):
         CAP = W + cfg.words_per_block       # capacity, in lanes
         x = self.x
         buf = Signal(CAP * LB)
-        lvl = Signal(range(CAP + 1))
-        pend_last = Signal()
+        lvl, pend_last = self.lvl, self.pend_last
         err_mem = Signal()
         err_cmd = Signal()
         o = self.o
@@ -398,14 +410,29 @@ class FetchEngine(ConfiguredComponent):
             "mem": Out(MemPortSignature(config.port)),
             "busy": Out(1),
         })
+        # The stages and the slots' flags: attributes for the formal harness's
+        # invariants (hw/fetch/formal.py), which also swaps the order FIFO for one
+        # whose entries it can read (``order_fifo``).
+        self.issue = FetchIssue(config)
+        self.order = self.order_fifo(width=_Segment(config).size, depth=config.order_depth)
+        self.reader = FetchReader(config)
+        self.packer = Packer(config)
+        for stage in (self.issue, self.order, self.reader, self.packer):
+            stage._MustUse__silence = True  # elaborated with the engine (which warns if it is not)
+        M = config.max_inflight
+        self.data_valid = Signal(M)         # the slot's response arrived
+        self.data_error = Signal(M)         # ... with its error flag
+
+    #: The in-order segment queue's class (Amaranth's buffered FIFO).
+    order_fifo = fifo.SyncFIFOBuffered
 
     def elaborate(self, platform):
         cfg = self._config
         m = Module()
-        m.submodules.issue = issue = FetchIssue(cfg)
-        m.submodules.order = order = fifo.SyncFIFOBuffered(width=_Segment(cfg).size, depth=cfg.order_depth)
-        m.submodules.reader = reader = FetchReader(cfg)
-        m.submodules.packer = packer = Packer(cfg)
+        m.submodules.issue = issue = self.issue
+        m.submodules.order = order = self.order
+        m.submodules.reader = reader = self.reader
+        m.submodules.packer = packer = self.packer
         wiring.connect(m, wiring.flipped(self.cmd), issue.cmd)
         wiring.connect(m, issue.req, wiring.flipped(self.mem.req))
         m.d.comb += [
@@ -426,8 +453,7 @@ class FetchEngine(ConfiguredComponent):
         wp = buffers.write_port()
         rp = buffers.read_port(domain="sync")
         resp = self.mem.resp
-        data_valid = Signal(M)              # the slot's response arrived
-        data_error = Signal(M)              # ... with its error flag
+        data_valid, data_error = self.data_valid, self.data_error
         m.d.comb += [
             resp.ready.eq(1),
             wp.addr.eq(resp.p.tag),
