@@ -139,8 +139,11 @@ def _log_times(build: Build, sim_dir: Path, test_module: str, build_s: float, ru
     line = json.dumps({"build": f"{build.dir.name}/{sim_dir.name}", "module": test_module,
                        "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
                        "build_s": round(build_s, 2), "run_s": round(run_s, 2)})
-    with _locked(Path(path).with_suffix(".lock")), open(path, "a") as f:
-        f.write(line + "\n")
+    try:
+        with _locked(Path(path).with_suffix(".lock")), open(path, "a") as f:
+            f.write(line + "\n")
+    except OSError as e:
+        raise OSError(f"GRAPHUNITS_SIM_TIMES={path}: cannot append the run's times there ({e.strerror})") from None
 
 
 def _keep_waves(sim: str, build: Build, sim_dir: Path, test_dir: Path, dest) -> str | None:

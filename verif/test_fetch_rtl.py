@@ -238,3 +238,21 @@ def test_the_suite_time_log_names_the_build_and_both_times(tmp_path, monkeypatch
     assert len(rows) == 1 and rows[0]["build"].endswith("/sim-icarus") and rows[0]["module"] == "sim.tb.fetch"
     assert rows[0]["build_s"] >= 0 and rows[0]["run_s"] > 0
     assert "test_the_suite_time_log" in rows[0]["test"]
+
+
+def test_the_suite_time_log_names_a_path_it_cannot_write(tmp_path, monkeypatch):
+    """A folder that does not exist yet is made; a path that cannot be appended to
+    (here a folder) is named in the error."""
+    from sim.build import Build
+    from sim.runner import _log_times
+    b = Build(name="fetch", unit="fetch", config=FetchConfig(width=1), dir=tmp_path)
+    new = tmp_path / "new" / "times.jsonl"
+    monkeypatch.setenv("GRAPHUNITS_SIM_TIMES", str(new))
+    _log_times(b, tmp_path / "sim-icarus", "sim.tb.fetch", 1.0, 2.0)
+    assert '"build_s": 1.0, "run_s": 2.0' in new.read_text()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    monkeypatch.setenv("GRAPHUNITS_SIM_TIMES", str(folder))
+    with pytest.raises(OSError, match=r"^GRAPHUNITS_SIM_TIMES=.*folder: cannot append the run's times there "
+                                      r"\(Is a directory\)$"):
+        _log_times(b, tmp_path / "sim-icarus", "sim.tb.fetch", 1.0, 2.0)
