@@ -108,7 +108,8 @@ TARGETS: dict[str, FormalTarget] = {
                         "error flag", prep="prep -flatten -top top\nmemory_map\nopt -fast", bmc_depth=12),
     "scu_filter": FormalTarget("scu_filter", "hw.scu.formal:FilterHarness", 7,
                                "the enhanced SCU's filtering unit (hw/scu/hashes.py): stream rule, one result per "
-                               "element, no false drop, duplicates and worse costs dropped"),
+                               "element, no false drop, duplicates and worse costs dropped",
+                               prove_harness="hw.scu.formal:FilterInductionHarness"),
     "scu_group": FormalTarget("scu_group", "hw.scu.formal:GroupHarness", 8,
                               "the enhanced SCU's grouping unit (hw/scu/hashes.py): stream rule, every position "
                               "out exactly once after the flush"),

@@ -36,7 +36,7 @@ from golden.scu import SCUConfig
 from ..formal import fixed, flag, harness_module, stream_rule
 from .hashes import FilterUnit, GroupUnit
 
-__all__ = ["FilterHarness", "GroupHarness"]
+__all__ = ["FilterHarness", "FilterInductionHarness", "GroupHarness"]
 
 
 class FilterHarness(Elaboratable):
@@ -109,7 +109,67 @@ class FilterHarness(Elaboratable):
             Cover(ofire & is_w & prev_w & best & prev_best & (cost < prev_cost) & o.p.keep),
             Cover(ofire & is_w & cleared_once & o.p.keep),
         ]
+        self.invariants(m, inflight=inflight, key=key, cost=cost, probe=probe, best=best, seen=seen,
+                        prev_w=prev_w, prev_best=prev_best, prev_cost=prev_cost)
         return m
+
+    def invariants(self, m, **trackers) -> None:
+        """Checked invariants for k-induction (:class:`FilterInductionHarness`); none here."""
+
+
+class FilterInductionHarness(FilterHarness):
+    """The filter harness for k-induction (``graphunits prove --unit scu_filter
+    --mode prove``): the harness reads the hash's sets through a read port of its
+    own (never in the synthesized design) and ties its trackers to the unit by
+    checked invariants:
+
+    * the element in flight is the unit's stage-1 element (key, cost, probe, best),
+      never during a clear; the set read for it is the hash's set now;
+    * the watched key sits in at most one way of its set, and in no set but its own;
+    * not kept since the last clear: the watched key is not in the hash (a clear
+      in progress has wiped the sets below its counter);
+    * the previous result was the watched key's: it is in the hash, with a stored
+      cost at most that element's when it was a best-cost probe.
+    """
+
+    def invariants(self, m, *, inflight, key, cost, probe, best, seen, prev_w, prev_best, prev_cost) -> None:
+        from .hashes import fold
+        f, cfg = self.dut, self.config
+        S, WAYS = cfg.filter_sets, cfg.filter_ways
+        sb = S.bit_length() - 1
+        sets = []
+        for s in range(S):
+            rp = f.mem.read_port(domain="comb")
+            m.d.comb += rp.addr.eq(s)
+            sets.append(rp.data)
+        w_set = fold(self.watch, sb, 32)
+        m.d.comb += [Assert(inflight == f.v1), Assert(~(f.clearing & f.v1))]
+        with m.If(f.v1):
+            m.d.comb += [Assert(f.key1 == key), Assert(f.cost1 == cost), Assert(f.probe1 == probe),
+                         Assert(f.best1 == best), Assert(f.set1 == fold(f.key1, sb, 32))]
+            for s in range(S):
+                with m.If(f.set1 == s):
+                    m.d.comb += Assert(f.rp.data.as_value() == sets[s].as_value())
+        with m.If(f.clearing):
+            m.d.comb += Assert(f.ccount < S)
+        for s in range(S):
+            has = [sets[s].e[w].valid & (sets[s].e[w].key == self.watch) for w in range(WAYS)]
+            for a in range(WAYS):
+                for b in range(a + 1, WAYS):
+                    m.d.comb += Assert(~(has[a] & has[b]))
+            present = sum(has) != 0
+            with m.If(w_set != s):
+                m.d.comb += Assert(~present)
+            with m.Else():
+                stale = f.clearing & (f.ccount <= s)      # a clear has not reached it yet
+                with m.If(~seen & ~stale):
+                    m.d.comb += Assert(~present)
+                with m.If(prev_w & ~f.clearing):
+                    m.d.comb += Assert(present)
+                    with m.If(prev_best):
+                        for w in range(WAYS):
+                            with m.If(has[w]):
+                                m.d.comb += Assert(sets[s].e[w].cost <= prev_cost)
 
 
 class GroupHarness(Elaboratable):

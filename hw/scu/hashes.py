@@ -68,24 +68,34 @@ class FilterUnit(ConfiguredComponent):
             "clear": In(1),
             "busy": Out(1),
         })
+        # The hash, its ports and the pipeline's registers: attributes for the formal
+        # harness's invariants (hw/scu/formal.py), which reads the hash's sets.
+        S, WAYS = config.filter_sets, config.filter_ways
+        sb = S.bit_length() - 1
+        self.row = data.StructLayout({"e": data.ArrayLayout(FilterEntry(), WAYS),
+                                      "ptr": max(1, ceil_log2(WAYS))})
+        self.mem = memory.Memory(shape=self.row, depth=S, init=[])
+        self.mem._MustUse__silence = True   # elaborated with the unit (which warns if it is not)
+        self.wp = self.mem.write_port()
+        self.rp = self.mem.read_port(domain="sync", transparent_for=(self.wp,))
+        self.clearing = Signal()
+        self.ccount = Signal(range(S + 1))
+        self.v1 = Signal()
+        self.key1, self.cost1 = Signal(32, name="key1"), Signal(32, name="cost1")
+        self.probe1, self.best1 = Signal(name="probe1"), Signal(name="best1")
+        self.set1 = Signal(max(sb, 1))
 
     def elaborate(self, platform):
         cfg = self._config
         m = Module()
         S, WAYS = cfg.filter_sets, cfg.filter_ways
         sb = S.bit_length() - 1
-        pb = max(1, ceil_log2(WAYS))
-        row = data.StructLayout({"e": data.ArrayLayout(FilterEntry(), WAYS), "ptr": pb})
-        m.submodules.mem = mem = memory.Memory(shape=row, depth=S, init=[])
-        wp = mem.write_port()
-        rp = mem.read_port(domain="sync", transparent_for=(wp,))
+        row = self.row
+        m.submodules.mem = self.mem
+        wp, rp = self.wp, self.rp
 
-        clearing = Signal()
-        ccount = Signal(range(S + 1))
-        v1 = Signal()
-        key1, cost1 = Signal(32), Signal(32)
-        probe1, best1 = Signal(), Signal()
-        set1 = Signal(max(sb, 1))
+        clearing, ccount, v1 = self.clearing, self.ccount, self.v1
+        key1, cost1, probe1, best1, set1 = self.key1, self.cost1, self.probe1, self.best1, self.set1
         m.d.comb += self.busy.eq(clearing | v1)
 
         i, o = self.i, self.o
