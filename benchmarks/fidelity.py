@@ -89,6 +89,8 @@ def main(argv=None):
         try:
             old = json.loads(Path(args.keep).read_text())
             old_runs, old_meta = old["runs"], old.get("meta", {})
+            if not isinstance(old_meta.get("kept_from", {}), dict):
+                raise TypeError(f"meta.kept_from is {type(old_meta['kept_from']).__name__}, not unit -> date")
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.error(f"--keep {args.keep}: not an earlier fidelity JSON ({e})")
         kept = {r.get("unit") for r in old_runs if r.get("unit") in PAPER_SETUPS and r.get("unit") not in units}

@@ -34,7 +34,7 @@ def test_verdicts(kind, paper, ours, kw, want):
     assert (ratio is None) == (want[0] is None) and (ratio is None or ratio == pytest.approx(want[0]))
 
 
-def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch):
+def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import fidelity as bench
     doc, js = tmp_path / "fidelity.md", tmp_path / "f.json"
@@ -60,6 +60,21 @@ def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch):
     assert "The emogi runs are kept from the run of" in doc2.read_text()
     with pytest.raises(SystemExit):
         bench.main(["--quick", "--units", "mff", "--keep", str(doc2)])         # not a JSON
+    # each unit keeps its own run date through later re-renders (meta.kept_from)
+    today = again["meta"]["date"]
+    assert again["meta"]["kept_from"] == {"emogi": data["meta"]["date"], "mff": today}
+    again["meta"]["kept_from"]["emogi"] = "2020-01-01"
+    js3, doc3 = tmp_path / "h.json", tmp_path / "fidelity3.md"
+    js2.write_text(json.dumps(again))
+    assert bench.main(["--units", ",", "--keep", str(js2), "--doc", str(doc3), "--json", str(js3)]) == 0
+    assert "The emogi runs are kept from the run of 2020-01-01" in doc3.read_text()
+    assert f"The mff runs are kept from the run of {today}" in doc3.read_text()
+    assert json.loads(js3.read_text())["meta"]["kept_from"] == {"emogi": "2020-01-01", "mff": today}
+    again["meta"]["kept_from"] = ["emogi"]
+    js2.write_text(json.dumps(again))
+    with pytest.raises(SystemExit):
+        bench.main(["--units", ",", "--keep", str(js2)])
+    assert "meta.kept_from is list, not unit -> date" in capsys.readouterr().err
 
 
 def test_size_option_errors_before_running(capsys, monkeypatch):

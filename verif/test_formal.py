@@ -46,7 +46,7 @@ def broken(base):
     return make
 
 
-def TARGETS_build(name: str, mode: str):
+def _built_harness(name: str, mode: str):
     """``synth.prove.TARGETS[name].build(mode)``, marked used (not elaborated here)."""
     from synth.prove import TARGETS
     h = TARGETS[name].build(mode)
@@ -180,8 +180,8 @@ def test_fetch_k_induction_proves_every_property():
     from hw.fetch.formal import FetchInductionHarness
     r = prove("fetch", depth=4, mode="prove")
     assert r["status"] == "PASS" and r["failures"] == [], r
-    assert isinstance(TARGETS_build("fetch", "prove"), FetchInductionHarness)
-    assert type(TARGETS_build("fetch", "bmc")) is FetchHarness
+    assert isinstance(_built_harness("fetch", "prove"), FetchInductionHarness)
+    assert type(_built_harness("fetch", "bmc")) is FetchHarness
     assert prove("fetch", depth=4, mode="prove", harness=FetchHarness())["status"] != "PASS"
 
 
@@ -340,7 +340,7 @@ def test_scu_filter_k_induction_proves_every_property():
     from hw.scu.formal import FilterInductionHarness
     r = prove("scu_filter", depth=4, mode="prove")
     assert r["status"] == "PASS" and r["failures"] == [], r
-    h = TARGETS_build("scu_filter", "prove")
+    h = _built_harness("scu_filter", "prove")
     assert isinstance(h, FilterInductionHarness)
     assert prove("scu_filter", depth=4, mode="prove", harness=FilterHarness())["status"] != "PASS"
 
