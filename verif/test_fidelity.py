@@ -1,7 +1,6 @@
 """The fidelity table (graphunits/report/fidelity.py, benchmarks/fidelity.py): verdicts
 by hand, and a quick run of two units whose every row is consistent."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
