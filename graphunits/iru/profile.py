@@ -21,9 +21,28 @@ FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:scale=1
                "vertices many times, and every repeat that meets its first copy in the hash is merged")
 
 
+#: The paper's unit (Table 1); the other presets are for RTL simulation.
+PAPER_PRESETS = ("gtx980",)
+
+
+def time_floor(r: dict):
+    """The IRU's cycles in a run can be no fewer than its classifiers allow: every
+    element the prefetchers read passes through its partition's classifier, one
+    element a cycle (§4, Fig. 5: "one element/cycle per queue"), so ``partitions``
+    elements a cycle at best, however evenly they spread and whatever the ring
+    (its unidirectional reading caps 4 partitions at 2.67 a cycle, docs/iru.md).
+    None for runs without the paper's preset."""
+    from golden.iru import IRUConfig
+    if r.get("unit") != "iru" or not r.get("iru_elements") or r.get("preset") not in PAPER_PRESETS:
+        return None
+    p = IRUConfig.preset(r["preset"]).partitions
+    n = r["iru_elements"]
+    return n / p, f"{n / 1e6:.1f} M elements through {p} classifiers at 1 a cycle each"
+
+
 PROFILE = UnitProfile(
     "iru", "IRU: irregular accesses reorder unit", "Segura et al., J. Supercomputing", gpu="gtx980",
-    presets={"gtx980": "gtx980"}, area_preset="default",
+    presets={"gtx980": "gtx980"}, area_preset="default", time_floor=time_floor,
     figures=("time", "coalescing",
              MetricFigure("filtered", "iru_filtered_share", "IRU: elements filtered out or merged",
                           "share of the IRU's elements")),
