@@ -11,6 +11,11 @@ configure()
 #: Multiplies the number of random cases (GRAPHUNITS_TEST_SCALE=4 for a longer soak).
 SCALE = max(1, int(os.environ.get("GRAPHUNITS_TEST_SCALE", "1")))
 
+#: The seed of the builds whose memories start with random contents
+#: (``build_verilog(..., random_init=RANDOM_INIT_SEED)``): verif/test_random_init.py,
+#: and the Icarus runs of GraphPEG (``sim``) and of the MFF (``default``).
+RANDOM_INIT_SEED = 11
+
 
 @pytest.fixture
 def scale():
