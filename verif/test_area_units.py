@@ -3,7 +3,7 @@ its memories kept as macros, the memory bits are what its configuration asks for
 (derived here from the documented geometry, not read back from the RTL), and the
 SCU's area grows with its pipeline width and its hash sizes.
 
-Small configurations keep it short (about a minute on 2 cores); the Yosys runs
+Small configurations keep it short (about 70 s of Yosys on one core); the Yosys runs
 are shared between tests through :func:`area` and started two at a time.
 """
 from concurrent.futures import ThreadPoolExecutor
@@ -18,16 +18,18 @@ from synth.flow import FLOWS, SCHEMA, run_area
 SMALL = {
     "fetch": ("tx1", (("addr_width", 16), ("block_bytes", 8), ("max_inflight", 4), ("merge_window", 2),
                       ("count_width", 8), ("max_elem_bytes", 4))),
-    "scu": ("tiny", ()),
+    # narrow addresses, counts and blocks: half the SCU's Yosys time of the plain tiny preset
+    "scu": ("tiny", (("addr_width", 16), ("block_bytes", 16), ("count_width", 12), ("max_inflight", 4),
+                     ("merge_window", 2), ("param_inflight", 2))),
     "iru": ("tiny", (("partitions", 1),)),
-    "graphpeg": ("sim", (("sms", 1),)),
+    "graphpeg": ("sim", (("sms", 1), ("addr_width", 16), ("width", 1))),
     "mff": ("tiny", ()),
     "coalescer": ("small", ()),
     "axi_bridge": ("small", ()),
 }
-#: SCU variants of the tiny preset (width 2, 4 x 2 filter and group sets).
-SCU_NARROW = ("tiny", (("width", 1),))
-SCU_BIG_HASH = ("tiny", (("filter_sets", 16), ("group_sets", 16)))
+#: SCU variants of its small configuration (width 2, 4 x 2 filter and group sets).
+SCU_NARROW = ("tiny", SMALL["scu"][1] + (("width", 1),))
+SCU_BIG_HASH = ("tiny", SMALL["scu"][1] + (("filter_sets", 16), ("group_sets", 16)))
 
 
 @lru_cache(maxsize=None)
@@ -43,7 +45,7 @@ def small(unit: str, flow: str = "generic") -> dict:
 @pytest.fixture(scope="module", autouse=True)
 def _prefetch():
     """Run the module's Yosys jobs two at a time (the machine has 2 cores)."""
-    jobs = [("scu", "tiny", (), "liberty"), ("scu", *SCU_NARROW, "liberty"), ("scu", *SCU_BIG_HASH, "liberty")]
+    jobs = [("scu", *SMALL["scu"], "liberty"), ("scu", *SCU_NARROW, "liberty"), ("scu", *SCU_BIG_HASH, "liberty")]
     jobs += [(u, *SMALL[u], "generic") for u in SMALL if u not in ("scu", "fetch")]
     jobs += [("coalescer", *SMALL["coalescer"], f) for f in FLOWS if f != "generic"]
     jobs += [("mff", *SMALL["mff"], "liberty")]
@@ -72,8 +74,8 @@ def test_every_unit_keeps_its_memories_as_macros(unit):
 
 
 def test_scu_memories_are_what_the_config_asks_for():
-    d = area("scu", "tiny", (), "liberty")
-    cfg = UNITS["scu"].config("tiny")
+    d = small("scu", "liberty")
+    cfg = UNITS["scu"].config(SMALL["scu"][0], dict(SMALL["scu"][1]))
     m = mems(d)
     # Filter entry: id (32) + cost (32) + valid (1); each set also holds a replacement pointer.
     assert m["scu.filter.mem"]["depth"] == cfg.filter_sets
@@ -90,7 +92,7 @@ def test_scu_memories_are_what_the_config_asks_for():
 
 
 def test_scu_area_grows_with_width():
-    narrow, wide = area("scu", *SCU_NARROW, "liberty")["total"], area("scu", "tiny", (), "liberty")["total"]
+    narrow, wide = area("scu", *SCU_NARROW, "liberty")["total"], small("scu", "liberty")["total"]
     # Width changes the pipeline's lanes (logic), not the memories.
     assert wide["memory_bits"] == narrow["memory_bits"]
     assert wide["std_cell_area_um2"] > narrow["std_cell_area_um2"] * 1.02
@@ -100,7 +102,7 @@ def test_scu_area_grows_with_width():
 
 
 def test_scu_area_grows_with_hash_size():
-    base, big = area("scu", "tiny", (), "liberty"), area("scu", *SCU_BIG_HASH, "liberty")
+    base, big = small("scu", "liberty"), area("scu", *SCU_BIG_HASH, "liberty")
     b, g = mems(base), mems(big)
     # Four times the sets: four times the hash memories' bits, nothing else changes size.
     assert g["scu.filter.mem"]["depth"] == 4 * b["scu.filter.mem"]["depth"] == 16
