@@ -24,7 +24,12 @@ from conftest import RANDOM_INIT_SEED, SCALE
 from .test_mff_tlm import slides_example_counts
 
 
-def mff_runs():
+def mff_runs(cfg: MFFConfig | None = None):
+    """The random runs' large commands hold up to 15 times the work registers (300
+    elements at most: the default preset's 32 registers): far more than the pool, so
+    it runs dry, without the tiny preset's 4 registers walking 300-element commands
+    for hundreds of thousands of cycles."""
+    large = min(300, 15 * (cfg or MFFConfig.preset("default")).work_registers)
     runs = [{"name": "worked example", "workload": {"kind": "example"}, "timing": {"latency": [1, 30], "seed": 1}},
             {"name": "worked example, latency 100", "workload": {"kind": "example"}, "timing": {"latency": 100}},
             {"name": "scatter then gather", "workload": {"kind": "stale", "seed": 3},
@@ -40,7 +45,8 @@ def mff_runs():
         for rep in range(SCALE):
             seed = 10 * k + rep + 1
             runs.append({"name": f"random {k}/{rep}", "seed": seed,
-                         "workload": {"seed": seed, "commands": 12, "max_size": 30, "large": 0.1},
+                         "workload": {"seed": seed, "commands": 12, "max_size": 30, "large": 0.1,
+                                      "large_size": large},
                          "timing": dict(timing, seed=seed), **agents})
     # errors in C (the neighbour indices) and in V (the values: a walk that finds its
     # V block in the tag unit delivers the error too)
@@ -75,7 +81,7 @@ def test_mff_cocotb(sim, preset):
     same runs pass as on Verilator's zeroed build."""
     cfg = MFFConfig.preset(preset)
     build = build_verilog("mff", cfg, random_init=RANDOM_INIT_SEED if (sim, preset) == ("icarus", "default") else None)
-    res = run_cocotb(build, "sim.mff.tb", {"config": cfg.to_dict(), "runs": mff_runs()}, sim=sim)
+    res = run_cocotb(build, "sim.mff.tb", {"config": cfg.to_dict(), "runs": mff_runs(cfg)}, sim=sim)
     by = check_runs(res)
     for name in ("worked example", "worked example, latency 100"):
         ex = by[name]
