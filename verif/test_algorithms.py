@@ -75,7 +75,8 @@ def corner_graphs():
         *np.array([(3 * i + a, 3 * i + b) for i in range(20) for a, b in ((0, 1), (1, 2))]).T,
         num_vertices=65, directed=False)
     out["hub"] = CSRGraph.from_edges(np.zeros(5000, int), np.arange(1, 5001), directed=False)
-    out["long_path"] = CSRGraph.from_edges(np.arange(1500), np.arange(1, 1501), directed=False)
+    # 1101 levels: past Python's recursion limit (1000), so no recursive walk passes
+    out["long_path"] = CSRGraph.from_edges(np.arange(1100), np.arange(1, 1101), directed=False)
     out["dangling_directed"] = CSRGraph.from_edges(rng.integers(0, 60, 200), rng.integers(0, 80, 200),
                                                    num_vertices=100, directed=True)
     return out
