@@ -18,8 +18,10 @@ _VERILOG_KEYWORDS = frozenset(
 
 
 def cmd_verilog(args) -> int:
+    import shutil
+
     from hw.registry import unit
-    from sim.build import write_verilog
+    from sim.build import Build, build_verilog
     spec = unit(args.unit)
     cfg = config_from_args(spec, args)
     if not args.output:
@@ -35,12 +37,17 @@ def cmd_verilog(args) -> int:
         raise UsageError(f"--axi must be the AXI4 data bus in bytes (4, 8, 16, 32, 64 or 128; 0 or nothing: as wide "
                          f"as the unit's memory blocks), not {args.axi}")
     try:
-        b = write_verilog(args.unit, cfg, out, name, axi=args.axi)
+        # generated once per unit, configuration, name and sources (build/rtl), then copied
+        cached = build_verilog(args.unit, cfg, name=name, axi=args.axi)
     except Exception as e:
         from golden.config import ConfigError
         if not isinstance(e, ConfigError):
             raise
         raise UsageError(f"--axi {args.axi}: {e}") from None
+    out.mkdir(parents=True, exist_ok=True)
+    b = Build(name, args.unit, cfg, out)
+    shutil.copyfile(cached.verilog, b.verilog)
+    shutil.copyfile(cached.json, b.json)
     print(f"wrote {b.verilog} and {b.json}")
     if getattr(args, "fusesoc", False):
         from sim.fusesoc import core_name, write_core
