@@ -34,6 +34,18 @@ def test_verilog_with_overrides_and_config_file(tmp_path):
     assert (out2 / "fetch_w8.v").read_text() == (tmp_path / "fetch_w8.v").read_text()
 
 
+def test_verilog_comes_from_the_build_cache_and_may_be_written_into_it(tmp_path):
+    """`graphunits verilog` copies the simulations' cached build (build/rtl): the same
+    text as sim.build.build_verilog's; -o naming the cache's own folder is fine."""
+    from hw.registry import UNITS
+    from sim.build import build_verilog
+    b = build_verilog("coalescer", UNITS["coalescer"].config("default"))
+    assert main(["verilog", "--unit", "coalescer", "-o", str(tmp_path)]) == 0
+    assert (tmp_path / "coalescer.v").read_text() == b.verilog.read_text()
+    assert main(["verilog", "--unit", "coalescer", "-o", str(b.dir)]) == 0
+    assert b.verilog.read_text() == (tmp_path / "coalescer.v").read_text()
+
+
 @pytest.mark.parametrize("unit, preset", [("fetch", "default"), ("fetch", "tx1"), ("fetch", "deep"),
                                           ("scu", "tx1-sim"), ("scu", "gtx980-sim"), ("mff", "default"),
                                           ("mff", "gtx480"), ("coalescer", "default"), ("iru", "default"),

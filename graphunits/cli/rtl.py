@@ -46,8 +46,9 @@ def cmd_verilog(args) -> int:
         raise UsageError(f"--axi {args.axi}: {e}") from None
     out.mkdir(parents=True, exist_ok=True)
     b = Build(name, args.unit, cfg, out)
-    shutil.copyfile(cached.verilog, b.verilog)
-    shutil.copyfile(cached.json, b.json)
+    for src, dst in ((cached.verilog, b.verilog), (cached.json, b.json)):
+        if src.resolve() != dst.resolve():         # (-o may be the cache's own folder)
+            shutil.copyfile(src, dst)
     print(f"wrote {b.verilog} and {b.json}")
     if getattr(args, "fusesoc", False):
         from sim.fusesoc import core_name, write_core
