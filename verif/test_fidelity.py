@@ -129,18 +129,18 @@ def test_scu_time_floor_from_the_papers_width_by_hand():
     assert "floor" not in run_reasons(RunSet([bfs, base]), {"mode": "scu-enhanced"})
 
 
-def test_iru_time_floor_from_the_papers_classifiers_by_hand():
-    """The IRU's floor: every element through one of Table 1's 4 partitions'
-    classifiers at one a cycle; none without the paper's preset or elements."""
+def test_iru_time_floor_from_the_papers_banks_by_hand():
+    """The IRU's floor: every element inserted into one of Table 1's 4 x 2 banks
+    at one insertion a cycle each; none without the paper's preset or elements."""
     from graphunits.report.collect import RunSet
     from graphunits.report.fidelity import run_reasons
     from graphunits.iru.profile import time_floor
     run = {"unit": "iru", "preset": "gtx980", "algo": "pr", "iru_elements": 2_540_000, "gpu": "gtx980",
            "graph": "g", "mode": "iru", "time_us": 900.0, "reference_mode": "baseline"}
-    assert time_floor(run) == (635_000.0, "2.5 M elements through 4 classifiers at 1 a cycle each")
+    assert time_floor(run) == (317_500.0, "2.5 M elements into 4 x 2 banks at one insertion a cycle each")
     assert time_floor(dict(run, preset="small")) is None and time_floor(dict(run, iru_elements=0)) is None
     assert time_floor(dict(run, unit="baseline")) is None
     base = {"unit": "baseline", "preset": "", "algo": "pr", "gpu": "gtx980", "graph": "g", "mode": "baseline",
             "time_us": 300.0}
     text = run_reasons(RunSet([run, base]), {"mode": "iru"}, floor=time_floor)
-    assert text.endswith(f"= {635_000 / 1270:.0f} us)") and "vs baseline 300 us" in text
+    assert text.endswith(f"= {317_500 / 1270:.0f} us)") and "vs baseline 300 us" in text

@@ -26,18 +26,22 @@ PAPER_PRESETS = ("gtx980",)
 
 
 def time_floor(r: dict):
-    """The IRU's cycles in a run can be no fewer than its classifiers allow: every
-    element the prefetchers read passes through its partition's classifier, one
-    element a cycle (§4, Fig. 5: "one element/cycle per queue"), so ``partitions``
-    elements a cycle at best, however evenly they spread and whatever the ring
-    (its unidirectional reading caps 4 partitions at 2.67 a cycle, docs/iru.md).
-    None for runs without the paper's preset."""
+    """The IRU's cycles in a run can be no fewer than its hash banks allow: every
+    element ends in one insertion into a bank of its home partition, one
+    insertion a cycle per bank (§4: the classifier's queues and the data
+    processing move one element a cycle each; Table 1: 4 partitions, each 2-way
+    banked), so at best ``partitions * banks`` elements a cycle, however evenly
+    they spread. Our model's reading of how fast the classifier takes elements in
+    (one a cycle per partition, its prefetcher's width; the paper gives the
+    queues' rate only) and of the ring (2.67 a cycle for 4 partitions) is slower
+    (docs/iru.md; docs/benchmarks.md, IRU (c)). None for runs without the
+    paper's preset."""
     from golden.iru import IRUConfig
     if r.get("unit") != "iru" or not r.get("iru_elements") or r.get("preset") not in PAPER_PRESETS:
         return None
-    p = IRUConfig.preset(r["preset"]).partitions
-    n = r["iru_elements"]
-    return n / p, f"{n / 1e6:.1f} M elements through {p} classifiers at 1 a cycle each"
+    cfg = IRUConfig.preset(r["preset"])
+    n, p, b = r["iru_elements"], cfg.partitions, cfg.banks
+    return n / (p * b), f"{n / 1e6:.1f} M elements into {p} x {b} banks at one insertion a cycle each"
 
 
 PROFILE = UnitProfile(
