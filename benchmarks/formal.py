@@ -86,10 +86,14 @@ def main(argv=None) -> int:
     total = time.time() - t0
     print(f"{sum(r['status'] == 'PASS' for r in records)} of {len(records)} checks passed in {total:.0f} s "
           f"({platform.machine()}, Python {platform.python_version()}, {date.today()})")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"date": str(date.today()), "machine": platform.machine(),
-                                           "python": platform.python_version(), "seconds": round(total, 1),
-                                           "checks": records}, indent=1))
+    try:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"date": str(date.today()), "machine": platform.machine(),
+                                               "python": platform.python_version(), "seconds": round(total, 1),
+                                               "checks": records}, indent=1))
+    except OSError as e:
+        print(f"error: --json {args.json}: cannot write it ({e.strerror})", file=sys.stderr)
+        return 2
     print(f"(JSON: {args.json})")
     return 0 if all(r["status"] == "PASS" for r in records) else 1
 

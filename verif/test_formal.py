@@ -361,6 +361,9 @@ def test_formal_benchmark_runs_the_checks_and_times_them(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert [(c["unit"], c["mode"], c["depth"], c["status"]) for c in doc["checks"]] == [("writer", "prove", 4, "PASS")]
     assert "1 of 1 checks passed" in capsys.readouterr().out
+    # an unwritable JSON path is named, after the checks
+    assert bench.main(["--targets", "arbiter", "--modes", "cover", "--json", str(out / "x.json")]) == 2
+    assert "cannot write it" in capsys.readouterr().err
 
 
 # A stale read lets a duplicate or a worse cost right behind its key's previous element
