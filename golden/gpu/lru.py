@@ -114,7 +114,7 @@ def _group_order(line: np.ndarray, group, groups: int) -> np.ndarray:
     gb = (groups - 1).bit_length() if group is not None else 0
     if lb + gb > 32 or m > 1 << 16:
         cid = line if group is None else (group << _LB) | line
-        return np.sort((cid << _TB) | np.arange(m, dtype=np.int64)) & ((1 << _TB) - 1)
+        return np.sort((cid << _TB) | np.arange(m, dtype=np.int64), kind="stable") & ((1 << _TB) - 1)
     key = line if group is None else (group << lb) | line
     o = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
     if lb + gb > 16:

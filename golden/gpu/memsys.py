@@ -337,7 +337,7 @@ class MemorySystem:
         rb = max(int(row.max()).bit_length(), 1)
         wb = max(int(win[-1]).bit_length(), 1)
         if rb + wb + int(NC * banks).bit_length() <= 62:
-            key = np.sort((((cb << wb) | win) << rb) | row)
+            key = np.sort((((cb << wb) | win) << rb) | row, kind="stable")
             cbs = key >> (wb + rb)
             rows = key & ((1 << rb) - 1)
         else:

@@ -223,7 +223,7 @@ class IRUFastModel(IRUModel):
             ship = {}
             tokens_home = 0
             ring = int(remote.size)
-            tok_t = np.sort(tok_part << 40 | tok_t) & ((1 << 40) - 1)    # tokens come in gid order: tok_part sorted
+            tok_t = np.sort(tok_part << 40 | tok_t, kind="stable") & ((1 << 40) - 1)    # tokens come in gid order: tok_part sorted
             toff = np.searchsorted(tok_part, np.arange(P + 1))
             for p in range(P):
                 left, ntok, x = self._replies(p, r_t, r_gid, goff, tok_t[toff[p]:toff[p + 1]], flush_at, policy, out)
@@ -408,7 +408,7 @@ class IRUFastModel(IRUModel):
         gb = int(g.max()).bit_length() if n else 1
         nb = n.bit_length()
         if gb + kb + nb <= 62:                               # one unique key: (group, key, element)
-            o2 = np.argsort((g << (kb + nb)) | (key << nb) | j)
+            o2 = np.argsort((g << (kb + nb)) | (key << nb) | j, kind="stable")
         else:
             o2 = np.lexsort((j, key, g))
         gs, ks = g[o2], key[o2]
@@ -442,7 +442,7 @@ class IRUFastModel(IRUModel):
             keep = (nq < gend_a)
             ws = np.where(found, newstart, ws)[keep]
             q, cnt, gend_a = nq[keep], ncnt[keep], gend_a[keep]
-        wstart = np.sort(np.concatenate(starts))
+        wstart = np.sort(np.concatenate(starts), kind="stable")
         win = np.searchsorted(wstart, j, side="right") - 1
         first = prev < wstart[win]
         # owner: the first element of the same key in the same window (in o2's order a
