@@ -584,15 +584,22 @@ def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, ca
     assert bench.main(["--graphs", "nowhere.mtx"]) == 2
     assert "no such file" in capsys.readouterr().err
     out = tmp_path / "speed.json"
-    assert bench.main(["--graphs", "grid:6x6", "--algos", "bfs", "--modes", "scu,pull", "--timeout", "120",
+    assert bench.main(["--graphs", "grid:6x6", "--algos", "bfs", "--modes", "scu,pull,mff", "--timeout", "120",
                        "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [r["mode"] for r in rows] == ["baseline", "pull", "scu"]
+    assert [r["mode"] for r in rows] == ["baseline", "mff", "pull", "scu"]
     base = rows[0]
     assert base["vs_baseline"] == 1.0 and base["edges"] > 0
     for r in rows[1:]:
         assert r["vs_baseline"] == pytest.approx(r["wall_s"] / base["wall_s"])
         assert r["edges_vs_baseline"] == pytest.approx(r["edges"] / base["edges"])
+    # the MFF runs pull for its speedup: timed again without it; the others have no reference
+    by = {r["mode"]: r for r in rows}
+    assert by["mff"]["reference"] and not by["pull"]["reference"] and not by["scu"]["reference"]
+    own = by["mff"]["own"]
+    assert own["reference"] is False and own["edges"] == by["mff"]["edges"]
+    assert by["mff"]["own_vs_baseline"] == pytest.approx(own["wall_s"] / base["wall_s"])
+    assert by["pull"]["own"] is None and by["scu"]["own"] is None
     assert "grid:6x6" in capsys.readouterr().out
     # a run that cannot finish in time is reported as such
     r = bench.timed("grid:64x64", "bfs", "iru", 0.05)
