@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, insort
+from operator import add, itemgetter
 from collections.abc import Sequence
 
 import numpy as np
@@ -59,6 +61,10 @@ __all__ = ["GraphPEGFastModel", "GRAPHPEG_MODELS"]
 
 #: The engines' models an algorithm may choose (option ``graphpeg_model``).
 GRAPHPEG_MODELS = ("fast", "cycle")
+
+
+#: An ALWT entry's number in a ``waiting`` record.
+_ENTRY = itemgetter(0)
 
 
 class _Seg:
@@ -121,7 +127,8 @@ class _FastSM:
         self.nvalid = 0
         self.peak_alwt = 0
         self.peak_reserved = 0
-        self.waiting: list = []              # [entry, RD cycle, segment, allocated at]: valid, not FE
+        self.waiting: list = []              # [entry, RD cycle, segment, allocated at]: valid, not FE,
+        #                                      in entry order (entries are distinct)
         self.last_index = 0                  # last index reply
         self.port = 0.0                      # the port is free for the next edge request
         self.idx_owed = 0                    # index requests since the last edge request
@@ -136,6 +143,8 @@ class _FastSM:
         self.ch_x: list = []
         self.X = 0                           # edges requested
         self.pops: list = []                 # (first item, end item, cycle)
+        self.pop_ends: list = []             # end item of each pop (ascending)
+        self.pop_ts: list = []               # cycle of each pop
         self.cbusy = 0.0                     # the warps' LD/ST requests are served until then
         self.cdone: list = []                # per pop: when its warp's last request is served
         self.W = warps                       # warps that may hold a batch
@@ -162,8 +171,16 @@ class _FastSM:
 
     def _index_until(self, t: float) -> None:
         """Issue the index requests of the input vertices up to cycle ``t``."""
-        while self.next_in < len(self.inputs):
-            ti = self._next_index()
+        n_in = len(self.inputs)
+        first_spilled = self.refill.first
+        while self.next_in < n_in:
+            ti = self.I_prev + self.r_prev            # :meth:`_next_index`, inlined
+            if ti < 0:
+                ti = 0
+            if self.frozen_until > ti:
+                ti = self.frozen_until
+            if self.next_in >= first_spilled:
+                ti = max(ti, self.refill.arrival(self.next_in, self.I_hist))
             if ti > t:
                 return
             self._release(ti)
@@ -185,7 +202,7 @@ class _FastSM:
             if seg.e <= seg.s:                        # no edges: free again at the reply
                 heapq.heappush(self.pending_free, (rd + 1, ent))
             else:
-                self.waiting.append([ent, rd, seg, ti])
+                insort(self.waiting, [ent, rd, seg, ti], key=_ENTRY)
             self.next_in += 1
 
     def _pick(self, limit: float) -> bool:
@@ -196,9 +213,10 @@ class _FastSM:
                 return False
             self._index_until(t)
             best = None
-            for w in self.waiting:
-                if w[1] <= t and (best is None or w[0] < best[0]):
+            for w in self.waiting:                    # in entry order: the first RD one is the lowest
+                if w[1] <= t:
                     best = w
+                    break
             if best is not None:
                 break
             nxt = min((w[1] for w in self.waiting), default=None)
@@ -236,7 +254,12 @@ class _FastSM:
                 j = self._pp
                 while self.ch_x[j] + self.ch_n[j] <= i:
                     j += 1
-                t = max(self.ch_arr[j], self.pop_t + 1, self._warp_free())
+                t = self.ch_arr[j]
+                if self.pop_t + 1 > t:
+                    t = self.pop_t + 1
+                k = len(self.pops)                    # :meth:`_warp_free`, inlined
+                if k >= self.W and self.cdone[k - self.W] - 1 > t:
+                    t = self.cdone[k - self.W] - 1
                 self._next_pop = (self.pop_end, j, t)
             if t >= until_t:
                 return
@@ -257,6 +280,8 @@ class _FastSM:
     def _pop(self, end: int, t: int) -> None:
         """A warp pops items ``[pop_end, end)`` at ``t``; its LD/ST requests queue for the port."""
         self.pops.append((self.pop_end, end, t))
+        self.pop_ends.append(end)
+        self.pop_ts.append(t)
         self.cbusy = max(self.cbusy, t) + self.consume * (end - self.pop_end)
         self.cdone.append(self.cbusy)
         self.pop_end = end
@@ -266,12 +291,8 @@ class _FastSM:
         """The cycle at which ``need`` items have been popped."""
         if self.pop_end < need:
             self._full_pops(need + self.ws - 1)
-        found = self.pop_t
-        for a, b, t in reversed(self.pops):       # the first pop that reaches ``need``
-            if b < need:
-                break
-            found = t
-        return found
+        i = bisect_left(self.pop_ends, need)      # the first pop that reaches ``need``
+        return self.pop_ts[i] if i < len(self.pop_ts) else self.pop_t
 
     # ------------------------------------------------------------------ edge requests
     def advance(self, limit: float) -> None:
@@ -286,6 +307,7 @@ class _FastSM:
         weights = m._wgt is not None
         ch_t, ch_arr, ch_v = self.ch_t.append, self.ch_arr.append, self.ch_v.append
         ch_s, ch_n, ch_x = self.ch_s.append, self.ch_n.append, self.ch_x.append
+        pop_ends, pop_ts = self.pop_ends, self.pop_ts
         while True:
             cur = self.cur
             if cur is None:
@@ -313,8 +335,11 @@ class _FastSM:
                     t += max(0.0, self.idx_owed - (t - self.port))
                     self.idx_owed = 0
                 need = self.X + n - C
-                if need > 0:
-                    tp = self._popped_by(need) + 1
+                if need > 0:                          # :meth:`_popped_by`, inlined
+                    if self.pop_end < need:
+                        self._full_pops(need + ws - 1)
+                    i = bisect_left(pop_ends, need)
+                    tp = (pop_ts[i] if i < len(pop_ts) else self.pop_t) + 1
                     if tp > t:
                         t = tp
                 t = math.ceil(t)
@@ -404,7 +429,7 @@ class _FastSM:
         ent = heapq.heappop(self.free_ents)
         self.nvalid += 1
         self.peak_alwt = max(self.peak_alwt, self.nvalid)
-        self.waiting.append([ent, int(ready), _Seg(v, s, e, 0, -1, ready), int(ready)])
+        insort(self.waiting, [ent, int(ready), _Seg(v, s, e, 0, -1, ready), int(ready)], key=_ENTRY)
 
 
 class _Batches(Sequence):
@@ -610,7 +635,7 @@ class GraphPEGFastModel(GraphPEGModel):
 
     def _finish(self, kernel, sms, no_ef, L, consume, before, log, checks, exchanges, moved) -> KernelResult:
         sm_items = [s.X for s in sms]
-        maxe = max((a + n for s in sms for a, n in zip(s.ch_s, s.ch_n)), default=0)
+        maxe = max((max(map(add, s.ch_s, s.ch_n)) for s in sms if s.ch_n), default=0)
         colv = self.space.read_elems(kernel.col, maxe, 4).astype(np.int64) if maxe else np.zeros(0, np.int64)
         wv = (self.space.read_elems(kernel.weight, maxe, 4).astype(np.int64)
               if maxe and kernel.weight is not None else None)
