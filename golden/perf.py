@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+from collections import OrderedDict
 
 import numpy as np
 
@@ -95,10 +96,18 @@ class ContentMemo:
 
     def __init__(self, max_bytes: int = 1 << 30):
         self.max_bytes = int(max_bytes)
-        self._entries: list = []            # (scalars, arrays, sample, value, bytes), most recent last
+        # entry number -> (scalars, arrays, sample, value, bytes), least recently used first;
+        # (scalars, sample) -> the numbers of the entries with them (a lookup is one dict
+        # access, not a scan of every entry: a pull sweep keeps thousands)
+        self._entries: OrderedDict = OrderedDict()
+        self._index: dict = {}
+        self._count = 0
         self._bytes = 0
         self.hits = 0
         self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     @staticmethod
     def _sample(arrays) -> tuple:
@@ -119,13 +128,14 @@ class ContentMemo:
         return x.shape == y.shape and x.dtype == y.dtype and bool(np.array_equal(x, y))
 
     def get(self, scalars: tuple, arrays: tuple):
-        sample = self._sample(arrays)
-        for i in range(len(self._entries) - 1, -1, -1):
-            e = self._entries[i]
-            if e[0] == scalars and e[2] == sample and all(self._same(a, b) for a, b in zip(arrays, e[1])):
-                self._entries.append(self._entries.pop(i))
-                self.hits += 1
-                return e[3]
+        ids = self._index.get((scalars, self._sample(arrays)))
+        if ids:
+            for i in reversed(ids):                 # the most recently stored first
+                e = self._entries[i]
+                if all(self._same(a, b) for a, b in zip(arrays, e[1])):
+                    self._entries.move_to_end(i)
+                    self.hits += 1
+                    return e[3]
         self.misses += 1
         return None
 
@@ -134,7 +144,16 @@ class ContentMemo:
         if nbytes > self.max_bytes // 2:
             return                          # too large to keep: not even copied
         kept = tuple(a if a is None or np.isscalar(a) else np.array(a, copy=True) for a in arrays)
-        self._entries.append((scalars, kept, self._sample(kept), value, nbytes))
+        sample = self._sample(kept)
+        i = self._count
+        self._count += 1
+        self._entries[i] = (scalars, kept, sample, value, nbytes)
+        self._index.setdefault((scalars, sample), []).append(i)
         self._bytes += nbytes
         while self._bytes > self.max_bytes:
-            self._bytes -= self._entries.pop(0)[4]
+            j, e = self._entries.popitem(last=False)
+            self._bytes -= e[4]
+            ids = self._index[(e[0], e[2])]
+            ids.remove(j)
+            if not ids:
+                del self._index[(e[0], e[2])]

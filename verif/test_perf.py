@@ -75,6 +75,30 @@ def test_content_memo_keeps_copies_and_drops_the_least_recent():
     assert m.get((), (np.zeros(2000, np.int64),)) is None
 
 
+def test_content_memo_tells_apart_entries_with_the_same_sample():
+    """Arrays that agree on the sampled elements (every 31st here) but not
+    elsewhere are separate entries under one index key; each is found, the
+    least recent goes first, and the index forgets what was dropped."""
+    from golden.perf import ContentMemo
+    m = ContentMemo(5 * 8000 + 100)                               # room for five entries
+    base = np.zeros(1000, np.int64)
+    arrs = []
+    for v in range(8):
+        a = base.copy()
+        a[1] = v + 1                                              # off the sample (step 31)
+        arrs.append(a)
+    assert ContentMemo._sample((arrs[0],)) == ContentMemo._sample((arrs[7],))
+    for v, a in enumerate(arrs):
+        m.put(("k",), (a,), v, 0)
+    assert len(m) == 5                                            # 0, 1, 2 dropped
+    for v, a in enumerate(arrs):
+        assert m.get(("k",), (a.copy(),)) == (v if v >= 3 else None), v
+    assert m.get(("other",), (arrs[5],)) is None
+    m.put(("k",), (np.ones(1000, np.int64),), "x", 0)            # 3, the least recent, goes
+    assert m.get(("k",), (arrs[3],)) is None and m.get(("k",), (arrs[4],)) == 4
+    assert sum(len(v) for v in m._index.values()) == len(m) == 5
+
+
 def test_gpu_coalescing_memo_gives_the_same_statistics():
     """A kernel that repeats a pull sweep's irregular loads (on two arrays of one
     element size, then again in the next kernel) counts exactly what a GPU whose
