@@ -62,11 +62,38 @@ def test_many_instructions_vectorised_matches_per_warp():
     assert (seq.sectors, seq.lines, seq.instructions) == (gen.sectors, gen.lines, gen.instructions) == (2000, 500, 500)
 
 
+def test_sparse_instructions_match_per_warp_and_pairs():
+    """Instructions with few active lanes (a pull sweep's loop iterations: the
+    sparse path) and full ones (the matrix path), in a scrambled order: counts
+    equal the per-warp coalescer's, kept (instruction, sector) pairs equal the
+    sorted distinct pairs."""
+    rng = np.random.default_rng(11)
+    for case in range(40):
+        rows = int(rng.integers(1, 400))
+        active = int(rng.choice([1, 2, 3, 32]))            # lanes per instruction
+        keys = rng.choice(1 << int(rng.choice([12, 30])), rows, replace=False)
+        lanes = np.concatenate([rng.choice(32, active, replace=False) for _ in range(rows)])
+        key = np.repeat(keys, active)
+        addr = rng.integers(0, 1 << int(rng.choice([10, 20, 33, 36])), key.size) * 4
+        p = rng.permutation(key.size)
+        got = coalesce(addr[p], key[p], lane=lanes[p], keep=True)
+        per = [coalesce_warp(addr[key == k]) for k in np.sort(keys)]
+        assert got.instructions == rows
+        assert got.sectors == sum(c.sectors for c in per) and got.lines == sum(c.lines for c in per)
+        assert np.array_equal(got.requests, sum(c.requests for c in per)), case
+        pairs = sorted(set(zip(key.tolist(), (addr >> 5).tolist())))
+        assert list(zip(got.keys.tolist(), got.sector_ids.tolist())) == pairs, case
+
+
 def test_coalescer_rejects_bad_input():
     with pytest.raises(ValueError, match="more than the warp size 32"):
         coalesce(np.arange(33) * 4, np.zeros(33, np.int64))
-    with pytest.raises(ValueError, match="same lane"):
+    with pytest.raises(ValueError, match="same lane"):         # few lanes: the sparse path
         coalesce(np.array([64, 0]), np.zeros(2, np.int64), lane=np.zeros(2, np.int64))
+    lane = np.arange(32)
+    lane[5] = 4
+    with pytest.raises(ValueError, match="same lane"):         # a full warp: the matrix path
+        coalesce(np.arange(32)[::-1] * 64, np.zeros(32, np.int64), lane=lane)
     with pytest.raises(ValueError, match="same shape"):
         coalesce(np.arange(3), np.zeros(2, np.int64))
 

@@ -180,6 +180,9 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
         lane[order] = np.arange(n) - starts[rank[order]]
     else:
         lane = np.asarray(lane, dtype=np.int64).reshape(-1)
+    if n * 4 < rows * warp_size and rows < 1 << 31 and int(sec.max()) < 1 << 32:
+        _coalesce_sparse(sec, rank, lane, distinct, warp_size, spl, out, keep)
+        return out
     mat = np.full(rows * warp_size, _SENT, np.int64)
     mat[rank * warp_size + lane] = sec
     mat = mat.reshape(rows, warp_size)
@@ -202,6 +205,34 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
         out.keys = np.repeat(distinct, per_row)
         out.sector_ids = s
     return out
+
+
+def _coalesce_sparse(sec, rank, lane, distinct, warp_size, spl, out, keep) -> None:
+    """:func:`coalesce` when most lanes are idle (fewer than a quarter of the
+    ``rows x warp_size`` matrix's cells used: a pull sweep's loop iterations over
+    skewed degrees): one sort of the (instruction, sector) pairs instead of
+    filling and sorting the mostly empty matrix (the same counts and keys)."""
+    n = sec.size
+    rows = distinct.size
+    used = np.zeros(rows * warp_size, bool)
+    used[rank * warp_size + lane] = True
+    if int(np.count_nonzero(used)) != n:
+        raise ValueError("two accesses of one warp instruction use the same lane")
+    c = np.sort((rank << 32) | sec, kind="stable")     # timsort: the runs of ascending threads
+    first = np.empty(n, bool)
+    first[0] = True
+    np.not_equal(c[1:], c[:-1], out=first[1:])
+    u = c[first]                                        # distinct (instruction, sector), sorted
+    s = u & 0xFFFFFFFF
+    r = u >> 32
+    newrow = np.empty(u.size, bool)
+    newrow[0] = True
+    np.not_equal(r[1:], r[:-1], out=newrow[1:])
+    out.instructions = rows
+    _count_runs(s, newrow, spl, out)
+    if keep:
+        out.keys = distinct[r]
+        out.sector_ids = s
 
 
 _SENT32 = np.iinfo(np.int32).max
