@@ -142,6 +142,7 @@ class _FastSM:
         self.ch_n: list = []
         self.ch_x: list = []
         self.X = 0                           # edges requested
+        self.weight_reqs = 0                 # weight blocks requested with the chunks
         self.pops: list = []                 # (first item, end item, cycle)
         self.pop_ends: list = []             # end item of each pop (ascending)
         self.pop_ts: list = []               # cycle of each pop
@@ -346,7 +347,12 @@ class _FastSM:
                 if t >= limit:
                     cur[1] = p
                     return
-                nreq = 1 + (m._weight_blocks(p, p + n) if weights else 0)
+                if weights:
+                    wb = m._weight_blocks(p, p + n)
+                    self.weight_reqs += wb
+                    nreq = 1 + wb
+                else:
+                    nreq = 1
                 port = nreq
                 if cons:
                     np_ = self._next_pop
@@ -507,11 +513,11 @@ class GraphPEGFastModel(GraphPEGModel):
     fast = True
 
     def _weight_blocks(self, s: int, e: int) -> int:
-        bb = self.config.block_bytes
+        bb = self._bb
+        if self._wgt_aligned:                       # aligned alike: one weight block per chunk
+            return (self._col + 4 * e - 1) // bb - (self._col + 4 * s) // bb + 1
         wpb = self.config.words_per_block
         col0 = self._col // 4
-        if (self._wgt // 4 - col0) % wpb == 0:      # aligned alike: one weight block per chunk
-            return (self._col + 4 * e - 1) // bb - (self._col + 4 * s) // bb + 1
         first_end = min(e, ((col0 + s) // wpb + 1) * wpb - col0)
         starts = [s] + list(range(first_end, e, wpb))
         n = 0
@@ -570,6 +576,8 @@ class GraphPEGFastModel(GraphPEGModel):
         for n in spilled:
             self._count("refill", -(-n // wpb))
         self._col, self._wgt = kernel.col, kernel.weight
+        self._bb = bb
+        self._wgt_aligned = kernel.weight is not None and (kernel.weight // 4 - kernel.col // 4) % wpb == 0
         edge = kernel.mode == "edge"
         ef = c.ef_enabled if kernel.ef is None else kernel.ef
         ef = ef and edge and self.sms > 1
@@ -630,7 +638,7 @@ class GraphPEGFastModel(GraphPEGModel):
         for s in sms:                                 # one request per chunk (+ its weight blocks)
             self._count("edge", len(s.ch_n))
             if self._wgt is not None:
-                self._count("weight", sum(self._weight_blocks(a, a + n) for a, n in zip(s.ch_s, s.ch_n)))
+                self._count("weight", s.weight_reqs)
         return self._finish(kernel, sms, no_ef, L, consume, before, log, checks, exchanges, moved)
 
     def _finish(self, kernel, sms, no_ef, L, consume, before, log, checks, exchanges, moved) -> KernelResult:
