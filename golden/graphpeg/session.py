@@ -76,7 +76,14 @@ def first_occurrence(values: np.ndarray, mask: np.ndarray | None = None) -> np.n
     idx = np.arange(values.size) if mask is None else np.flatnonzero(mask)
     if idx.size == 0:
         return idx
-    _, first = np.unique(values[idx], return_index=True)
+    v = values[idx]
+    # only the first of a run of equal neighbours can be a first occurrence: the
+    # sort below sees the runs' heads (a kernel's items come vertex by vertex)
+    head = np.empty(v.size, bool)
+    head[0] = True
+    np.not_equal(v[1:], v[:-1], out=head[1:])
+    idx, v = idx[head], v[head]
+    _, first = np.unique(v, return_index=True)
     return np.sort(idx[first])
 
 
@@ -265,9 +272,7 @@ class GraphPEGSession:
         def distinct(sms, addrs, size):
             if addrs.size == 0:
                 return
-            key = sms * (1 << 40) + addrs // size
-            _, first = np.unique(key, return_index=True)
-            first.sort()
+            first = first_occurrence(sms * (1 << 40) + addrs // size)
             blk = (addrs[first] // size) * size
             reps = max(1, size // step)
             a = (blk[:, None] + np.arange(0, size, step, dtype=np.int64)[None, :]).reshape(-1)

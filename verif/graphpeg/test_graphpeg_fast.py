@@ -141,3 +141,21 @@ def test_unknown_graphpeg_model_is_an_error():
     g = load_graph("grid:4x4")
     with pytest.raises(AlgorithmError, match="graphpeg_model must be one of fast, cycle"):
         run_algorithm(g, "bfs", "graphpeg", source=0, graphpeg_model="exact")
+
+
+def test_first_occurrence_against_a_loop():
+    """first_occurrence (the winning lanes of atomics, the engines' distinct blocks):
+    the ascending positions of each value's first occurrence among the selected
+    ones, against a plain loop, on values with runs of equal neighbours."""
+    from golden.graphpeg.session import first_occurrence
+    rng = np.random.default_rng(5)
+    for case in range(200):
+        n = int(rng.integers(0, 300))
+        v = np.repeat(rng.integers(0, int(rng.choice([3, 50, 1 << 40])), n), rng.integers(1, 4, n))
+        mask = rng.random(v.size) < 0.7 if case % 2 else None
+        seen, want = set(), []
+        for i, x in enumerate(v.tolist()):
+            if (mask is None or mask[i]) and x not in seen:
+                seen.add(x)
+                want.append(i)
+        assert first_occurrence(v, mask).tolist() == want, case
