@@ -30,6 +30,7 @@ import numpy as np
 
 from ..gpu import GPU, ArrayRef
 from ..gpu.machine import ALU_PER_MEM
+from ..perf import ContentMemo
 from .access import edge_accesses
 from .config import PCIeConfig, UVMConfig
 from .datapath import ZeroCopyReader
@@ -88,6 +89,9 @@ class HostMemory:
         self._linked = None         # the kernel whose link model is registered
         self._move_s = 0.0          # that kernel's transfer or migration time
         self._touches: list = []
+        # The lanes' accesses by the contents of (starts, counts): a PageRank iteration
+        # or a pull sweep reads the same ranges again (docs/emogi.md, "Speed").
+        self._accesses = ContentMemo(1 << 28)
         self.reader = None
         if backend is not None:
             if self.placement != "zero-copy":
@@ -140,9 +144,10 @@ class HostMemory:
             self._linked = k
             self._move_s = 0.0
         c = self.gpu.config
+        starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
         for j, arr in enumerate(arrays):
-            acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
-                                sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
+            acc = self._edge_accesses(arr, starts, counts)
             if acc.lanes == 0:
                 continue
             k.load(arr, acc.pos, tid=acc.tid, slot=acc.slot)
@@ -161,6 +166,20 @@ class HostMemory:
                 first[1:] = (page[1:] != page[:-1]) | (key[1:] != key[:-1])
                 self._touches.append((w[first], acc.slot[first], np.full(int(first.sum()), j), page[first]))
         return got
+
+    def _edge_accesses(self, arr: ArrayRef, starts: np.ndarray, counts: np.ndarray):
+        """:func:`~golden.emogi.access.edge_accesses` of ``arr``, kept by the contents of
+        ``starts`` and ``counts`` and what else it depends on (read-only arrays)."""
+        c = self.gpu.config
+        scalars = (self.pattern, arr.esize, arr.base, self.warp, c.sector_bytes, c.line_bytes)
+        acc = self._accesses.get(scalars, (starts, counts))
+        if acc is None:
+            acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
+                                sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
+            for a in (acc.pos, acc.tid, acc.slot):
+                a.flags.writeable = False
+            self._accesses.put(scalars, (starts, counts), acc, acc.pos.nbytes + acc.tid.nbytes + acc.slot.nbytes)
+        return acc
 
     def _link_model(self, k):
         """Kernel ``k``'s host link (:meth:`golden.gpu.machine.Kernel.link_model`),
