@@ -198,18 +198,20 @@ class AddressSpace:
             return out
         if addrs.min() < 0 or addrs.max() + esize > self.size:
             raise MemoryError_(f"gather outside the {self.addr_bits}-bit address space")
-        if np.any(addrs % esize):
+        if (addrs & (esize - 1)).any():                  # esize is 4 or 8
             raise MemoryError_(f"gather addresses must be multiples of the element size {esize}")
         pages = addrs >> PAGE_BITS
-        order = np.argsort(pages, kind="stable")
-        sp = pages[order]
-        starts = np.flatnonzero(np.diff(sp, prepend=-1))
-        ends = np.append(starts[1:], sp.size)
-        for s, e in zip(starts.tolist(), ends.tolist()):
+        if pages.size > 1 and bool((pages[1:] < pages[:-1]).any()):
+            order = np.argsort(pages, kind="stable")
+            sp = pages[order]
+        else:                                           # in page order already (ranges read in order)
+            order, sp = None, pages
+        cut = (np.flatnonzero(sp[1:] != sp[:-1]) + 1).tolist()
+        for s, e in zip([0] + cut, cut + [sp.size]):
             page = self._pages.get(int(sp[s]))
             if page is not None:
-                sel = order[s:e]
-                out[sel] = page.view(dt)[(addrs[sel] & (PAGE_BYTES - 1)) // esize]
+                sel = slice(s, e) if order is None else order[s:e]
+                out[sel] = page.view(dt)[(addrs[sel] & (PAGE_BYTES - 1)) >> (esize.bit_length() - 1)]
         return out
 
 

@@ -121,3 +121,28 @@ def test_block_past_a_smaller_address_space_is_a_memory_error():
     (op,) = fetch_reference(FetchConfig(addr_width=20), sp, [FetchRange(0xFFF8, 4, 4)])
     assert op.mem_error and not op.cmd_error
     assert op.requests == [0xFFE0, 0x10000] and op.elements.tolist() == [7, 8, 0, 0]
+
+
+def test_address_space_gathers_elements_in_any_order():
+    """AddressSpace.gather_elems (the TLMs' element reads) against reading each
+    element on its own: addresses in order, scrambled, across pages, in pages
+    never written (zeros); misaligned or outside addresses are refused."""
+    from golden.memory import PAGE_BYTES, MemoryError_
+    rng = np.random.default_rng(9)
+    sp = AddressSpace(addr_bits=24)
+    for p in (0, 2, 3):                                       # page 1 never written
+        sp.write(p * PAGE_BYTES, rng.integers(0, 256, PAGE_BYTES).astype(np.uint8))
+    for esize in (4, 8):
+        for case in range(30):
+            n = int(rng.integers(1, 400))
+            a = rng.integers(0, 4 * PAGE_BYTES // esize, n) * esize
+            if case % 3 == 0:
+                a = np.sort(a)
+            got = sp.gather_elems(a, esize)
+            want = [sp.read_int(int(x), esize) for x in a]
+            assert got.tolist() == want, (esize, case)
+        assert sp.gather_elems(np.zeros(0, np.int64), esize).size == 0
+        with pytest.raises(MemoryError_, match="multiples of the element size"):
+            sp.gather_elems([esize, esize + 2], esize)
+        with pytest.raises(MemoryError_, match="outside"):
+            sp.gather_elems([sp.size], esize)
