@@ -101,14 +101,13 @@ def _count_runs(s: np.ndarray, newrow: np.ndarray, spl: int, out: Coalesced, kee
     # ``newrow``: True where an instruction starts.
     m = s.size
     out.sectors = m
-    line = s // spl
+    line = s >> (spl.bit_length() - 1) if spl & (spl - 1) == 0 else s // spl   # (s >= 0)
     newline = newrow.copy()
     newline[1:] |= line[1:] != line[:-1]
     out.lines = int(np.count_nonzero(newline))
     newreq = newline
     newreq[1:] |= s[1:] != s[:-1] + 1
-    labels = newreq.cumsum() - 1
-    lengths = np.bincount(labels)
+    lengths = np.diff(np.flatnonzero(newreq), append=m)      # sectors of each request
     out.requests = np.bincount(lengths, minlength=spl + 1)[: spl + 1].astype(np.int64)
 
 
@@ -167,6 +166,22 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
                 out.keys = key[first]
                 out.sector_ids = s
             return out
+    if lane is not None:
+        lane = np.asarray(lane, dtype=np.int64).reshape(-1)
+        kmin = int(key.min())
+        if int(key.max()) - kmin < 1 << 31 and int(sec.max()) < 1 << 32:
+            # Mostly idle warps (a pull sweep's loop iterations over skewed degrees): one
+            # sort of the (instruction, sector) pairs, no ranks and no matrix.
+            kk = key - kmin
+            c = np.sort((kk << 32) | sec, kind="stable")    # timsort: the runs of ascending threads
+            hk = c >> 32
+            rows = 1 + int(np.count_nonzero(hk[1:] != hk[:-1]))
+            if n * 4 < rows * warp_size:
+                d = np.sort((kk << warp_size.bit_length()) | lane, kind="stable")
+                if bool((d[1:] == d[:-1]).any()):
+                    raise ValueError("two accesses of one warp instruction use the same lane")
+                _coalesce_pairs(c, spl, out, keep, kmin=kmin)
+                return out
     rank, distinct = _ranks(key)
     rows = distinct.size
     if lane is None:
@@ -178,10 +193,12 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
         starts = np.concatenate(([0], counts.cumsum()[:-1]))
         lane = np.empty(n, np.int64)
         lane[order] = np.arange(n) - starts[rank[order]]
-    else:
-        lane = np.asarray(lane, dtype=np.int64).reshape(-1)
     if n * 4 < rows * warp_size and rows < 1 << 31 and int(sec.max()) < 1 << 32:
-        _coalesce_sparse(sec, rank, lane, distinct, warp_size, spl, out, keep)
+        used = np.zeros(rows * warp_size, bool)
+        used[rank * warp_size + lane] = True
+        if int(np.count_nonzero(used)) != n:
+            raise ValueError("two accesses of one warp instruction use the same lane")
+        _coalesce_pairs(np.sort((rank << 32) | sec, kind="stable"), spl, out, keep, distinct=distinct)
         return out
     mat = np.full(rows * warp_size, _SENT, np.int64)
     mat[rank * warp_size + lane] = sec
@@ -207,18 +224,13 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
     return out
 
 
-def _coalesce_sparse(sec, rank, lane, distinct, warp_size, spl, out, keep) -> None:
+def _coalesce_pairs(c, spl, out, keep, *, distinct=None, kmin=0) -> None:
     """:func:`coalesce` when most lanes are idle (fewer than a quarter of the
-    ``rows x warp_size`` matrix's cells used: a pull sweep's loop iterations over
-    skewed degrees): one sort of the (instruction, sector) pairs instead of
-    filling and sorting the mostly empty matrix (the same counts and keys)."""
-    n = sec.size
-    rows = distinct.size
-    used = np.zeros(rows * warp_size, bool)
-    used[rank * warp_size + lane] = True
-    if int(np.count_nonzero(used)) != n:
-        raise ValueError("two accesses of one warp instruction use the same lane")
-    c = np.sort((rank << 32) | sec, kind="stable")     # timsort: the runs of ascending threads
+    ``instructions x warp_size`` matrix's cells used: a pull sweep's loop
+    iterations over skewed degrees), from ``c``: the sorted ``row << 32 | sector``
+    of every access, ``row`` the instruction's key minus ``kmin`` or its index in
+    ``distinct`` (the same counts and keys as the matrix)."""
+    n = c.size
     first = np.empty(n, bool)
     first[0] = True
     np.not_equal(c[1:], c[:-1], out=first[1:])
@@ -228,10 +240,10 @@ def _coalesce_sparse(sec, rank, lane, distinct, warp_size, spl, out, keep) -> No
     newrow = np.empty(u.size, bool)
     newrow[0] = True
     np.not_equal(r[1:], r[:-1], out=newrow[1:])
-    out.instructions = rows
+    out.instructions = int(np.count_nonzero(newrow))
     _count_runs(s, newrow, spl, out)
     if keep:
-        out.keys = distinct[r]
+        out.keys = distinct[r] if distinct is not None else r + kmin
         out.sector_ids = s
 
 
