@@ -134,8 +134,7 @@ class _FastSM:
         self.idx_owed = 0                    # index requests since the last edge request
         self.fe_free = 0                     # the FE stage is free (the last entry's last request + 1)
         self.cur = None                      # the FE entry: [segment, next edge, ready, entry]
-        # chunks requested: cycle, arrival, vertex, first edge, edges, items before it
-        self.ch_t: list = []
+        # chunks requested: arrival, vertex, first edge, edges, items before it
         self.ch_arr: list = []
         self.ch_v: list = []
         self.ch_s: list = []
@@ -306,7 +305,7 @@ class _FastSM:
         cons = self.consume
         ws = self.ws
         weights = m._wgt is not None
-        ch_t, ch_arr, ch_v = self.ch_t.append, self.ch_arr.append, self.ch_v.append
+        ch_arr, ch_v = self.ch_arr.append, self.ch_v.append
         ch_s, ch_n, ch_x = self.ch_s.append, self.ch_n.append, self.ch_x.append
         pop_ends, pop_ts = self.pop_ends, self.pop_ts
         while True:
@@ -361,7 +360,6 @@ class _FastSM:
                     if self.cbusy > t:                # they want the port too: round robin
                         self.cbusy += port
                         port += port
-                ch_t(t)
                 ch_arr(t + nreq - 1 + L)
                 ch_v(v)
                 ch_s(p)
