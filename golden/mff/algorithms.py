@@ -590,14 +590,13 @@ class PullSSSP(_Pull):
         dist = np.full(V, np.inf)
         dist[src] = 0.0
         verts = np.arange(V)
+        wgt = gin.weight[segments(gin.row_ptr[verts], np.diff(gin.row_ptr))[0]]     # every sweep's edges
         it = 0
         while True:
             self.progress(it, V)
             vals, owner = self.gather("sssp_pull", verts, dist.astype(np.float64))
-            pos = segments(gin.row_ptr[verts], np.diff(gin.row_ptr))[0]
-            cand = vals + gin.weight[pos]
             best = np.full(V, np.inf)
-            np.minimum.at(best, owner, cand)
+            _min_by_owner(best, owner, vals + wgt)
             new = np.minimum(dist, best)
             it += 1
             if np.array_equal(new, dist):
@@ -606,6 +605,17 @@ class PullSSSP(_Pull):
         self.iterations = it
         self.finish()
         return dist
+
+
+def _min_by_owner(out: np.ndarray, owner: np.ndarray, vals: np.ndarray) -> None:
+    """``np.minimum.at(out, owner, vals)``; one segmented minimum when the owners
+    come grouped in ascending order (a gather's edges, thread by thread)."""
+    if owner.size > 1 and not bool((owner[1:] < owner[:-1]).any()):
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        o = owner[starts]
+        out[o] = np.minimum(out[o], np.minimum.reduceat(vals, starts))
+    else:
+        np.minimum.at(out, owner, vals)
 
 
 class PullCC(_Pull):
@@ -633,7 +643,7 @@ class PullCC(_Pull):
             self.progress(it, V)
             vals, owner = self.gather("cc_pull", verts, label.astype(np.uint32))
             best = label.copy()
-            np.minimum.at(best, owner, vals.astype(np.int64))
+            _min_by_owner(best, owner, vals.astype(np.int64))
             it += 1
             if np.array_equal(best, label):
                 break

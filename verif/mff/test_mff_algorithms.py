@@ -426,3 +426,23 @@ def test_gather_phase_command_count_is_the_distinct_commands(pc):
         assert ph.command_count() == want == len(ph.commands(0, 0, MFFConfig.preset("gtx480"))[0])
     empty = GatherPhase(np.zeros(0, np.int64), g.row_ptr, g.col, np.zeros(g.num_vertices, np.uint32), pc)
     assert empty.command_count() == 0
+
+
+def test_segmented_minimum_equals_minimum_at():
+    """The pull sweeps' per-vertex minimum (_min_by_owner): a segmented minimum
+    when the owners come grouped, np.minimum.at otherwise; the same values on
+    random integer and float input (infinities included)."""
+    from golden.mff.algorithms import _min_by_owner
+    rng = np.random.default_rng(8)
+    for case in range(100):
+        V = int(rng.integers(1, 50))
+        owner = rng.integers(0, V, int(rng.integers(0, 200)))
+        if case % 2:
+            owner = np.sort(owner)                                # a gather's order
+        vals = (rng.integers(0, 30, owner.size) if case % 4 < 2 else
+                np.where(rng.random(owner.size) < 0.2, np.inf, rng.random(owner.size)))
+        init = rng.integers(0, 30, V) if vals.dtype.kind == "i" else np.full(V, np.inf)
+        got, want = init.copy(), init.copy()
+        _min_by_owner(got, owner, vals)
+        np.minimum.at(want, owner, vals)
+        assert np.array_equal(got, want), case
