@@ -113,15 +113,17 @@ class ContentMemo:
     def _sample(arrays) -> tuple:
         out = []
         for a in arrays:
-            if a is None or np.isscalar(a):
-                out.append(a)
-            else:
+            if isinstance(a, np.ndarray):
                 step = max(1, a.size // 32)
                 out.append((a.shape, a.dtype.str, a.reshape(-1)[::step].tobytes()))
+            else:                               # None or a scalar
+                out.append(a)
         return tuple(out)
 
     @staticmethod
     def _same(x, y) -> bool:
+        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+            return x.shape == y.shape and x.dtype == y.dtype and bool(np.array_equal(x, y))
         if x is None or np.isscalar(x) or y is None or np.isscalar(y):
             return (x is None and y is None) or (x is not None and y is not None and np.isscalar(x)
                                                   and np.isscalar(y) and x == y)
