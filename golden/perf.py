@@ -94,6 +94,13 @@ class ContentMemo:
     in bytes the caller gives. The least recently used entries go once the
     stored bytes pass ``max_bytes``; an entry over half of it is not stored."""
 
+    #: At most this many entries with the same scalars and sample (the most recently
+    #: stored) are compared in full on a lookup: arrays that differ only off the
+    #: sample (a frontier in a mostly empty per-vertex array) would otherwise make
+    #: every lookup compare them all; an older equal entry is then missed (computed
+    #: again), never wrongly hit.
+    COMPARED = 8
+
     def __init__(self, max_bytes: int = 1 << 30):
         self.max_bytes = int(max_bytes)
         # entry number -> (scalars, arrays, sample, value, bytes), least recently used first;
@@ -132,7 +139,7 @@ class ContentMemo:
     def get(self, scalars: tuple, arrays: tuple):
         ids = self._index.get((scalars, self._sample(arrays)))
         if ids:
-            for i in reversed(ids):                 # the most recently stored first
+            for i in reversed(ids[-self.COMPARED:]):    # the most recently stored first
                 e = self._entries[i]
                 if all(self._same(a, b) for a, b in zip(arrays, e[1])):
                     self._entries.move_to_end(i)

@@ -93,6 +93,9 @@ def test_content_memo_tells_apart_entries_with_the_same_sample():
     assert len(m) == 5                                            # 0, 1, 2 dropped
     for v, a in enumerate(arrs):
         assert m.get(("k",), (a.copy(),)) == (v if v >= 3 else None), v
+    m.COMPARED = 2                                                # only the two most recent compared
+    assert m.get(("k",), (arrs[7],)) == 7 and m.get(("k",), (arrs[3],)) is None
+    m.COMPARED = ContentMemo.COMPARED
     assert m.get(("other",), (arrs[5],)) is None
     m.put(("k",), (np.ones(1000, np.int64),), "x", 0)            # 3, the least recent, goes
     assert m.get(("k",), (arrs[3],)) is None and m.get(("k",), (arrs[4],)) == 4

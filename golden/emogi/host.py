@@ -30,7 +30,6 @@ import numpy as np
 
 from ..gpu import GPU, ArrayRef
 from ..gpu.machine import ALU_PER_MEM
-from ..perf import ContentMemo
 from .access import edge_accesses
 from .config import PCIeConfig, UVMConfig
 from .datapath import ZeroCopyReader
@@ -89,9 +88,10 @@ class HostMemory:
         self._linked = None         # the kernel whose link model is registered
         self._move_s = 0.0          # that kernel's transfer or migration time
         self._touches: list = []
-        # The lanes' accesses by the contents of (starts, counts): a PageRank iteration
-        # or a pull sweep reads the same ranges again (docs/emogi.md, "Speed").
-        self._accesses = ContentMemo(1 << 28)
+        # The last read's lanes' accesses per array, by the contents of (starts, counts): a
+        # PageRank iteration reads the same ranges again (docs/emogi.md, "Speed").
+        self._accesses: dict = {}
+        self.access_hits = 0
         self.reader = None
         if backend is not None:
             if self.placement != "zero-copy":
@@ -168,17 +168,21 @@ class HostMemory:
         return got
 
     def _edge_accesses(self, arr: ArrayRef, starts: np.ndarray, counts: np.ndarray):
-        """:func:`~golden.emogi.access.edge_accesses` of ``arr``, kept by the contents of
-        ``starts`` and ``counts`` and what else it depends on (read-only arrays)."""
+        """:func:`~golden.emogi.access.edge_accesses` of ``arr``; the same (read-only)
+        result again when the ranges equal the last read's of this array (only the
+        last: a traversal's frontiers differ from level to level, a PageRank
+        iteration's do not)."""
         c = self.gpu.config
-        scalars = (self.pattern, arr.esize, arr.base, self.warp, c.sector_bytes, c.line_bytes)
-        acc = self._accesses.get(scalars, (starts, counts))
-        if acc is None:
-            acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
-                                sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
-            for a in (acc.pos, acc.tid, acc.slot):
-                a.flags.writeable = False
-            self._accesses.put(scalars, (starts, counts), acc, acc.pos.nbytes + acc.tid.nbytes + acc.slot.nbytes)
+        key = (self.pattern, arr.esize, arr.base, self.warp, c.sector_bytes, c.line_bytes)
+        last = self._accesses.get(key)
+        if last is not None and np.array_equal(last[0], starts) and np.array_equal(last[1], counts):
+            self.access_hits += 1
+            return last[2]
+        acc = edge_accesses(starts, counts, self.pattern, arr.esize, base=arr.base, warp=self.warp,
+                            sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
+        for a in (acc.pos, acc.tid, acc.slot):
+            a.flags.writeable = False
+        self._accesses[key] = (starts.copy(), counts.copy(), acc)
         return acc
 
     def _link_model(self, k):
