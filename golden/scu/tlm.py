@@ -267,6 +267,14 @@ class SCUModel:
         if past.any():
             st.cmd_error = True
             bases, counts = bases[~past], counts[~past]
+        if bases.size == 1 and self.is_error is None:       # one range (a linear read): in Python
+            base, count = int(bases[0]), int(counts[0])
+            first, last = base // bb, (base + count * esize - 1) // bb
+            if base % esize == 0 and (last + 1) * bb <= self.space.size:     # aligned, no error block
+                reqs = list(range(first * bb, (last + 1) * bb, bb))
+                st.reads[stream] += len(reqs)
+                st.read_blocks[stream] = st.read_blocks.get(stream, []) + reqs
+                return self.space.read_elems(base, count, esize)
         # Segments: the blocks of each range, in order.
         first = bases // bb
         last = (bases + counts * esize - 1) // bb
