@@ -168,8 +168,9 @@ def coalesce(addr: np.ndarray, key: np.ndarray, *, lane: np.ndarray | None = Non
             return out
     if lane is not None:
         lane = np.asarray(lane, dtype=np.int64).reshape(-1)
-        kmin = int(key.min())
-        if int(key.max()) - kmin < 1 << 31 and int(sec.max()) < 1 << 32:
+        kmin, span = int(key.min()), int(key.max()) - int(key.min()) + 1
+        # (at most ``span`` instructions: too many accesses for them to be mostly idle)
+        if n * 4 < span * warp_size and span <= 1 << 31 and int(sec.max()) < 1 << 32:
             # Mostly idle warps (a pull sweep's loop iterations over skewed degrees): one
             # sort of the (instruction, sector) pairs, no ranks and no matrix.
             kk = key - kmin
