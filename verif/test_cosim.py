@@ -223,11 +223,10 @@ def test_cosim_rejects_a_bad_timing():
 def test_cosim_writes_the_waveform_when_asked(sim, suffix, tmp_path):
     """--waves (run_cosim(waves=True)): the RTL run's waveform is copied under
     out_dir/waves/, named after unit, preset, algorithm, mode, graph and simulator."""
-    # the tiny preset: the smallest SCU build that keeps every signal
-    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", preset="tiny", sim=sim, out_dir=tmp_path,
-                  waves=True, log=lambda *a: None)
+    r = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", sim=sim, out_dir=tmp_path, waves=True,
+                  log=lambda *a: None)
     assert r.ok, r.problems
-    w = tmp_path / "waves" / f"scu-tiny-bfs-scu-kron_scale=5,edgefactor=4,seed=1-{sim}{suffix}"
+    w = tmp_path / "waves" / f"scu-tx1-sim-bfs-scu-kron_scale=5,edgefactor=4,seed=1-{sim}{suffix}"
     assert r.rtl["waves"] == str(w) and w.stat().st_size > 1000
     head = w.read_bytes()[:4096]
     if suffix == ".vcd":
@@ -248,9 +247,9 @@ def test_cosim_writes_the_waveform_when_asked(sim, suffix, tmp_path):
         assert {"cmd__valid", "cmd__ready", "status__valid", "status__ready", "mem__req__valid", "busy"} <= found
     else:
         assert head[0] == 0                       # an FST file starts with its header block (type 0)
-    # without --waves: nothing written (the Python memory: a build other tests share)
-    r2 = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", preset="tiny", sim=sim,
-                   out_dir=tmp_path / "x", memory="python", log=lambda *a: None)
+    # without --waves: nothing written
+    r2 = run_cosim("kron:scale=5,edgefactor=4,seed=1", "bfs", unit="scu", sim=sim, out_dir=tmp_path / "x",
+                   log=lambda *a: None)
     assert "waves" not in r2.rtl and not (tmp_path / "x" / "waves").exists()
 
 
