@@ -712,13 +712,15 @@ def test_benchmark_rejects_bad_arguments_before_running(args, message, tmp_path)
     assert not (tmp_path / "out.json").exists()
 
 
-@pytest.mark.parametrize("mode", ["uvm", "emogi-aligned"])
-def test_kept_edge_accesses_give_the_same_statistics(monkeypatch, mode):
+@pytest.mark.parametrize("mode, algo", [("uvm", "pr"), ("emogi-aligned", "pr"), ("emogi-merged", "sssp")])
+def test_kept_edge_accesses_give_the_same_statistics(monkeypatch, mode, algo):
     """PageRank reads the same ranges every iteration: the host reader keeps the
     last read's lanes' accesses by the ranges' contents (HostMemory._accesses)
-    and a run counts exactly what a run that recomputes them counts."""
+    and a run counts exactly what a run that recomputes them counts; SSSP's
+    frontiers change from level to level and it reads two host arrays (edges,
+    weights), so a kept result used for other ranges or another array differs."""
     import golden.emogi.host as host
-    g = load_graph("kron:scale=9")
+    g = load_graph("kron:scale=9", weighted=algo == "sssp")
     readers = []
     real = host.HostMemory.__init__
 
@@ -726,14 +728,41 @@ def test_kept_edge_accesses_give_the_same_statistics(monkeypatch, mode):
         real(self, *a, **kw)
         readers.append(self)
     monkeypatch.setattr(host.HostMemory, "__init__", init)
-    kept = run_algorithm(g, "pr", mode)
-    assert readers[-1].access_hits > 0
+    kept = run_algorithm(g, algo, mode)
+    if algo == "pr":
+        assert readers[-1].access_hits > 0          # SSSP's levels read other ranges: no hit
     monkeypatch.setattr(host.HostMemory, "_edge_accesses",   # computed every time
                         lambda self, arr, s, c: host.edge_accesses(
                             s, c, self.pattern, arr.esize, base=arr.base, warp=self.warp,
                             sector_bytes=self.gpu.config.sector_bytes, line_bytes=self.gpu.config.line_bytes))
-    fresh = run_algorithm(g, "pr", mode)
+    fresh = run_algorithm(g, algo, mode)
     assert readers[-1].access_hits == 0
     assert json.dumps(kept.gpu, sort_keys=True, default=repr) == json.dumps(fresh.gpu, sort_keys=True, default=repr)
     assert json.dumps(kept.extra, sort_keys=True, default=repr) == json.dumps(fresh.extra, sort_keys=True, default=repr)
     assert np.array_equal(kept.values, fresh.values)
+
+
+def test_kept_edge_accesses_follow_the_array():
+    """The kept accesses are per array: the same ranges of an array at another
+    base (off the line, where the aligned pattern's first lane and the reuse
+    rule's sectors move) are computed for that array, as edge_accesses gives them."""
+    import dataclasses
+
+    from golden.emogi.config import PCIeConfig, UVMConfig
+    from golden.gpu.machine import ArrayRef
+    gpu = GPU(stats=True)
+    a = ArrayRef("col", 0x10000, 4, 4096, host=True)
+    b = dataclasses.replace(a, name="wgt", base=0x20000 + 52)
+    mem = HostMemory(gpu, "aligned", PCIeConfig.preset("pcie3-x16"), UVMConfig.preset("default"), [a, b])
+    rng = np.random.default_rng(4)
+    starts = np.sort(rng.integers(0, 3000, 64))
+    counts = rng.integers(0, 40, 64)
+    for arr in (a, b, a, b):
+        got = mem._edge_accesses(arr, starts, counts)
+        c = gpu.config
+        want = edge_accesses(starts, counts, mem.pattern, arr.esize, base=arr.base, warp=mem.warp,
+                             sector_bytes=c.sector_bytes, line_bytes=c.line_bytes)
+        for f in ("pos", "tid", "slot"):
+            assert np.array_equal(getattr(got, f), getattr(want, f)), (arr.name, f)
+        assert (got.instructions, got.lanes) == (want.instructions, want.lanes)
+    assert mem.access_hits == 2                        # the second read of each array
