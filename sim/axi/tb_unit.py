@@ -171,7 +171,9 @@ async def unit_axi_run(dut, cfg, run):
     h = over_axi(resolve(u.harness))(cfg, *args, rams=_state["rams"], logs=_state["logs"],
                                      one_cycle=one_cycle and has_memory, prefixes=_state["prefixes"],
                                      **harness_options(run, *u.patterns, timing=has_memory), **u.options, **kw)
-    cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run, done=getattr(h, u.done))
+    # the py clock: cocotbext-axi's models sample their signals on the edge at time 0
+    cycles, problems = await run_harness(Renamed(dut, _state["names"]), h, run, done=getattr(h, u.done),
+                                         clock_impl="py")
     out = {"results": len(getattr(h, u.results)),
            "reads": [len(m.stats.read_blocks) for _, m in _memory_ports(h)]}     # per memory port
     if name == "scu":                             # benchmarks/axi.py: each operation's cycles
