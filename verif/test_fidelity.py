@@ -127,6 +127,10 @@ def test_scu_time_floor_from_the_papers_width_by_hand():
     assert text.endswith("(floor from the paper's parameters: 0.0 M edges probed by the first pass at 4 a cycle"
                          f" = {200 / 1270:.0f} us)")
     assert "floor" not in run_reasons(RunSet([bfs, base]), {"mode": "scu-enhanced"})
+    assert "DRAM / L2" not in text                      # the reference has no cache counts
+    # where the reference's L2 traffic goes: 81 DRAM sectors for 100 L2 sector accesses
+    text = run_reasons(RunSet([bfs, dict(base, l2_accesses=100, dram_sectors=81)]), {"mode": "scu-enhanced"})
+    assert "vs baseline 1 us [DRAM / L2 sectors 0.81]" in text
 
 
 def test_iru_time_floor_from_the_papers_banks_by_hand():

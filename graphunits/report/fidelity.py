@@ -83,7 +83,8 @@ def verdict(kind: str, paper: float | None, ours: float | None, *, paper_hi: flo
 def run_reasons(rs: RunSet, select: dict, limit: int = 4, floor=None) -> str:
     """The measured reason of a time figure: for the runs ``select`` picks, their
     time and where it goes (every bound's share of the cycles, the unit's own
-    time as ``unit``) beside the reference mode's; with ``floor`` (a profile's
+    time as ``unit``) beside the reference mode's (and its DRAM sectors per L2
+    sector access); with ``floor`` (a profile's
     ``time_floor``), the floor the paper's parameters put on the unit's time."""
     parts = []
     for r in rs.select(**select)[:limit]:
@@ -100,6 +101,10 @@ def run_reasons(rs: RunSet, select: dict, limit: int = 4, floor=None) -> str:
             s += f" vs {ref['mode']} {ref['time_us']:.0f} us"
             if ref.get("bound_mix"):
                 s += f" [{ref['bound_mix']}]"
+            if ref.get("l2_accesses") and ref.get("dram_sectors") is not None:
+                # where the reference's L2 traffic goes: DRAM sectors (reads and
+                # write-backs) per L2 sector access
+                s += f" [DRAM / L2 sectors {ref['dram_sectors'] / ref['l2_accesses']:.2f}]"
         f = floor(r) if floor is not None else None
         if f is not None:
             cycles, how = f
