@@ -95,7 +95,7 @@ def run_tests(folder: Path, env_var: str, tests: list[str], stale: str, *, selec
         for p in folder.rglob(stale):
             if p.is_file():
                 p.unlink()
-    env = dict(os.environ, **{env_var: str(folder)})
+    env = dict(os.environ, **{env_var: str(Path(folder).resolve())})   # the simulators run elsewhere
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", *tests] + (["-k", select] if select else []),
                        cwd=ROOT, env=env)
     if r.returncode not in (0, 5):

@@ -14,7 +14,10 @@ from hw.mem.port import MemRequest, MemResponse
 
 from .agents import CycleCounter, MemoryAgent, StreamSink, StreamSource
 from .codec import Codec
-from .funcov import CoverModel, CoverPoint, register
+from .funcov import (LATENCY_BANDS, LATENCY_DOC, PRESSURE, PRESSURE_DOC, CoverModel, CoverPoint, cross,
+                     latency_band, register)
+
+RANGES = ("empty", "one element", "within a block", "across blocks")
 from .memory import MemoryModel, MemoryTiming
 
 __all__ = ["FetchOp", "FetchHarness"]
@@ -37,6 +40,12 @@ COVERAGE = register(CoverModel("fetch", (
     CoverPoint("range", ("empty", "one element", "within a block", "across blocks", "8-byte elements"),
                "a range (SCU paper §3.1, Address Generator): no element, one, several in one block, several "
                "blocks, 8-byte elements"),
+    CoverPoint("range x alignment", cross(("within a block", "across blocks"), ("aligned", "unaligned")),
+               "ranges of several elements starting at a block boundary and in mid-block"),
+    CoverPoint("range x latency", cross(RANGES, LATENCY_BANDS), "every kind of range in every memory latency "
+               "band: " + LATENCY_DOC),
+    CoverPoint("range x back-pressure", cross(RANGES, PRESSURE), "every kind of range with and without "
+               "back-pressure (output, memory): " + PRESSURE_DOC),
     CoverPoint("operation", ("one range", "several ranges"), "ranges per operation"),
     CoverPoint("merge window", ("shared read", "every segment read"),
                "a segment served by a read of the last merge_window blocks (Coalescing Unit), or none"),
@@ -135,15 +144,21 @@ class FetchHarness:
         bb = cfg.block_bytes
         hits: dict[str, set] = {p.name: set() for p in COVERAGE.points}
         op_ranges: list[list] = [[]]
+        band = latency_band(self.model.timing)
+        pressed = "some" if (self.model.stats.refused or self.out.stalls) else "none"
         for r in self.ranges:
             op_ranges[-1].append(r)
             if r.count == 0:
-                hits["range"].add("empty")
+                kind = "empty"
             elif r.count == 1:
-                hits["range"].add("one element")
+                kind = "one element"
             else:
                 first, last = r.base // bb, (r.base + r.count * r.esize - 1) // bb
-                hits["range"].add("within a block" if first == last else "across blocks")
+                kind = "within a block" if first == last else "across blocks"
+                hits["range x alignment"].add(f"{kind} {'unaligned' if r.base % bb else 'aligned'}")
+            hits["range"].add(kind)
+            hits["range x latency"].add(f"{kind} {band}")
+            hits["range x back-pressure"].add(f"{kind} {pressed}")
             if r.esize == 8 and r.count:
                 hits["range"].add("8-byte elements")
             if r.last:

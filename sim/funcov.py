@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["ENV", "CoverPoint", "CoverModel", "record", "load", "report", "register", "MODELS", "MEMORY_BINS",
-           "memory_bins", "Covered"]
+           "memory_bins", "Covered", "LATENCY_BANDS", "PRESSURE", "latency_band", "cross"]
 
 #: The environment variable naming the folder the runs' coverage goes to.
 ENV = "GRAPHUNITS_FUNCOV"
@@ -114,6 +114,31 @@ def memory_bins(*stats) -> set:
         if s.max_outstanding > 1:
             out.add("several in flight")
     return out
+
+
+#: Memory latency bands of a run (the memory model's longest latency): crossed
+#: with the operations in the units' ``op x latency`` points.
+LATENCY_BANDS = ("1 cycle", "short", "long")
+LATENCY_DOC = ("the memory's latency in the run: 1 cycle, short (longest at most 16 cycles: fewer than a "
+               "block's beats in flight), long (longest above 16 cycles)")
+#: Back-pressure of a run: none, or some (a stream paused or not ready, a memory request refused).
+PRESSURE = ("none", "some")
+PRESSURE_DOC = ("back-pressure on the unit in the run: none, or some (the status or an output stream not "
+                "ready, or a memory request refused)")
+
+
+def latency_band(timing) -> str:
+    """The :data:`LATENCY_BANDS` bin of a memory model's timing (:class:`sim.memory.MemoryTiming`)."""
+    hi = timing.latency_range[1]
+    return "1 cycle" if hi <= 1 else "short" if hi <= 16 else "long"
+
+
+def cross(*parts) -> tuple:
+    """The bins of a cross point: every combination of the parts' bins, as "a b" names."""
+    out = [""]
+    for bins in parts:
+        out = [f"{a} {b}".strip() for a in out for b in bins]
+    return tuple(out)
 
 
 def mark(hits: dict, point: str, *pairs) -> None:

@@ -40,6 +40,9 @@ def fetch_runs(cfg: FetchConfig) -> list[dict]:
             [2, 3, 4, 1], [4, 2, 8, 1], [28, 2 * cfg.width + 1, 4, 1]]
     runs.append({"name": "corner cases", "workload": {"kind": "ranges", "ranges": tiny},
                  "timing": {"latency": [1, 20], "seed": 9}, "out_ready": [1, 0]})
+    # the same at a short latency (functional coverage's "range x latency": empty ranges there too)
+    runs.append({"name": "corner cases, short latency", "workload": {"kind": "ranges", "ranges": tiny},
+                 "timing": {"latency": [1, 12], "seed": 10}})
     runs.append({"name": "unaligned linear, 8-byte", "workload": {"kind": "ranges",
                  "ranges": [[8, 150, 8, 1], [4, 301, 4, 1]]}, "timing": {"latency": 3}})
     # Block 0x1000+64 answers with an error: the operation must end with error.mem.

@@ -7,6 +7,7 @@ timing call for."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -216,6 +217,10 @@ def test_every_harness_samples_its_model_before_a_run():
     h = IRUHarness(cfg, space, ops)
     hits = h.COVERAGE.check(h.coverage())
     assert set(hits["operation"]) == {op.op for op in ops} and hits["reply"] == []
+    # the crosses: every operation with the default 1-cycle memory, no back-pressure yet
+    assert set(hits["operation x latency"]) == {f"{op.op} 1 cycle" for op in ops}
+    assert set(hits["operation x back-pressure"]) == {f"{op.op} none" for op in ops}
+    assert set(hits["operation x element size"]) == {f"{op.op} {op.esize}-byte" for op in ops}
 
     cfg = GraphPEGConfig.preset("sim")
     space, steps, graph = gp_workload(cfg, {"seed": 4, "graph": {"vertices": 30},
@@ -223,6 +228,8 @@ def test_every_harness_samples_its_model_before_a_run():
     h = GraphPEGHarness(cfg, space, steps, graph=graph)
     hits = h.COVERAGE.check(h.coverage())
     assert {"edge push", "with weights", "vertex"} <= set(hits["kernel"]) and hits["configuration"] == ["several SMs"]
+    assert set(hits["kernel x configuration"]) == {"edge push several SMs", "vertex several SMs"}
+    assert set(hits["kernel x latency"]) == {"edge push 1 cycle", "vertex 1 cycle"}
     assert len([s for s in steps if isinstance(s, Run)]) == 2
 
     cfg = MFFConfig.preset("tiny")
@@ -230,12 +237,45 @@ def test_every_harness_samples_its_model_before_a_run():
     h = MFFHarness(cfg, space, items)
     hits = h.COVERAGE.check(h.coverage())
     assert set(hits["command"]) == {it.op if isinstance(it, MFFCommand) else "poke" for it in items}
+    assert set(hits["command x latency"]) == {f"{it.op} 1 cycle" for it in items if isinstance(it, MFFCommand)}
 
     cfg = CoalescerConfig()
     warps = make_warps(cfg, {"kind": "random", "seed": 1, "count": 20})
     h = CoalescerHarness(cfg, warps)
     hits = h.COVERAGE.check(h.coverage())
     assert hits["request size"] and hits["streams"] == []
+
+
+def test_crosses_latency_bands_and_the_scus_cross_points_by_hand():
+    """cross() names every combination; latency bands from the memory's longest
+    latency; the SCU's crosses from hand-placed operations: lengths, bases in or
+    off block boundaries, the run's band, no back-pressure before a run."""
+    from golden.memory import AddressSpace
+    from golden.scu import SCUConfig, SCUOp
+    from sim.memory import MemoryTiming
+    from sim.scu import SCUHarness
+    assert funcov.cross(("a", "b"), ("x", "y z")) == ("a x", "a y z", "b x", "b y z")
+    assert [funcov.latency_band(MemoryTiming(latency=x)) for x in (1, (1, 16), 17, (2, 40))] == \
+        ["1 cycle", "short", "long", "long"]
+    cfg = SCUConfig.preset("tiny")
+    B = cfg.block_bytes
+    space = AddressSpace()
+    d = space.alloc("d", np.arange(B, dtype=np.uint32), align=B)
+    o = space.alloc_empty("o", B, np.uint32, align=B)
+    ops = [SCUOp("data", n=0, out=o, data=d),                                    # 0, aligned
+           SCUOp("data", n=1, out=o + 4, data=d),                                # 1, output mid-block
+           SCUOp("bitmask", n=cfg.width * (B // 4) * 2, out=o, data=d + B)]     # two blocks, aligned
+    hits = SCUHarness(cfg, space, ops, timing=MemoryTiming(latency=(1, 40))).coverage()
+    assert hits["op x length"] == {"data 0", "data 1", "bitmask blocks"}
+    assert hits["op x alignment"] == {"data aligned", "data unaligned", "bitmask aligned"}
+    assert hits["op x latency"] == {"data long", "bitmask long"}
+    assert hits["op x back-pressure"] == {"data none", "bitmask none"}
+    assert hits["op x memory error"] == set()
+    # the data read answers with an error: the operation's status (from the TLM) reports it
+    h = SCUHarness(cfg, space, [SCUOp("data", n=4, out=o, data=d)],
+                   timing=MemoryTiming(latency=1, error_ranges=[(d, d + B)]))
+    hits = h.coverage()
+    assert hits["op x latency"] == {"data 1 cycle"} and hits["op x memory error"] == {"data"}
 
 
 def test_coverage_scripts_run_tests_into_a_folder(tmp_path, capsys):
@@ -252,9 +292,14 @@ def test_coverage_scripts_run_tests_into_a_folder(tmp_path, capsys):
     assert "no test file" in capsys.readouterr().err
     assert (folder / "u" / "old.json").exists()
     t = tmp_path / "test_toy_cov.py"
+    # the test writes from another folder, as a simulator does from its build folder
+    (tmp_path / "elsewhere").mkdir()
     t.write_text("import os, pathlib\n\ndef test_a():\n"
+                 f"    os.chdir({str(tmp_path / 'elsewhere')!r})\n"
                  "    pathlib.Path(os.environ['GRAPHUNITS_TOY'], 'ran.txt').write_text('a')\n\n"
                  "def test_b():\n    raise AssertionError('deselected')\n")
-    assert run_tests(folder, "GRAPHUNITS_TOY", [str(t)], "*.json", select="test_a")
+    # a folder relative to where the script runs names the same folder for the tests
+    rel = Path(os.path.relpath(folder))
+    assert run_tests(rel, "GRAPHUNITS_TOY", [str(t)], "*.json", select="test_a")
     assert not (folder / "u" / "old.json").exists() and (folder / "u" / "keep.dat").exists()
     assert (folder / "ran.txt").read_text() == "a"

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from golden.emogi import warp_requests
 
-from ..funcov import CoverModel, CoverPoint, mark, register
+from ..funcov import PRESSURE, CoverModel, CoverPoint, cross, mark, register
+
+SIZES = ("32 B", "64 B", "96 B", "128 B")
 
 __all__ = ["MODEL", "sample"]
 
 MODEL = register(CoverModel("emogi", (
-    CoverPoint("request size", ("32 B", "64 B", "96 B", "128 B"), "read requests of each size (§3.3)"),
+    CoverPoint("request size", SIZES, "read requests of each size (§3.3)"),
+    CoverPoint("request size x back-pressure", cross(SIZES, PRESSURE),
+               "requests of each size in a run whose output stream was never / sometimes not ready"),
     CoverPoint("warp", ("no active lane", "one request", "several requests", "all lanes one sector",
                         "lanes out of order", "every lane active"),
                "a warp with no active lane (no request), one that needs one read, several reads; every "
@@ -34,8 +38,10 @@ def sample(h) -> dict:
     """The bins one run of :class:`sim.emogi.CoalescerHarness` reached."""
     cfg = h.config
     hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    pressed = "some" if h.sink.stalls else "none"
     for r in h.expected:
         hits["request size"].add(f"{r.size} B")
+        hits["request size x back-pressure"].add(f"{r.size} B {pressed}")
     for addrs, mask in h.warps:
         lanes = _active(mask, cfg.lanes)
         n = len(warp_requests(cfg, addrs, mask))

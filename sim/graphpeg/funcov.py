@@ -5,15 +5,25 @@ EF exchange between SMs), sampled from a run's steps, the TLM's kernel results
 and the memory model's and agents' counters."""
 from __future__ import annotations
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
+from ..funcov import (LATENCY_BANDS, LATENCY_DOC, MEMORY_BINS, MEMORY_DOC, PRESSURE, PRESSURE_DOC, CoverModel,
+                      CoverPoint, cross, latency_band, mark, memory_bins, register)
 
 __all__ = ["MODEL", "sample"]
+
+KINDS = ("edge push", "edge pull (CSC)", "vertex")
+CONFIGS = ("one SM", "several SMs")
 
 MODEL = register(CoverModel("graphpeg", (
     CoverPoint("kernel", ("edge push", "edge pull (CSC)", "vertex", "with weights", "without weights"),
                "kernels of each kind (§3.2: __pop_edge on CSR and CSC vertex arrays, __pop_vert), with and "
                "without the weight array"),
-    CoverPoint("configuration", ("one SM", "several SMs"), "engines per configuration"),
+    CoverPoint("configuration", CONFIGS, "engines per configuration"),
+    CoverPoint("kernel x configuration", cross(KINDS, CONFIGS), "every kind of kernel on one SM and on several"),
+    CoverPoint("kernel x latency", cross(KINDS, LATENCY_BANDS),
+               "every kind of kernel in every memory latency band: " + LATENCY_DOC),
+    CoverPoint("kernel x back-pressure", cross(KINDS, PRESSURE),
+               "every kind of kernel with and without back-pressure (pops, status, memory): " + PRESSURE_DOC),
+    CoverPoint("kernel x memory error", KINDS, "every kind of kernel meeting a memory error response"),
     CoverPoint("ALWT", ("full", "entries left"), "the adjacency-list working table: every entry in use at "
                "once, or never (§3.3.1)"),
     CoverPoint("edge buffer", ("full", "never full"), "every edge-buffer record reserved at once, or never"),
@@ -35,7 +45,10 @@ def sample(h) -> dict:
     from . import Run
     cfg = h.config
     hits: dict[str, set] = {p.name: set() for p in MODEL.points}
-    hits["configuration"].add("one SM" if cfg.sms == 1 else "several SMs")
+    conf = "one SM" if cfg.sms == 1 else "several SMs"
+    hits["configuration"].add(conf)
+    band = latency_band(h.model.timing)
+    pressed = "some" if (h.model.stats.refused or any(p.stalls for p in h.pops) or h.status.stalls) else "none"
     for k, step in enumerate(h.steps):
         exp = h.expected[k] if h.expected and k < len(h.expected) else None
         if exp is not None and exp.get("cmd_error"):
@@ -43,11 +56,13 @@ def sample(h) -> dict:
         if not isinstance(step, Run):
             continue
         kr = step.kernel
-        if kr.mode == "vertex":
-            hits["kernel"].add("vertex")
-        else:
-            hits["kernel"].add("edge pull (CSC)" if kr.csc else "edge push")
+        kind = "vertex" if kr.mode == "vertex" else "edge pull (CSC)" if kr.csc else "edge push"
+        hits["kernel"].add(kind)
+        if kr.mode != "vertex":
             hits["kernel"].add("with weights" if kr.weight is not None else "without weights")
+        hits["kernel x configuration"].add(f"{kind} {conf}")
+        hits["kernel x latency"].add(f"{kind} {band}")
+        hits["kernel x back-pressure"].add(f"{kind} {pressed}")
         if any(step.during.values()):
             hits["vertex lists"].add("pushed during a kernel")
         if exp is None or "result" not in exp:
@@ -70,6 +85,7 @@ def sample(h) -> dict:
             hits["EF balancing"].add("checked, no move")
         if r.mem_error:
             hits["errors"].add("memory error")
+            hits["kernel x memory error"].add(kind)
     hits["memory"] = memory_bins(h.model.stats)
     mark(hits, "streams", (h.cmd.paused, "command paused"), (any(p.paused for p in h.pushes), "pushes paused"),
          (any(p.stalls for p in h.pops), "pop back-pressure"), (h.status.stalls, "status back-pressure"))

@@ -7,15 +7,26 @@ from __future__ import annotations
 
 from golden.iru import FILTER_OPS, REPLY_KINDS
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
+from ..funcov import (LATENCY_BANDS, LATENCY_DOC, MEMORY_BINS, MEMORY_DOC, PRESSURE, PRESSURE_DOC, CoverModel,
+                      CoverPoint, cross, latency_band, mark, memory_bins, register)
 
 __all__ = ["MODEL", "sample"]
 
+SIZES = ("4-byte", "8-byte")
+LENGTHS = ("one warp or less", "several warps", "partial last warp")
+
 MODEL = register(CoverModel("iru", (
     CoverPoint("operation", FILTER_OPS, "reorder only (none), and the filter/merge operations min and fadd (§4.3)"),
-    CoverPoint("element size", ("4-byte", "8-byte"), "the reordered array's element size"),
-    CoverPoint("length", ("one warp or less", "several warps", "partial last warp"),
-               "elements per operation against the warp size (entry_size)"),
+    CoverPoint("element size", SIZES, "the reordered array's element size"),
+    CoverPoint("length", LENGTHS, "elements per operation against the warp size (entry_size)"),
+    CoverPoint("operation x element size", cross(FILTER_OPS, SIZES), "every operation on both element sizes"),
+    CoverPoint("operation x length", cross(FILTER_OPS, LENGTHS), "every operation at every length class"),
+    CoverPoint("operation x latency", cross(FILTER_OPS, LATENCY_BANDS),
+               "every operation in every memory latency band (the partitions' longest): " + LATENCY_DOC),
+    CoverPoint("operation x back-pressure", cross(FILTER_OPS, PRESSURE),
+               "every operation with and without back-pressure (replies, status, a partition's memory): "
+               + PRESSURE_DOC),
+    CoverPoint("operation x memory error", FILTER_OPS, "every operation reporting a memory error response"),
     CoverPoint("reply", REPLY_KINDS, "why a reply was sent (docs/iru.md, Data replier): a full entry, the "
                "disabled threads, the timeout, the flush when no more input comes, the final reply"),
     CoverPoint("merging", ("merged or filtered", "nothing merged"),
@@ -35,15 +46,25 @@ def sample(h) -> dict:
     cfg = h.config
     hits: dict[str, set] = {p.name: set() for p in MODEL.points}
     W = cfg.entry_size
+    band = max((latency_band(m.timing) for m in h.models), key=LATENCY_BANDS.index)
+    pressed = "some" if (any(m.stats.refused for m in h.models) or any(r.stalls for r in h.replies)
+                         or h.status.stalls) else "none"
     for k, (op, _policy) in enumerate(h.ops):
-        hits["operation"].add(op.op)
+        o = op.op
+        hits["operation"].add(o)
         hits["element size"].add(f"{op.esize}-byte")
-        hits["length"].add("one warp or less" if op.n <= W else "several warps")
-        if op.n % W:
-            hits["length"].add("partial last warp")
+        hits["operation x element size"].add(f"{o} {op.esize}-byte")
+        lengths = ["one warp or less" if op.n <= W else "several warps"] + (["partial last warp"] if op.n % W else [])
+        for x in lengths:
+            hits["length"].add(x)
+            hits["operation x length"].add(f"{o} {x}")
+        hits["operation x latency"].add(f"{o} {band}")
+        hits["operation x back-pressure"].add(f"{o} {pressed}")
         if k >= len(h.expected):
             continue
         st = h.expected[k].status
+        if st.mem_error:
+            hits["operation x memory error"].add(o)
         for kind, n in st.kinds.items():
             if n:
                 hits["reply"].add(kind)

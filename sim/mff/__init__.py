@@ -462,6 +462,7 @@ def worked_example_counts(block_bytes: int, rank_base: int = 0x10000, nout_base:
 def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     """Random commands over a random CSR-like C and a V array: ``{"seed", "commands",
     "max_size", "warps", "vsize8": probability, "scatter": probability, "pokes": bool,
+    "poke_rate": probability of a host write and invalidation after a gather (default 0.08),
     "bits": bitmap size of the scatters}``; ``{"kind": "failed write-back"}``:
     :func:`failed_write_back_workload`."""
     if spec.get("kind") == "example":
@@ -505,7 +506,7 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
             size = min(size, slot // vs)
             th.append(ThreadRequest(lane=l, cidx=r.randrange(ne - size), size=size, target=l * slot))
         items.append(MFFCommand("gather", warp, tuple(th), cbase=cb, vbase=v8 if vs == 8 else v4, vsize=vs))
-        if spec.get("pokes", True) and r.random() < 0.08:
+        if spec.get("pokes", True) and r.random() < spec.get("poke_rate", 0.08):
             # The host writes V, invalidates the tag unit, and gathers again.
             addr = v4 + 4 * r.randrange(hot)
             items += [Poke(addr, int(r.randrange(2**32)).to_bytes(4, "little")),

@@ -7,17 +7,29 @@ from __future__ import annotations
 
 from golden.mff import MFFCommand
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
+from ..funcov import (LATENCY_BANDS, LATENCY_DOC, MEMORY_BINS, MEMORY_DOC, PRESSURE, PRESSURE_DOC, CoverModel,
+                      CoverPoint, cross, latency_band, mark, memory_bins, register)
 
 __all__ = ["MODEL", "sample"]
+
+COMMANDS = ("gather", "scatter", "invalidate")
+THREADS = ("one thread", "full warp", "inactive thread", "several elements", "no element")
 
 MODEL = register(CoverModel("mff", (
     CoverPoint("command", ("gather", "scatter", "invalidate", "poke"),
                "every command, and a host write between commands (a barrier)"),
     CoverPoint("V elements", ("4-byte", "8-byte"), "the gathered array's element size"),
-    CoverPoint("threads", ("one thread", "full warp", "inactive thread", "several elements", "no element"),
+    CoverPoint("threads", THREADS,
                "a command of one thread, of 32 threads, a thread of size 0, a thread gathering several "
                "elements, a command with no element at all"),
+    CoverPoint("command x threads", cross(("gather", "scatter"), THREADS), "gathers and scatters of every "
+               "thread shape",
+               excluded={"scatter several elements": "a scatter thread sets one bit (size 1) or none (size 0): "
+                         "golden/mff/commands.py refuses any other size"}),
+    CoverPoint("command x latency", cross(COMMANDS, LATENCY_BANDS),
+               "every command in every memory latency band: " + LATENCY_DOC),
+    CoverPoint("command x back-pressure", cross(COMMANDS, PRESSURE),
+               "every command with and without back-pressure (scratchpad, done, memory): " + PRESSURE_DOC),
     CoverPoint("tag unit", ("coalesced (linked)", "hit", "allocation", "retry", "register pool empty"),
                "a register linked to a read in flight (the coalescing), served by a line held, a block "
                "read allocated, a register sent to the retry queue (no entry free), the issue engine "
@@ -34,25 +46,27 @@ MODEL = register(CoverModel("mff", (
 def sample(h) -> dict:
     """The bins one run of :class:`sim.mff.MFFHarness` reached."""
     hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    ms = h.model.stats
+    band = latency_band(h.model.timing)
+    pressed = "some" if (ms.refused or h.spad.stalls or h.done.stalls) else "none"
     for it in h.items:
         if not isinstance(it, MFFCommand):
             hits["command"].add("poke")
             continue
         hits["command"].add(it.op)
+        hits["command x latency"].add(f"{it.op} {band}")
+        hits["command x back-pressure"].add(f"{it.op} {pressed}")
         if it.op == "gather":
             hits["V elements"].add(f"{it.vsize}-byte")
         if it.op != "invalidate":
             n = len(it.threads)
-            if n == 1:
-                hits["threads"].add("one thread")
-            if n == 32:
-                hits["threads"].add("full warp")
-            if any(t.size == 0 for t in it.threads):
-                hits["threads"].add("inactive thread")
-            if any(t.size > 1 for t in it.threads):
-                hits["threads"].add("several elements")
-            if it.elements == 0:
-                hits["threads"].add("no element")
+            for cond, name in ((n == 1, "one thread"), (n == 32, "full warp"),
+                               (any(t.size == 0 for t in it.threads), "inactive thread"),
+                               (any(t.size > 1 for t in it.threads), "several elements"),
+                               (it.elements == 0, "no element")):
+                if cond:
+                    hits["threads"].add(name)
+                    hits["command x threads"].add(f"{it.op} {name}")
     if h.tlm is not None:
         st = h.tlm.stats
         for key, name in (("links", "coalesced (linked)"), ("hits", "hit"), ("allocations", "allocation"),
@@ -61,7 +75,6 @@ def sample(h) -> dict:
                 hits["tag unit"].add(name)
         if h.tlm.write_blocks:
             hits["write-back"].add("dirty line written")
-    ms = h.model.stats
     mark(hits, "write-back", (ms.write_errors, "write error"))
     mark(hits, "errors", (ms.read_errors, "read error"))
     hits["memory"] = memory_bins(ms)

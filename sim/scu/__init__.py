@@ -155,9 +155,11 @@ class SCUHarness(Covered, funcov=funcov):
 def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     """A deterministic random list of SCU operations over freshly filled memory.
 
-    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "misaligned", "raw", "cmp_all"}``
+    ``spec``: ``{"seed", "ops", "max_n", "kinds": [...], "misaligned", "raw", "cmp_all", "sweep"}``
     (``cmp_all``: the k-th operation, when a bitmask, compares with the k-th of the
-    twelve comparisons, signed and unsigned, in turn).
+    twelve comparisons, signed and unsigned, in turn; ``sweep``: instead of ``ops``
+    random operations, each kind of ``kinds`` at each length class in turn: 0, 1,
+    width - 1, width, width + 1 and a block and one more, 4-byte elements).
     Lengths include 0, 1 and values around multiples of the width; bases are
     unaligned to blocks; bitmasks have random density; some operations are
     misaligned (command errors). Memory errors come from the run's timing
@@ -196,13 +198,21 @@ def make_workload(config: SCUConfig, spec: dict) -> tuple[AddressSpace, list]:
     kinds = spec.get("kinds", ["bitmask", "data", "access", "replicate", "expand", "filter", "group", "filter",
                                "group"])
     ops: list = []
-    for k in range(spec.get("ops", 12)):
-        kind = r.choice(kinds)
-        lengths = [0, 1, W - 1 if W > 1 else 2, W, W + 1, 2 * W + 1, 33, r.randint(0, max_n), r.randint(0, max_n)]
-        if kind in ("filter", "group"):     # long enough to fill sets and evict
-            lengths += [r.randint(max_n // 2, max_n)] * 3
-        n = r.choice(lengths)
-        es = 8 if (e8 and kind not in ("filter", "group") and r.random() < 0.3) else 4
+    sweep = None
+    if spec.get("sweep"):                 # every kind at every length class, in turn, 4-byte elements
+        lens = sorted({0, 1, max(W - 1, 0), W, W + 1, config.block_bytes // 4 + 1})
+        sweep = [(kind, n) for kind in dict.fromkeys(kinds) for n in lens]
+    for k in range(len(sweep) if sweep else spec.get("ops", 12)):
+        if sweep:
+            kind, n = sweep[k]
+        else:
+            kind = r.choice(kinds)
+            lengths = [0, 1, W - 1 if W > 1 else 2, W, W + 1, 2 * W + 1, 33, r.randint(0, max_n),
+                       r.randint(0, max_n)]
+            if kind in ("filter", "group"):     # long enough to fill sets and evict
+                lengths += [r.randint(max_n // 2, max_n)] * 3
+            n = r.choice(lengths)
+        es = 8 if (not sweep and e8 and kind not in ("filter", "group") and r.random() < 0.3) else 4
         out = space.alloc_empty(f"out{k}", 8 * max_n * 32 + 64, np.uint8, align=64) + r.choice([0, 4, 8, 28]) // es * es
         mask = masks + 4 * r.randrange(0, 64) if r.random() < 0.6 else None
         base = data8 if es == 8 else data4

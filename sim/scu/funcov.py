@@ -8,7 +8,8 @@ from collections import Counter
 
 from golden.scu import SCUOp
 
-from ..funcov import MEMORY_BINS, MEMORY_DOC, CoverModel, CoverPoint, mark, memory_bins, register
+from ..funcov import (LATENCY_BANDS, LATENCY_DOC, MEMORY_BINS, MEMORY_DOC, PRESSURE, PRESSURE_DOC, CoverModel,
+                      CoverPoint, cross, latency_band, mark, memory_bins, register)
 
 __all__ = ["MODEL", "sample"]
 
@@ -16,6 +17,9 @@ OPS = ("bitmask", "data", "access", "replicate", "expand", "filter", "group")
 MASKED = ("bitmask", "data", "access", "replicate", "expand", "filter")
 WIDE = ("bitmask", "data", "access", "replicate", "expand")
 CMPS = ("eq", "ne", "lt", "le", "gt", "ge")
+LENGTHS = ("0", "1", "below width", "width", "beats", "blocks")
+#: The base addresses an operation may use (an unused one is 0: block-aligned).
+BASES = ("data", "mask", "idx", "cnt", "out", "omask", "weights", "node_cost", "order")
 
 MODEL = register(CoverModel("scu", (
     CoverPoint("op", OPS + ("unknown",), "every operation (§3.1, §4), and a descriptor with an unknown code"),
@@ -23,8 +27,16 @@ MODEL = register(CoverModel("scu", (
                "every operation that takes a bitmask, with and without one"),
     CoverPoint("op x 8-byte elements", WIDE, "8-byte elements on every operation that moves elements "
                "(configurations with 64-bit lanes)"),
-    CoverPoint("length", ("0", "1", "below width", "width", "beats", "blocks"),
+    CoverPoint("length", LENGTHS,
                "elements in: none, one, a partial beat, one beat, several beats, more than a block of them"),
+    CoverPoint("op x length", cross(OPS, LENGTHS), "every operation at every length class"),
+    CoverPoint("op x alignment", cross(OPS, ("aligned", "unaligned")),
+               "every operation with all its arrays at block boundaries, and with one or more in mid-block"),
+    CoverPoint("op x latency", cross(OPS, LATENCY_BANDS), "every operation in every memory latency band: "
+               + LATENCY_DOC),
+    CoverPoint("op x back-pressure", cross(OPS, PRESSURE), "every operation with and without back-pressure: "
+               + PRESSURE_DOC),
+    CoverPoint("op x memory error", OPS, "every operation reporting a memory error response (read or write)"),
     CoverPoint("kept", ("none", "some", "all"), "elements out of an operation that selects (bitmask, data, "
                "access, filter): none of its inputs, some, all"),
     CoverPoint("comparison", tuple(f"{c} {s}" for c in CMPS for s in ("signed", "unsigned")),
@@ -61,6 +73,9 @@ def sample(h) -> dict:
     """The bins one run of :class:`sim.scu.SCUHarness` reached."""
     cfg = h.config
     hits: dict[str, set] = {p.name: set() for p in MODEL.points}
+    ms = h.model.stats
+    band = latency_band(h.model.timing)
+    pressed = "some" if (ms.refused or h.status.stalls) else "none"
     for k, op in enumerate(h.ops):
         st = h.expected[k] if h.expected and k < len(h.expected) else None
         if not isinstance(op, SCUOp):
@@ -75,7 +90,15 @@ def sample(h) -> dict:
             hits["op x bitmask"].add(f"{op.op} {'masked' if op.mask is not None else 'unmasked'}")
         if op.esize == 8 and op.op in WIDE:
             hits["op x 8-byte elements"].add(op.op)
-        hits["length"].add(_length(op, cfg.width, cfg.block_bytes))
+        length = _length(op, cfg.width, cfg.block_bytes)
+        hits["length"].add(length)
+        hits["op x length"].add(f"{op.op} {length}")
+        aligned = all((getattr(op, b) or 0) % cfg.block_bytes == 0 for b in BASES)
+        hits["op x alignment"].add(f"{op.op} {'aligned' if aligned else 'unaligned'}")
+        hits["op x latency"].add(f"{op.op} {band}")
+        hits["op x back-pressure"].add(f"{op.op} {pressed}")
+        if st is not None and st.mem_error:
+            hits["op x memory error"].add(op.op)
         if op.op == "bitmask":
             hits["comparison"].add(f"{op.cmp} {'signed' if op.signed else 'unsigned'}")
         if op.op == "filter":
@@ -107,7 +130,6 @@ def sample(h) -> dict:
                          ("flushed", "flushed"), ("empty_flush", "empty flush")):
             if ge.get(ev):
                 hits["group"].add(name)
-    ms = h.model.stats
     mark(hits, "errors", (ms.read_errors, "read error"), (ms.write_errors, "write error"))
     hits["memory"] = memory_bins(ms)
     mark(hits, "streams", (h.cmd.paused, "command paused"), (h.cmd.waits, "command waits"),

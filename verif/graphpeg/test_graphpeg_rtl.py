@@ -74,6 +74,16 @@ def rtl_runs() -> list[dict]:
          "workload": {"seed": 8, "graph": {"vertices": 30},
                       "kernels": [{"lists": [40, 20], "ef": False}, {"lists": [40, 20], "ef": False}]},
          "timing": {"latency": 3}},
+        # memory errors met by a vertex kernel (a refill) and a pull kernel (its CSC
+        # neighbours), with a 1-cycle memory (functional coverage's "kernel x memory
+        # error" and "kernel x latency")
+        {"name": "refill error, vertex kernel", "seed": 8, "error_region": "spill",
+         "workload": {"seed": 8, "graph": {"vertices": 30}, "kernels": [{"lists": [40, 20], "mode": "vertex"}]},
+         "timing": {"latency": 1}},
+        {"name": "memory errors, pull kernel", "seed": 9, "error_region": "csc_col",
+         "workload": {"seed": 9, "graph": {"vertices": 32},
+                      "kernels": [{"lists": [10, 10], "csc": True, "ef": False}]},
+         "timing": {"latency": 1}},
         # spill regions of 8 vertices: pushes past them are dropped and flagged (until setup)
         {"name": "spill region overflow", "seed": 8,
          "workload": {"seed": 8, "graph": {"vertices": 30}, "spill_stride": 32,

@@ -67,6 +67,12 @@ def iru_runs(cfg: IRUConfig, *, max_n: int, ops: int, serial_n: list, quality_n:
         {"name": "memory errors", "seed": 5, "workload": {"seed": 5, "ops": 4, "max_n": max_n},
          "policy": {"resident": 16}, "timing": {"latency": [1, 20], "seed": 5, "error_ranges": [[0x1000, 0x1400]]}},
     ]
+    # every operation with a 1-cycle and a short-latency memory (functional coverage's
+    # "operation x latency"; the runs above are long-latency)
+    for lat in (1, [1, 12]):
+        runs.append({"name": f"every operation, latency {lat}", "seed": 13,
+                     "workload": {"seed": 13, "ops": 3, "max_n": max_n, "kinds": ["none", "min", "fadd"]},
+                     "policy": {"resident": 16}, "timing": {"latency": lat, "seed": 13}})
     runs.append({"name": "arrays past the top of the address space", "seed": 11, "past_top": True,
                  "workload": {"kind": "ops", "seed": 11, "ops": past_top_ops(cfg)},
                  "policy": {"resident": 8, "think": 5}, "jitter": {"gap": 20, "seed": 11},

@@ -48,6 +48,12 @@ def mff_runs(cfg: MFFConfig | None = None):
                          "workload": {"seed": seed, "commands": 12, "max_size": 30, "large": 0.1,
                                       "large_size": large},
                          "timing": dict(timing, seed=seed), **agents})
+    # gathers, scatters and host writes with invalidations at a 1-cycle and a short
+    # latency (functional coverage's "command x latency"; the random runs' pokes are rare)
+    for lat in (1, [1, 12]):
+        runs.append({"name": f"every command, latency {lat}", "seed": 31,
+                     "workload": {"seed": 31, "commands": 16, "scatter": 0.5, "poke_rate": 0.3},
+                     "timing": {"latency": lat, "seed": 31}})
     # errors in C (the neighbour indices) and in V (the values: a walk that finds its
     # V block in the tag unit delivers the error too)
     v4 = make_workload(MFFConfig.preset("tiny"), {"seed": 9, "commands": 12})[0].regions["V4"]

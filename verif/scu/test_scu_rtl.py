@@ -40,6 +40,12 @@ def scu_runs(ops: int = 12, e8: bool = True) -> list[dict]:
                  "workload": {"seed": 78, "ops": 24, "max_n": 40, "kinds": ["bitmask"], "cmp_all": True,
                               "misaligned": 0, "raw": False},
                  "timing": {"latency": [1, 8], "seed": 78}})
+    # every operation at every length class with a 1-cycle memory (functional coverage's
+    # "op x length" and "op x latency" crosses)
+    runs.append({"name": "every operation and length, 1-cycle memory", "seed": 79,
+                 "workload": {"seed": 79, "sweep": True, "max_n": 70, "misaligned": 0, "raw": False,
+                              "kinds": ["bitmask", "data", "access", "replicate", "expand", "filter", "group"]},
+                 "timing": {"latency": 1, "seed": 79}})
     runs.append({"name": "memory errors", "seed": 77, "workload": {"seed": 77, "ops": ops, "max_n": 60},
                  "timing": {"latency": [1, 30], "seed": 7},
                  "error_regions": [r for r in RANDOM_ERROR_REGIONS if e8 or r[0] != "data8"]})
