@@ -30,7 +30,7 @@ from synth.prove import MODES, SOLVERS, TARGETS, default_solver, prove
 
 #: The k-induction depth of each harness whose properties are inductive (their
 #: strengthening invariants: docs/verification.md, "k-induction").
-PROVE_DEPTHS = {"arbiter": 4, "writer": 4, "fetch": 4, "coalescer": 4, "alwt": 4, "scu_filter": 4}
+PROVE_DEPTHS = {"arbiter": 4, "writer": 4, "fetch": 4, "coalescer": 4, "alwt": 4, "scu_filter": 4, "scu_group": 2}
 
 
 def checks(targets: list[str], modes: list[str]) -> list[tuple[str, str, int]]:

@@ -119,7 +119,9 @@ TARGETS: dict[str, FormalTarget] = {
                                prove_harness="hw.scu.formal:FilterInductionHarness"),
     "scu_group": FormalTarget("scu_group", "hw.scu.formal:GroupHarness", 8,
                               "the enhanced SCU's grouping unit (hw/scu/hashes.py): stream rule, every position "
-                              "out exactly once after the flush"),
+                              "out exactly once after the flush",
+                              prove_harness="hw.scu.formal:GroupInductionHarness",
+                              prep="prep -flatten -top top\nmemory_map\nopt -fast"),
     "writer": FormalTarget("writer", "hw.mem.formal:WriterHarness", 8,
                            "sequential writer (hw/mem/writer.py): stream rule, writes in flight, consecutive "
                            "blocks, bytes conserved, data of a chosen word"),

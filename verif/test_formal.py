@@ -397,6 +397,29 @@ def test_scu_group_bmc_and_covers_pass():
     assert c["status"] == "PASS", c
 
 
+def test_scu_group_prove_mode_takes_the_induction_harness():
+    """`graphunits prove --unit scu_group --mode prove` takes the induction harness
+    (8-bit positions; invariants: the watched position in at most one place, the
+    stage-1 element, the hash's entries not yet flushed or the emitter, and counted
+    in + out; the row the unit holds is the hash's; nothing held between
+    operations...), whose properties are 2-inductive: the proof takes about 50 s with
+    Yices, so it runs in benchmarks/formal.py (PROVE_DEPTHS), not here. Here: the
+    plain harness's properties are not 2-inductive, nor the induction harness's
+    without its "one place at most" invariants (a counterexample in about a second
+    each: the invariants are what the proof needs)."""
+    _need_tools()
+    from hw.scu.formal import GroupInductionHarness
+    h = _built_harness("scu_group", "prove")
+    assert isinstance(h, GroupInductionHarness) and h.config.count_width == 8
+    assert prove("scu_group", depth=2, mode="prove", harness=GroupHarness())["status"] == "UNKNOWN"
+
+    class NoPlaces(GroupInductionHarness):
+        one_place = False                   # without the "in one place at most" invariants
+
+    r = prove("scu_group", depth=2, mode="prove", harness=NoPlaces())
+    assert r["status"] == "UNKNOWN", r
+
+
 @pytest.mark.parametrize("cls, depth", [(_IdleDuringFlush, 6), (_OneLaneBeats, 8)])
 def test_scu_group_properties_catch_a_broken_variant(cls, depth, tmp_path):
     _need_tools()

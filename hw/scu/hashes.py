@@ -179,6 +179,29 @@ class GroupUnit(ConfiguredComponent):
             "clear": In(1),
             "busy": Out(1),
         })
+        # The hash, its ports and the registers: attributes for the formal harness's
+        # invariants (hw/scu/formal.py, GroupInductionHarness), which reads the hash.
+        S, WAYS, G = config.group_sets, config.group_ways, config.group_size
+        TB = config.group_tag_bits
+        sb = S.bit_length() - 1
+        pb = max(1, ceil_log2(WAYS))
+        entry = data.StructLayout({"valid": 1, "tag": TB, "count": range(G + 1), "pos": data.ArrayLayout(CW, G)})
+        self.row = data.StructLayout({"e": data.ArrayLayout(entry, WAYS), "ptr": pb})
+        self.mem = memory.Memory(shape=self.row, depth=S, init=[])
+        self.mem._MustUse__silence = True   # elaborated with the unit (which warns if it is not)
+        self.wp = self.mem.write_port()
+        self.rp = self.mem.read_port(domain="sync", transparent_for=(self.wp,))
+        self.ebuf = Signal(data.ArrayLayout(CW, G), name="ebuf")    # the emitter's positions
+        self.eleft = Signal(range(G + 1), name="eleft")             # ... still to send
+        self.v1 = Signal(name="v1")                                 # an element in stage 1
+        self.key1, self.pos1 = Signal(TB, name="key1"), Signal(CW, name="pos1")
+        self.set1 = Signal(max(sb, 1), name="set1")
+        self.flushing = Signal(name="flushing")
+        self.freq = Signal(name="freq")           # flush requested, waiting for the last element
+        self.clearing = Signal(name="clearing")
+        self.fset = Signal(range(S + 1), name="fset")
+        self.fway = Signal(range(WAYS + 1), name="fway")
+        self.fread = Signal(name="fread")         # the row of fset is on rp.data
 
     def elaborate(self, platform):
         cfg = self._config
@@ -187,15 +210,12 @@ class GroupUnit(ConfiguredComponent):
         TB = cfg.group_tag_bits
         sb = S.bit_length() - 1
         pb = max(1, ceil_log2(WAYS))
-        entry = data.StructLayout({"valid": 1, "tag": TB, "count": range(G + 1), "pos": data.ArrayLayout(CW, G)})
-        row = data.StructLayout({"e": data.ArrayLayout(entry, WAYS), "ptr": pb})
-        m.submodules.mem = mem = memory.Memory(shape=row, depth=S, init=[])
-        wp = mem.write_port()
-        rp = mem.read_port(domain="sync", transparent_for=(wp,))
+        row = self.row
+        m.submodules.mem = self.mem
+        wp, rp = self.wp, self.rp
 
         # ---------------------------------------------------------------- emitter
-        ebuf = Signal(data.ArrayLayout(CW, G))
-        eleft = Signal(range(G + 1))
+        ebuf, eleft = self.ebuf, self.eleft
         o = self.o
         ofire = Signal()
         m.d.comb += [o.valid.eq(eleft != 0), o.p.n.eq(Mux(eleft > W, W, eleft)), ofire.eq(o.valid & o.ready)]
@@ -212,16 +232,9 @@ class GroupUnit(ConfiguredComponent):
         m.d.comb += emit_idle.eq((eleft == 0) | (ofire & (eleft <= W)))
 
         # ---------------------------------------------------------------- elements
-        v1 = Signal()
-        key1 = Signal(TB)
-        pos1 = Signal(CW)
-        set1 = Signal(max(sb, 1))
-        flushing = Signal()
-        freq = Signal()           # flush requested, waiting for the last element
-        clearing = Signal()
-        fset = Signal(range(S + 1))
-        fway = Signal(range(WAYS + 1))
-        fread = Signal()          # the row of fset is on rp.data
+        v1, key1, pos1, set1 = self.v1, self.key1, self.pos1, self.set1
+        flushing, freq, clearing = self.flushing, self.freq, self.clearing
+        fset, fway, fread = self.fset, self.fway, self.fread
         i = self.i
         fire = Signal()
         m.d.comb += [fire.eq(v1 & emit_idle), i.ready.eq(~flushing & ~clearing & ~freq & (~v1 | fire))]
