@@ -19,6 +19,8 @@ MODEL = register(CoverModel("graphpeg", (
                "without the weight array"),
     CoverPoint("configuration", CONFIGS, "engines per configuration"),
     CoverPoint("kernel x configuration", cross(KINDS, CONFIGS), "every kind of kernel on one SM and on several"),
+    CoverPoint("kernel x alignment", cross(("edge push", "edge pull (CSC)"), ("aligned", "unaligned")),
+               "every kind of edge kernel with its graph arrays at block boundaries, and with one in mid-block"),
     CoverPoint("kernel x latency", cross(KINDS, LATENCY_BANDS),
                "every kind of kernel in every memory latency band: " + LATENCY_DOC),
     CoverPoint("kernel x back-pressure", cross(KINDS, PRESSURE),
@@ -61,6 +63,9 @@ def sample(h) -> dict:
         if kr.mode != "vertex":
             hits["kernel"].add("with weights" if kr.weight is not None else "without weights")
         hits["kernel x configuration"].add(f"{kind} {conf}")
+        if kr.mode != "vertex":
+            aligned = all(b % cfg.block_bytes == 0 for b in (kr.row_ptr, kr.col, kr.weight) if b is not None)
+            hits["kernel x alignment"].add(f"{kind} {'aligned' if aligned else 'unaligned'}")
         hits["kernel x latency"].add(f"{kind} {band}")
         hits["kernel x back-pressure"].add(f"{kind} {pressed}")
         if any(step.during.values()):

@@ -21,6 +21,8 @@ MODEL = register(CoverModel("iru", (
     CoverPoint("length", LENGTHS, "elements per operation against the warp size (entry_size)"),
     CoverPoint("operation x element size", cross(FILTER_OPS, SIZES), "every operation on both element sizes"),
     CoverPoint("operation x length", cross(FILTER_OPS, LENGTHS), "every operation at every length class"),
+    CoverPoint("operation x alignment", cross(FILTER_OPS, ("aligned", "unaligned")),
+               "every operation with its arrays at block boundaries, and with one in mid-block"),
     CoverPoint("operation x latency", cross(FILTER_OPS, LATENCY_BANDS),
                "every operation in every memory latency band (the partitions' longest): " + LATENCY_DOC),
     CoverPoint("operation x back-pressure", cross(FILTER_OPS, PRESSURE),
@@ -58,6 +60,8 @@ def sample(h) -> dict:
         for x in lengths:
             hits["length"].add(x)
             hits["operation x length"].add(f"{o} {x}")
+        aligned = all(b % cfg.block_bytes == 0 for b in (op.idx, op.sec) if b is not None)
+        hits["operation x alignment"].add(f"{o} {'aligned' if aligned else 'unaligned'}")
         hits["operation x latency"].add(f"{o} {band}")
         hits["operation x back-pressure"].add(f"{o} {pressed}")
         if k >= len(h.expected):

@@ -463,6 +463,7 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     """Random commands over a random CSR-like C and a V array: ``{"seed", "commands",
     "max_size", "warps", "vsize8": probability, "scatter": probability, "pokes": bool,
     "poke_rate": probability of a host write and invalidation after a gather (default 0.08),
+    "offset": bytes (a multiple of 8) each array starts into its 256-byte aligned region (default 0),
     "bits": bitmap size of the scatters}``; ``{"kind": "failed write-back"}``:
     :func:`failed_write_back_workload`."""
     if spec.get("kind") == "example":
@@ -480,11 +481,18 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     nv = spec.get("vertices", 512)
     ne = spec.get("edges", 4096)
     hot = spec.get("hot", nv)                   # neighbours drawn among the first `hot` vertices
-    cb = space.alloc("C", rng.integers(0, hot, ne, dtype=np.uint32), align=256)
-    v4 = space.alloc("V4", rng.integers(0, 2**32, nv, dtype=np.uint32), align=256)
-    v8 = space.alloc("V8", rng.integers(0, 2**63, nv, dtype=np.uint64), align=256)
+    off = spec.get("offset", 0)                 # bytes: every array starts that far into its region
+    if off % 8:
+        raise ValueError(f"the MFF workload's offset must be a multiple of 8 bytes, not {off}")
+
+    def place(name, arr):
+        pad = np.zeros(off // arr.itemsize, arr.dtype)
+        return space.alloc(name, np.concatenate([pad, arr]), align=256) + off
+    cb = place("C", rng.integers(0, hot, ne, dtype=np.uint32))
+    v4 = place("V4", rng.integers(0, 2**32, nv, dtype=np.uint32))
+    v8 = place("V8", rng.integers(0, 2**63, nv, dtype=np.uint64))
     nbits = spec.get("bits", 4096)              # scatter bits (16 blocks of 32 B)
-    bm = space.alloc("bitmap", np.zeros(nbits // 32, np.uint32), align=256)
+    bm = place("bitmap", np.zeros(nbits // 32, np.uint32))
     items: list = []
     max_size = spec.get("max_size", 24)
     spad = 1 << config.target_width

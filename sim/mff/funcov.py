@@ -26,6 +26,9 @@ MODEL = register(CoverModel("mff", (
                "thread shape",
                excluded={"scatter several elements": "a scatter thread sets one bit (size 1) or none (size 0): "
                          "golden/mff/commands.py refuses any other size"}),
+    CoverPoint("command x alignment", cross(("gather", "scatter"), ("aligned", "unaligned")),
+               "gathers and scatters with their arrays (C, V or the bitmap) at block boundaries, and with one in "
+               "mid-block"),
     CoverPoint("command x latency", cross(COMMANDS, LATENCY_BANDS),
                "every command in every memory latency band: " + LATENCY_DOC),
     CoverPoint("command x back-pressure", cross(COMMANDS, PRESSURE),
@@ -59,6 +62,9 @@ def sample(h) -> dict:
         if it.op == "gather":
             hits["V elements"].add(f"{it.vsize}-byte")
         if it.op != "invalidate":
+            bb = h.config.block_bytes
+            aligned = it.cbase % bb == 0 and it.vbase % bb == 0
+            hits["command x alignment"].add(f"{it.op} {'aligned' if aligned else 'unaligned'}")
             n = len(it.threads)
             for cond, name in ((n == 1, "one thread"), (n == 32, "full warp"),
                                (any(t.size == 0 for t in it.threads), "inactive thread"),

@@ -84,6 +84,12 @@ def rtl_runs() -> list[dict]:
          "workload": {"seed": 9, "graph": {"vertices": 32},
                       "kernels": [{"lists": [10, 10], "csc": True, "ef": False}]},
          "timing": {"latency": 1}},
+        # every array at a block boundary (the other runs start them 4 bytes in):
+        # functional coverage's "kernel x alignment"
+        {"name": "block-aligned arrays, push and pull", "seed": 26,
+         "workload": {"seed": 26, "offset": 0, "graph": {"vertices": 40},
+                      "kernels": [{"lists": [20, 20], "ef": False}, {"lists": [20, 20], "csc": True, "ef": False}]},
+         "timing": {"latency": [1, 10], "seed": 26}},
         # spill regions of 8 vertices: pushes past them are dropped and flagged (until setup)
         {"name": "spill region overflow", "seed": 8,
          "workload": {"seed": 8, "graph": {"vertices": 30}, "spill_stride": 32,

@@ -48,6 +48,10 @@ def mff_runs(cfg: MFFConfig | None = None):
                          "workload": {"seed": seed, "commands": 12, "max_size": 30, "large": 0.1,
                                       "large_size": large},
                          "timing": dict(timing, seed=seed), **agents})
+    # C, V and the bitmap in mid-block (functional coverage's "command x alignment")
+    runs.append({"name": "arrays in mid-block", "seed": 41,
+                 "workload": {"seed": 41, "commands": 12, "scatter": 0.4, "offset": 8},
+                 "timing": {"latency": [1, 20], "seed": 41}})
     # gathers, scatters and host writes with invalidations at a 1-cycle and a short
     # latency (functional coverage's "command x latency"; the random runs' pokes are rare)
     for lat in (1, [1, 12]):
@@ -222,3 +226,16 @@ def test_mff_watchdog_stops_a_command_past_its_bound():
     assert r["mismatches"][0].startswith("HangError: MFF command 0 (gather, warp 0, 4 entries, 7 elements) not "
                                          "complete 41 cycles after it was accepted"), r["mismatches"]
     assert r["cycles"] < r["tlm_cycles"]
+
+
+def test_mff_workload_offset_places_every_array_mid_block():
+    """The workload's ``offset``: C, V and the bitmap start that many bytes into their
+    regions (the "arrays in mid-block" run); one that breaks V's 8-byte alignment is refused."""
+    cfg = MFFConfig.preset("tiny")
+    space, items = make_workload(cfg, {"seed": 41, "commands": 12, "scatter": 0.4, "offset": 8})
+    cmds = [it for it in items if isinstance(it, MFFCommand) and it.op != "invalidate"]
+    assert {it.op for it in cmds} == {"gather", "scatter"}
+    assert all(it.cbase % cfg.block_bytes == 8 and it.vbase % cfg.block_bytes == 8 for it in cmds)
+    assert all(it.cbase == space.regions["C"].base + 8 for it in cmds)
+    with pytest.raises(ValueError, match="multiple of 8 bytes, not 4"):
+        make_workload(cfg, {"seed": 1, "offset": 4})
