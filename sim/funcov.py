@@ -119,9 +119,9 @@ def memory_bins(*stats) -> set:
 #: Memory latency bands of a run (the memory model's longest latency): crossed
 #: with the operations in the units' ``op x latency`` points.
 LATENCY_BANDS = ("1 cycle", "short", "long")
-LATENCY_DOC = ("the memory's latency in the run: 1 cycle, short (longest at most 16 cycles: fewer than a "
-               "block's beats in flight), long (longest above 16 cycles)")
-#: Back-pressure of a run: none, or some (a stream paused or not ready, a memory request refused).
+LATENCY_DOC = ("the memory's latency in the run: 1 cycle, short (the longest at most 16 cycles), long (the "
+               "longest above 16 cycles)")
+#: Back-pressure on the unit in a run: none, or some (an output stream not ready, a memory request refused).
 PRESSURE = ("none", "some")
 PRESSURE_DOC = ("back-pressure on the unit in the run: none, or some (the status or an output stream not "
                 "ready, or a memory request refused)")

@@ -244,6 +244,8 @@ def test_every_harness_samples_its_model_before_a_run():
     h = CoalescerHarness(cfg, warps)
     hits = h.COVERAGE.check(h.coverage())
     assert hits["request size"] and hits["streams"] == []
+    # no output stalls before a run: every request size the warps need, crossed with "none"
+    assert set(hits["request size x back-pressure"]) == {f"{r.size} B none" for r in h.expected}
 
 
 def test_crosses_latency_bands_and_the_scus_cross_points_by_hand():

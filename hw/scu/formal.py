@@ -270,7 +270,7 @@ class GroupInductionHarness(GroupHarness):
     def __init__(self, group_cls: type = GroupUnit):
         # 8-bit positions and 16-bit addresses (9-bit tags): the properties do not
         # depend on the widths, and the solver's time for the induction step drops
-        # from over 10 minutes (32-bit positions) to about 40 s
+        # from over 10 minutes (32-bit positions) to about 50 s
         super().__init__(group_cls, count_width=8, addr_width=16)
 
     def invariants(self, m, *, n_in, n_out, flushed, in_op) -> None:

@@ -482,8 +482,8 @@ def make_workload(config: MFFConfig, spec: dict) -> tuple[AddressSpace, list]:
     ne = spec.get("edges", 4096)
     hot = spec.get("hot", nv)                   # neighbours drawn among the first `hot` vertices
     off = spec.get("offset", 0)                 # bytes: every array starts that far into its region
-    if off % 8:
-        raise ValueError(f"the MFF workload's offset must be a multiple of 8 bytes, not {off}")
+    if off < 0 or off % 8:
+        raise ValueError(f"the MFF workload's offset must be a multiple of 8 bytes >= 0, not {off}")
 
     def place(name, arr):
         pad = np.zeros(off // arr.itemsize, arr.dtype)

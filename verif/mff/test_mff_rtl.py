@@ -237,5 +237,6 @@ def test_mff_workload_offset_places_every_array_mid_block():
     assert {it.op for it in cmds} == {"gather", "scatter"}
     assert all(it.cbase % cfg.block_bytes == 8 and it.vbase % cfg.block_bytes == 8 for it in cmds)
     assert all(it.cbase == space.regions["C"].base + 8 for it in cmds)
-    with pytest.raises(ValueError, match="multiple of 8 bytes, not 4"):
-        make_workload(cfg, {"seed": 1, "offset": 4})
+    for bad in (4, -8):
+        with pytest.raises(ValueError, match=f"multiple of 8 bytes >= 0, not {bad}"):
+            make_workload(cfg, {"seed": 1, "offset": bad})
