@@ -148,3 +148,55 @@ def test_iru_time_floor_from_the_papers_banks_by_hand():
             "time_us": 300.0}
     text = run_reasons(RunSet([run, base]), {"mode": "iru"}, floor=time_floor)
     assert text.endswith(f"= {317_500 / 1270:.0f} us)") and "vs baseline 300 us" in text
+
+
+def test_mff_time_floor_from_the_models_rate_by_hand():
+    """The MFF's floor: every gathered value (every bit set, mff-push) through one of
+    6 units at the RTL's 0.23 values a cycle (the slides give no rate: the model's
+    parameters, and the reason says so), then the rate per unit at which the floor
+    would equal the baseline's time and the rate the slides' 1.75x would need."""
+    from graphunits.report.collect import RunSet
+    from graphunits.report.fidelity import run_reasons
+    from graphunits.mff.profile import time_floor
+    run = {"unit": "mff", "preset": "gtx480", "algo": "bfs", "mode": "mff", "mff_values": 2_760_000,
+           "mff_baseline_cycles": 1_000_000, "gpu": "gtx480", "graph": "g", "time_us": 1500.0,
+           "reference_mode": "pull"}
+    cycles, how, whose, after = time_floor(run)
+    assert cycles == pytest.approx(2_760_000 / (0.23 * 6)) == pytest.approx(2_000_000)
+    assert how == "2.8 M values at 0.23 a cycle x 6 units" and whose == "the model's parameters"
+    # 2.76 M values in pull's 1 M cycles on 6 units: 0.46 a cycle each; 1.75x that for the slides' 1.75x
+    assert after == "; pull's time at 0.46 a cycle per unit, the slides' lowest speedup (1.75x) at 0.81"
+    push = dict(run, mode="mff-push", mff_values=0, mff_bits=1_380_000)
+    assert time_floor(push)[:2] == (pytest.approx(1_000_000), "1.4 M bits set at 0.23 a cycle x 6 units")
+    assert time_floor(push)[3] == "; push's time at 0.23 a cycle per unit"      # no slides' figure for push
+    assert time_floor(dict(run, mff_baseline_cycles=None))[3] == ""
+    assert time_floor(dict(run, preset="tiny")) is None and time_floor(dict(run, mff_values=0)) is None
+    assert time_floor(dict(run, unit="baseline")) is None
+    pull = {"unit": "mff", "preset": "gtx480", "algo": "bfs", "gpu": "gtx480", "graph": "g", "mode": "pull",
+            "time_us": 714.0}
+    text = run_reasons(RunSet([run, pull]), {"mode": "mff"}, floor=time_floor)
+    # 2 M cycles at the GTX 480's 1400 MHz, the text after the floor's time
+    assert text.endswith("(floor from the model's parameters: 2.8 M values at 0.23 a cycle x 6 units = 1429 us; "
+                         "pull's time at 0.46 a cycle per unit, the slides' lowest speedup (1.75x) at 0.81)")
+
+
+def test_reasons_list_every_run_up_to_the_limit_then_count_the_rest():
+    """A figure's measured reason lists its runs (12 by default: a reason that showed
+    only the first four hid the grids where the MFF loses) and says how many more
+    it left out; the same for energy and metric reasons."""
+    from graphunits.report.collect import RunSet
+    from graphunits.report.fidelity import REASON_RUNS, metric_reasons, run_reasons
+    runs = [{"unit": "x", "preset": "", "algo": "bfs", "gpu": "gtx980", "graph": f"g{i}", "mode": "m",
+             "time_us": 10.0 + i, "energy_uj": 5.0, "reference_mode": "baseline", "dram_sectors": i}
+            for i in range(14)]
+    refs = [{"unit": "baseline", "preset": "", "algo": "bfs", "gpu": "gtx980", "graph": f"g{i}", "mode": "baseline",
+             "time_us": 1.0, "energy_uj": 2.0} for i in range(14)]
+    rs = RunSet(runs + refs)
+    text = run_reasons(rs, {"mode": "m"})
+    assert REASON_RUNS == 12 and text.count(" vs baseline ") == 12 and text.endswith("; (+2 more runs)")
+    assert "g11 bfs" in text and "g12 bfs" not in text
+    assert not run_reasons(rs, {"mode": "m"}, limit=14).endswith("more runs)")
+    assert metric_reasons(rs, {"mode": "m"}, "dram_sectors", limit=3).endswith("g2 bfs (gtx980): 2; (+11 more runs)")
+    energy = metric_reasons(rs, {"mode": "m"}, "energy_uj", limit=5)
+    assert energy.count("uJ vs baseline") == 5 and energy.endswith("; (+9 more runs)")
+    assert run_reasons(rs, {"mode": "none"}) == "no matching run"

@@ -80,14 +80,29 @@ def verdict(kind: str, paper: float | None, ours: float | None, *, paper_hi: flo
     return ratio, "reproduced" if within else "direction right"
 
 
-def run_reasons(rs: RunSet, select: dict, limit: int = 4, floor=None) -> str:
-    """The measured reason of a time figure: for the runs ``select`` picks, their
-    time and where it goes (every bound's share of the cycles, the unit's own
-    time as ``unit``) beside the reference mode's (and its DRAM sectors per L2
-    sector access); with ``floor`` (a profile's
-    ``time_floor``), the floor the paper's parameters put on the unit's time."""
+#: Runs listed in a figure's measured reason (every run of today's setups: a reason
+#: that showed only the first few hid the graphs where a unit loses).
+REASON_RUNS = 12
+
+
+def _more(parts: list[str], total: int) -> str:
+    """The listed runs, and how many more the figure has when the list was cut."""
+    if not parts:
+        return "no matching run"
+    text = "; ".join(parts)
+    return text + (f"; (+{total - len(parts)} more runs)" if total > len(parts) else "")
+
+
+def run_reasons(rs: RunSet, select: dict, limit: int = REASON_RUNS, floor=None) -> str:
+    """The measured reason of a time figure: for the runs ``select`` picks (the
+    first ``limit``, then how many more), their time and where it goes (every
+    bound's share of the cycles, the unit's own time as ``unit``) beside the
+    reference mode's (and its DRAM sectors per L2 sector access); with ``floor``
+    (a profile's ``time_floor``), the floor that the paper's parameters (or, where
+    the paper gives none, the model's, named by the floor) put on the unit's time."""
     parts = []
-    for r in rs.select(**select)[:limit]:
+    runs = rs.select(**select)
+    for r in runs[:limit]:
         ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
         ref = ref[0] if ref else None
         t = r.get("time_us")
@@ -107,10 +122,13 @@ def run_reasons(rs: RunSet, select: dict, limit: int = 4, floor=None) -> str:
                 s += f" [DRAM / L2 sectors {ref['dram_sectors'] / ref['l2_accesses']:.2f}]"
         f = floor(r) if floor is not None else None
         if f is not None:
-            cycles, how = f
-            s += f" (floor from the paper's parameters: {how} = {cycles / _clock_mhz(r['gpu']):.0f} us)"
+            # (cycles, how[, whose parameters[, text after the floor's time]])
+            cycles, how, *rest = f
+            whose = rest[0] if rest else "the paper's parameters"
+            after = rest[1] if len(rest) > 1 else ""
+            s += f" (floor from {whose}: {how} = {cycles / _clock_mhz(r['gpu']):.0f} us{after})"
         parts.append(s)
-    return "; ".join(parts) if parts else "no matching run"
+    return _more(parts, len(runs))
 
 
 def _clock_mhz(gpu: str) -> float:
@@ -118,16 +136,20 @@ def _clock_mhz(gpu: str) -> float:
     return float(GPUConfig.preset(gpu).clock_mhz)
 
 
-def energy_reasons(rs: RunSet, select: dict, limit: int = 6) -> str:
+def energy_reasons(rs: RunSet, select: dict, limit: int = REASON_RUNS) -> str:
     """The measured reason of an energy figure, run by run: the mode's energy
     against its reference's, beside their time ratio, the static share and the
     DRAM share of each (static power x time dominates when the two track)."""
     parts = []
+    total = 0
     for r in rs.select(**select):
         ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
         ref = ref[0] if ref else None
         e, e0 = r.get("energy_uj"), (ref or {}).get("energy_uj")
         if not isinstance(e, (int, float)) or not isinstance(e0, (int, float)) or not e0:
+            continue
+        total += 1
+        if len(parts) >= limit:
             continue
         t, t0 = r.get("time_us"), ref.get("time_us")
         tr = f"time x{t / t0:.2f}; " if isinstance(t, (int, float)) and t0 else ""
@@ -138,19 +160,18 @@ def energy_reasons(rs: RunSet, select: dict, limit: int = 6) -> str:
         parts.append(f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {r['mode']} {e:.0f} uJ vs "
                      f"{ref['mode']} {e0:.0f} uJ (x{e / e0:.2f}; {tr}static {sh(r, 'energy_static_uj')} / "
                      f"{sh(ref, 'energy_static_uj')}, DRAM {sh(r, 'energy_dram_uj')} / {sh(ref, 'energy_dram_uj')})")
-        if len(parts) >= limit:
-            break
-    return "; ".join(parts) if parts else "no matching run"
+    return _more(parts, total)
 
 
-def metric_reasons(rs: RunSet, select: dict, metric: str, limit: int = 6) -> str:
-    """The figure run by run: ``metric`` of every run ``select`` picks."""
+def metric_reasons(rs: RunSet, select: dict, metric: str, limit: int = REASON_RUNS) -> str:
+    """The figure run by run: ``metric`` of every run ``select`` picks (the first
+    ``limit``, then how many more)."""
     if metric == "energy_uj":
         return energy_reasons(rs, select, limit)
     from golden.report import fmt
     parts = [f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {fmt(float(r[metric]))}"
-             for r in rs.select(**select) if isinstance(r.get(metric), (int, float))][:limit]
-    return "; ".join(parts) if parts else "no matching run"
+             for r in rs.select(**select) if isinstance(r.get(metric), (int, float))]
+    return _more(parts[:limit], len(parts))
 
 
 def fidelity_rows(paper_rows: list[dict]) -> list[dict]:

@@ -191,7 +191,9 @@ class UnitProfile:
     time_floor : callable or None
         ``(run record) -> (cycles, how) or None``: a floor on the unit's own cycles
         in that run from the paper's parameters alone (e.g. the SCU's pipeline
-        width), shown beside the measured reason of its time figures.
+        width), shown beside the measured reason of its time figures; a floor from
+        the model's own parameters where the paper gives none (the MFF's rate) is
+        ``(cycles, how, "the model's parameters", text after its time)``.
 
     Whether a unit has RTL in the loop is not said here: ``sim.cosim.cosim_units()``
     is the registry (``graphunits report --cosim`` runs every unit it lists).
