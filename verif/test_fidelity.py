@@ -200,3 +200,7 @@ def test_reasons_list_every_run_up_to_the_limit_then_count_the_rest():
     energy = metric_reasons(rs, {"mode": "m"}, "energy_uj", limit=5)
     assert energy.count("uJ vs baseline") == 5 and energy.endswith("; (+9 more runs)")
     assert run_reasons(rs, {"mode": "none"}) == "no matching run"
+    # a metric the reference run has too: both values and their ratio
+    refs[1]["dram_sectors"] = 4
+    text = metric_reasons(RunSet(runs + refs), {"mode": "m"}, "dram_sectors", limit=2)
+    assert text == "g0 bfs (gtx980): 0; g1 bfs (gtx980): m 1 vs baseline 4 (x0.25); (+12 more runs)"

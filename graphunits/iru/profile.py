@@ -21,6 +21,14 @@ FILTER = ("higher on large graphs too (docs/benchmarks.md, IRU (b): kron:scale=1
                "vertices many times, and every repeat that meets its first copy in the hash is merged")
 
 
+DRAM = ("kron:scale=15 PageRank drives the mean (the other runs are within 9 % of the baseline's DRAM sectors): "
+        "PageRank's IRU kernel reads each edge's "
+        "contribution from memory (docs/iru.md: an extra kernel writes them every iteration, the model's reading "
+        "of Fig. 11), 4 B x 0.88 M edges = 3.5 MB an iteration on kron:scale=15, more than the GTX 980's 2 MB L2: "
+        "they go to DRAM as write-backs and come back as the IRU's prefetches (`graphunits run --graph "
+        "kron:scale=15 --algo pr --mode iru --gpu gtx980`: 1.95 M DRAM write-back and 3.7 M DRAM read sectors "
+        "against the baseline's 0.12 M and 2.0 M)")
+
 #: The paper's unit (Table 1); the other presets are for RTL simulation.
 PAPER_PRESETS = ("gtx980",)
 
@@ -66,7 +74,7 @@ PROFILE = UnitProfile(
                    ratio("icnt_flits", "iru", "baseline"), "share", select={"mode": "iru"},
                    metric="icnt_flits"),
         PaperClaim("DRAM accesses, IRU vs baseline", "-4 % (§6)", -0.04,
-                   ratio("dram_sectors", "iru", "baseline", minus_one=True), "change", select={"mode": "iru"},
+                   ratio("dram_sectors", "iru", "baseline", minus_one=True), "change", DRAM, select={"mode": "iru"},
                    metric="dram_sectors"),
         PaperClaim("speedup, all algorithms", "1.33x (§6)", 1.33, speedup("iru"), "x", TIME,
                    select={"mode": "iru"}),

@@ -103,8 +103,7 @@ def run_reasons(rs: RunSet, select: dict, limit: int = REASON_RUNS, floor=None) 
     parts = []
     runs = rs.select(**select)
     for r in runs[:limit]:
-        ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
-        ref = ref[0] if ref else None
+        ref = _reference(rs, r)
         t = r.get("time_us")
         s = f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {r['mode']} {t:.0f} us" if t else \
             f"{r['graph']} {r['algo']}: {r['mode']}"
@@ -143,8 +142,7 @@ def energy_reasons(rs: RunSet, select: dict, limit: int = REASON_RUNS) -> str:
     parts = []
     total = 0
     for r in rs.select(**select):
-        ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
-        ref = ref[0] if ref else None
+        ref = _reference(rs, r)
         e, e0 = r.get("energy_uj"), (ref or {}).get("energy_uj")
         if not isinstance(e, (int, float)) or not isinstance(e0, (int, float)) or not e0:
             continue
@@ -169,9 +167,27 @@ def metric_reasons(rs: RunSet, select: dict, metric: str, limit: int = REASON_RU
     if metric == "energy_uj":
         return energy_reasons(rs, select, limit)
     from golden.report import fmt
-    parts = [f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): {fmt(float(r[metric]))}"
-             for r in rs.select(**select) if isinstance(r.get(metric), (int, float))]
+    parts = []
+    for r in rs.select(**select):
+        v = r.get(metric)
+        if not isinstance(v, (int, float)):
+            continue
+        s = f"{r['graph'].split(',')[0]} {r['algo']} ({r['gpu']}): "
+        ref = _reference(rs, r)
+        v0 = ref.get(metric) if ref is not None and ref is not r else None
+        if isinstance(v0, (int, float)) and v0:
+            # a figure against the reference mode: both values and their ratio
+            s += f"{r['mode']} {fmt(float(v))} vs {ref['mode']} {fmt(float(v0))} (x{v / v0:.2f})"
+        else:
+            s += fmt(float(v))
+        parts.append(s)
     return _more(parts[:limit], len(parts))
+
+
+def _reference(rs: RunSet, r: dict) -> dict | None:
+    """The run of ``r``'s reference mode on the same graph, algorithm and GPU."""
+    ref = rs.select(graph=r["graph"], algo=r["algo"], gpu=r["gpu"], mode=r.get("reference_mode") or "baseline")
+    return ref[0] if ref else None
 
 
 def fidelity_rows(paper_rows: list[dict]) -> list[dict]:
