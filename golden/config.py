@@ -177,13 +177,14 @@ class Config:
         return cls.preset(preset or "default", **fields)
 
     @classmethod
-    def parse_overrides(cls, items: list[str]) -> dict[str, Any]:
-        """Parse ``["key=value", ...]`` (CLI ``--set``) into typed field values."""
+    def parse_overrides(cls, items: list[str], option: str = "--set") -> dict[str, Any]:
+        """Parse ``["key=value", ...]`` (CLI ``--set``, or the command-line ``option``
+        named in the errors) into typed field values."""
         hints = typing.get_type_hints(cls)
         out: dict[str, Any] = {}
         for item in items:
             if "=" not in item:
-                raise ConfigError(f"--set expects KEY=VALUE, not {item!r}")
+                raise ConfigError(f"{option} expects KEY=VALUE, not {item!r}")
             key, text = item.split("=", 1)
             key = key.strip()
             cls._check_fields({key: None})

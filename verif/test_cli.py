@@ -745,3 +745,34 @@ def test_verilog_behind_axi4(tmp_path, capsys):
                      ("64", "--axi 64: AXIBridgeConfig.data_bytes must be at most block_bytes (32), not 64")):
         r = run_cli("verilog", "--unit", "fetch", "--axi", bad, "-o", str(tmp_path))
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_run_gpu_set_changes_the_preset_for_the_run_and_its_baseline(capsys, tmp_path):
+    """--gpu-set NAME=VALUE: the run's GPU is the preset with those fields changed (the
+    table says which, the JSON has the values), the MFF's baseline runs on the same
+    GPU; a bad assignment is a one-line error naming the option and the parameter."""
+    import json
+    out = tmp_path / "r.json"
+    rc, text, err = run_main(capsys, "run", "--graph", "kron:scale=8", "--algo", "pr", "--mode", "mff",
+                             "--gpu", "gtx480", "--gpu-set", "l2_latency=100", "--gpu-set", "l1_mshrs=8",
+                             "--json", str(out))
+    assert rc == 0, err
+    assert "gtx480 (l2_latency=100, l1_mshrs=8)" in text
+    d = json.loads(out.read_text())
+    assert d["gpu"]["gpu"]["l2_latency"] == 100 and d["gpu"]["gpu"]["l1_mshrs"] == 8
+    from golden.algorithms import run_algorithm
+    from golden.graphs import load_graph
+    from golden.gpu import GPUConfig
+    g = load_graph("kron:scale=8")
+    same = run_algorithm(g, "pr", "pull", gpu=GPUConfig.preset("gtx480", l2_latency=100, l1_mshrs=8))
+    plain = run_algorithm(g, "pr", "pull", gpu=GPUConfig.preset("gtx480"))
+    # the speedup's baseline (pull) ran on the changed GPU, not on the preset
+    assert d["extra"]["mff"]["baseline_cycles"] == pytest.approx(same.gpu["total"]["cycles"])
+    assert same.gpu["total"]["cycles"] != plain.gpu["total"]["cycles"]
+    for bad, msg in [("l1_mshrs", "--gpu-set expects KEY=VALUE, not 'l1_mshrs'"),
+                     ("l1_mshrs=many", "--gpu-set: GPUConfig.l1_mshrs: cannot read 'many' as int"),
+                     ("mshrs=8", "--gpu-set: GPUConfig has no parameter 'mshrs'; parameters: atomic_per_cycle"),
+                     ("name=big", "--gpu-set cannot change the GPU's name: choose the preset with --gpu"),
+                     ("l1_mshrs=-1", "--gpu gtx980: GPUConfig.l1_mshrs must be in the range [0, 1048576], not -1")]:
+        rc, text, err = run_main(capsys, "run", "--graph", "kron:scale=5", "--algo", "bfs", "--gpu-set", bad)
+        assert rc == 2 and text == "" and err.startswith(f"graphunits run: error: {msg}") and err.count("\n") == 1, err

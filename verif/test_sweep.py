@@ -148,7 +148,7 @@ def test_graphpeg_alwt_sweep_points_run():
      "sweep.relative_to.max_inflight: 'max_inflight' is in the linked group 'inflight'"),
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\npanels_by = ['inflight']\n"
      "[params]\nwidth = [1, 4]\n",
-     "sweep.panels_by: 'inflight' is not a swept [params] field, linked group or [options] name; swept: width"),
+     "sweep.panels_by: 'inflight' is not a swept [params] field, linked group, [options] or [gpu_params] name; swept: width"),
     # [options]: names a mode of the sweep takes, values the algorithm accepts (checked without the graph)
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[options]\nnope = [1]\n",
      "options.nope: no mode of this sweep takes option 'nope'; options: group, source"),
@@ -169,6 +169,18 @@ def test_graphpeg_alwt_sweep_points_run():
      "sweep.graphs: graph spec 'kron:scale=99': kron scale must be an integer in [1, 28], not 99"),
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=3,scale=4']\nalgos = ['bfs']\n",
      "sweep.graphs: graph spec 'kron:scale=3,scale=4': scale is given twice"),
+    # [gpu_params]: fields of the GPU preset, checked on every swept GPU
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[gpu_params]\nmshrs = [8]\n",
+     "gpu_params.mshrs: GPUConfig has no parameter 'mshrs' that a sweep can change; allowed: sms,"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[gpu_params]\nname = 'x'\n",
+     "gpu_params.name: GPUConfig has no parameter 'name' that a sweep can change"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\ngpu = ['gtx980', 'tx1']\n"
+     "[gpu_params]\nl1_mshrs = [8, -1]\n",
+     "gpu_params: GPU gtx980 with {'l1_mshrs': -1}: GPUConfig.l1_mshrs must be in the range [0, 1048576], not -1"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[gpu_params]\nl1_mshrs = [[8]]\n",
+     "gpu_params.l1_mshrs: values must be numbers, strings or booleans, not [8]"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n[gpu_params]\nl1_mshrs = [8, 8]\n",
+     "gpu_params.l1_mshrs: has a value twice"),
 ])
 def test_sweep_file_errors(tmp_path, text, message):
     path = _write(tmp_path, text)
@@ -483,3 +495,37 @@ def test_malformed_scheduler_address_is_one_line(tmp_path):
     r = _cli(path, "--scheduler", "localhost:8786x")
     assert r.returncode == 2 and "cannot reach the Dask scheduler localhost:8786x" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") <= 1
+
+
+def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
+    """[gpu_params] sweeps fields of the GPU preset: the baseline runs once per GPU
+    variant and each unit row's speedup is over the baseline on the same GPU (the
+    same rules for both); a sweep without the table keeps its points' keys."""
+    from graphunits.report.sweep import plot_sweep, run_point
+    text = ("[sweep]\nunit = 'scu'\npreset = 'gtx980'\ngraphs = ['kron:scale=6']\nalgos = ['bfs']\nmodes = ['scu']\n"
+            f"gpu = 'gtx980'\nplot_metrics = ['speedup']\noutput = '{tmp_path / 'g.csv'}'\n"
+            "[gpu_params]\nl2_latency = [100, 400]\nl1_mshrs = 16\n")
+    s = load_sweep(_write(tmp_path, text))
+    pts = s.points()
+    assert [(p["mode"], p["gpu_params"]) for p in pts] == [
+        ("baseline", {"l2_latency": 100, "l1_mshrs": 16}), ("scu", {"l2_latency": 100, "l1_mshrs": 16}),
+        ("baseline", {"l2_latency": 400, "l1_mshrs": 16}), ("scu", {"l2_latency": 400, "l1_mshrs": 16})]
+    assert s.swept == ["gpu.l2_latency"] and len({point_key(p) for p in pts}) == 4
+    assert all("gpu_params" not in p for p in load_sweep(_write(tmp_path, TINY.format(out=tmp_path / "t.csv"),
+                                                                 "t.toml")).points())
+    rows = [run_point(p) for p in pts]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    t = {(r["mode"], r["gpu.l2_latency"]): r["time_us"] for r in rows}
+    assert t[("baseline", 400)] > t[("baseline", 100)] and t[("scu", 400)] > t[("scu", 100)]
+    table = ResultTable(s.output)
+    for r in rows:
+        table.append(r)
+    figs, summary = plot_sweep(s, ResultTable(s.output).rows())
+    with open(summary) as f:
+        got = {(r["mode"], int(r["gpu.l2_latency"])): float(r["speedup"]) for r in csv.DictReader(f)}
+    for lat in (100, 400):
+        assert got[("scu", lat)] == pytest.approx(t[("baseline", lat)] / t[("scu", lat)])
+    data = read_png_data(next(f for f in figs if f.name == "g-l2_latency.png"))
+    assert data["x"] == [100, 400]
+    (ys,) = data["panels"][0]["series"].values()
+    assert ys == pytest.approx([got[("scu", 100)], got[("scu", 400)]])

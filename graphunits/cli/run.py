@@ -146,10 +146,35 @@ def _warnings(args, r) -> list[str]:
     return out
 
 
+def _gpu_changes(args) -> dict:
+    """``--gpu-set NAME=VALUE`` as typed GPUConfig fields (``name`` stays the preset's:
+    the energy presets and reports go by it)."""
+    from golden.config import ConfigError
+    from golden.gpu import GPUConfig
+    try:
+        changes = GPUConfig.parse_overrides(args.gpu_set or [], option="--gpu-set")
+    except ConfigError as e:
+        raise UsageError(str(e) if str(e).startswith("--gpu-set") else f"--gpu-set: {e}") from None
+    if "name" in changes:
+        raise UsageError("--gpu-set cannot change the GPU's name: choose the preset with --gpu")
+    return changes
+
+
+def _gpu(args):
+    """The GPU of ``--gpu`` with the ``--gpu-set`` changes, validated (a one-line
+    error naming the parameter and its range)."""
+    from golden.config import ConfigError
+    from golden.gpu import GPUConfig
+    try:
+        return GPUConfig.preset(args.gpu, **_gpu_changes(args))
+    except ConfigError as e:
+        raise UsageError(f"--gpu {args.gpu}: {e}") from None
+
+
 def cmd_run(args) -> int:
     import numpy as np
     from golden.algorithms import ALGORITHMS, AlgorithmError, run_algorithm
-    from golden.gpu import GPUConfig, bounds_table, kernel_table
+    from golden.gpu import bounds_table, kernel_table
     from golden.report import format_table
     from golden.perf import tune_allocator
     from sim.progress import IterationProgress
@@ -158,7 +183,7 @@ def cmd_run(args) -> int:
     save = _save_path(args.save) if args.save is not None else None
     json_path = output_path("--json", args.json)
     cls = ALGORITHMS[args.algo]
-    gpu = GPUConfig.preset(args.gpu)
+    gpu = _gpu(args)
     graph = load_graph_arg(args, cls.needs_weights)
     prog = IterationProgress(f"{args.algo} on {graph.name}", **({"force": True, "delay": 0.0} if args.progress
                                                                  else {}))
@@ -185,7 +210,8 @@ def cmd_run(args) -> int:
              ["traversed edges/s (model speed)", f"{edges / r.wall_s:.3g}" if r.wall_s > 0 else "-"]]
     if r.gpu is not None:
         t = r.gpu["total"]
-        rows += [["GPU", gpu.name], ["warp instructions", t["warp_instructions"]],
+        changed = ", ".join(f"{k}={v}" for k, v in _gpu_changes(args).items())
+        rows += [["GPU", gpu.name + (f" ({changed})" if changed else "")], ["warp instructions", t["warp_instructions"]],
                  ["memory instructions", t["mem_instructions"]], ["sectors", t["sectors"]],
                  ["accesses per warp request", round(t["accesses_per_request"], 3)],
                  ["estimated GPU time (us)", round(t["time_us"], 1)],
@@ -272,6 +298,10 @@ def add_parsers(sub) -> None:
                     help="GPU memory for migrated pages, --mode uvm: a ratio of the host data (default 0.5; "
                          "1 or more: everything fits) or a size with a unit (e.g. 512MiB)")
     sp.add_argument("--gpu", default="gtx980", help=Lazy(gpu_help))
+    sp.add_argument("--gpu-set", action="append", dest="gpu_set", metavar="NAME=VALUE",
+                    help="change one parameter of the GPU preset (repeatable), e.g. --gpu-set l1_mshrs=64: a "
+                         "sensitivity run; the baseline a unit mode compares with runs on the same GPU "
+                         "(parameters and their sources: docs/golden.md)")
     sp.add_argument("--source", type=int,
                     help=Lazy(lambda: f"source vertex ({', '.join(source_algos())} only; default: the vertex of "
                                        f"largest out-degree)"))

@@ -25,6 +25,9 @@ The sweep file (docs/usage.md, "Sweeps")::
     [options]                          # run_algorithm options; a list is swept
     edge_bytes = [4, 8]
 
+    [gpu_params]                       # fields of the GPU preset (docs/golden.md); a list is swept
+    l1_mshrs = [16, 32, 64]            # every mode, the reference too, runs on each GPU
+
 Every point is keyed by a stable hash of its parameters (:func:`point_key`), and
 every row records ``model``, the digest of the sources that computed it
 (:func:`model_digest`: golden/ and the report code that turns a run into a row).
@@ -65,7 +68,7 @@ __all__ = ["SweepError", "Sweep", "load_sweep", "point_key", "run_point", "run_s
 #: Keys of the [sweep] table.
 SWEEP_KEYS = ("name", "description", "unit", "preset", "graphs", "algos", "modes", "gpu", "output", "reference",
               "check", "plot_metrics", "relative_to", "panels_by")
-TABLES = ("sweep", "params", "options")
+TABLES = ("sweep", "params", "options", "gpu_params")
 #: Metrics a plot can show (plus any ``<unit>_...`` column of the unit).
 PLOT_METRICS = ("speedup", "time_norm", "time_rel", "time_us", "workload_left", "gpu_workload", "sectors_per_request",
                 "contract_sectors_per_request", "sectors", "mem_instructions", "iterations")
@@ -136,6 +139,9 @@ class Sweep:
     #: Swept columns (as in :attr:`swept`: ``param.inflight``) drawn as one panel per
     #: value in the other columns' plots instead of averaged over (``sweep.panels_by``).
     panels_by: list = field(default_factory=list)
+    #: [gpu_params]: GPUConfig field -> values (a list of more than one: swept); every
+    #: point, the reference's too, runs on the GPU preset with these fields changed.
+    gpu_params: dict = field(default_factory=dict)
 
     @property
     def reference_mode(self) -> str:
@@ -157,9 +163,10 @@ class Sweep:
     @property
     def swept(self) -> list[str]:
         """Columns that take more than one value (one plot each): ``param.<field>``,
-        ``param.<group>`` for a linked group, ``option.<name>``, ``gpu``."""
+        ``param.<group>`` for a linked group, ``option.<name>``, ``gpu.<field>``, ``gpu``."""
         out = [f"param.{name}" for name, fs in self.axes if len(self.params[fs[0]]) > 1]
         out += [f"option.{k}" for k, v in self.options.items() if len(v) > 1]
+        out += [f"gpu.{k}" for k, v in self.gpu_params.items() if len(v) > 1]
         if len(self.gpus) > 1:
             out.append("gpu")
         return out
@@ -171,6 +178,9 @@ class Sweep:
             return ("gpu",), list(self.gpus), list(self.gpus)
         if col.startswith("option."):
             vals = self.options[col[7:]]
+            return (col,), list(vals), [str(v) for v in vals]
+        if col.startswith("gpu."):
+            vals = self.gpu_params[col[4:]]
             return (col,), list(vals), [str(v) for v in vals]
         name = col[6:]
         fields = tuple(self.links.get(name, (name,)))
@@ -185,6 +195,11 @@ class Sweep:
         axes = [[dict(zip(fs, vals)) for vals in zip(*(self.params[f] for f in fs))] for _, fs in self.axes]
         return [{k: v for d in combo for k, v in d.items()} for combo in itertools.product(*axes)]
 
+    def gpu_combos(self) -> list[dict]:
+        """Every combination of [gpu_params] values (``[{}]`` without the table)."""
+        names = list(self.gpu_params)
+        return [dict(zip(names, c)) for c in itertools.product(*(self.gpu_params[k] for k in names))]
+
     def points(self) -> list[dict]:
         """Every point of the grid, reference points first for each graph/algo."""
         from golden.algorithms import MODES
@@ -193,7 +208,9 @@ class Sweep:
         ocombos = [dict(zip(onames, c)) for c in itertools.product(*(self.options[k] for k in onames))]
         ref = self.reference_mode
         out = []
-        for gpu in self.gpus:
+        for gpu, gp in itertools.product(self.gpus, self.gpu_combos()):
+            # a sweep without [gpu_params] keeps the points (and keys) it had before the table existed
+            extra = {"gpu_params": gp} if self.gpu_params else {}
             for graph in self.graphs:
                 for algo in self.algos:
                     modes = [m for m in self.modes if (algo, m) in MODES and m != ref]
@@ -210,7 +227,8 @@ class Sweep:
                                 out.append({"v": POINT_VERSION, "unit": "baseline" if base else self.unit,
                                             "preset": None if fixed else self.presets.get(gpu, self.preset),
                                             "params": pc, "options": oc,
-                                            "graph": graph, "algo": algo, "mode": mode, "gpu": gpu})
+                                            "graph": graph, "algo": algo, "mode": mode, "gpu": gpu,
+                                            **extra})
         return out
 
 
@@ -453,6 +471,27 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         ovals[k] = vals
     _check_options(path, ovals, algos, modes, prof.reference, reserved)
 
+    # [gpu_params]: fields of every swept GPU preset, each value and combination valid
+    gvals = {}
+    gfields = [f.name for f in dataclasses.fields(GPUConfig) if f.name != "name"]
+    for k, v in doc.get("gpu_params", {}).items():
+        if k not in gfields:
+            raise _err(path, f"gpu_params.{k}", f"GPUConfig has no parameter {k!r} that a sweep can change; "
+                                                f"allowed: {', '.join(gfields)} (the preset is sweep.gpu)")
+        vals = _list(path, f"gpu_params.{k}", v, None)
+        for x in vals:
+            if isinstance(x, (dict, list)):
+                raise _err(path, f"gpu_params.{k}", f"values must be numbers, strings or booleans, not {x!r}")
+        gvals[k] = vals
+    if gvals:
+        gprobe = Sweep(path, "", unit, preset, [], [], [], gpus, {}, {}, Path("x.csv"), gpu_params=gvals)
+        for gpu in gpus:
+            for combo in gprobe.gpu_combos():
+                try:
+                    GPUConfig.preset(gpu, **combo)
+                except ConfigError as e:
+                    raise _err(path, "gpu_params", f"GPU {gpu} with {combo}: {e}") from None
+
     # the rest
     name = sw.get("name", path.stem)
     if not isinstance(name, str) or not name or "/" in name:
@@ -475,12 +514,14 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     if not isinstance(desc, str):
         raise _err(path, "sweep.description", "must be a string")
     sweep = Sweep(path, name, unit, preset, graphs, algos, modes, gpus, pvals, ovals, Path(out),
-                  sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel), links)
+                  sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel), links,
+                  gpu_params=gvals)
     panels_by = _list(path, "sweep.panels_by", sw.get("panels_by", []), str, nonempty=False)
     names = {c.split(".", 1)[-1]: c for c in sweep.swept if c != "gpu"}
     for c in panels_by:
         if c not in names:
-            raise _err(path, "sweep.panels_by", f"{c!r} is not a swept [params] field, linked group or [options] "
+            raise _err(path, "sweep.panels_by", f"{c!r} is not a swept [params] field, linked group, [options] or "
+                                                f"[gpu_params] "
                                                 f"name; swept: {', '.join(names) or 'none'}")
     sweep.panels_by = [names[c] for c in panels_by]
     return sweep
@@ -514,13 +555,14 @@ def run_point(point: dict, check: bool = True) -> dict:
            "preset": point["preset"] or ""}
     row.update({f"param.{k}": v for k, v in point["params"].items()})
     row.update({f"option.{k}": v for k, v in point["options"].items()})
+    row.update({f"gpu.{k}": v for k, v in point.get("gpu_params", {}).items()})
     trace = os.environ.get("GRAPHUNITS_SWEEP_TRACE")
     if trace:                                   # tests count executions per key
         with open(trace, "a") as f:
             f.write(row["key"] + "\n")
     try:
         g = _graph(point["graph"], point["algo"] == "sssp")
-        gcfg = GPUConfig.preset(point["gpu"])
+        gcfg = GPUConfig.preset(point["gpu"], **point.get("gpu_params", {}))
         opts = point_options(point)
         config = None
         if point["unit"] != "baseline":
@@ -753,7 +795,8 @@ def relative_times(sweep: Sweep, recs: list[dict]) -> None:
     ``sweep.relative_to`` (the other parameters equal), e.g. the GraphPEG paper's
     Tables 4-5 metric, time with N ALWT entries / time with an unlimited ALWT."""
     pk = [f"param.{k}" for k in sweep.params]
-    fixed = ["graph", "algo", "mode", "gpu"] + [f"option.{k}" for k in sweep.options]
+    fixed = ["graph", "algo", "mode", "gpu"] + [f"option.{k}" for k in sweep.options] + \
+        [f"gpu.{k}" for k in sweep.gpu_params]
     index = {tuple(r.get(k) for k in fixed + pk): r for r in recs if r["unit"] != "baseline"}
     for r in recs:
         r["time_rel"] = None
@@ -785,7 +828,7 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
             r[k] = str(r.get(k))
     if not recs:
         return [], None
-    kf = ["graph", "algo", "gpu"] + [f"option.{k}" for k in sweep.options]
+    kf = ["graph", "algo", "gpu"] + [f"option.{k}" for k in sweep.options] + [f"gpu.{k}" for k in sweep.gpu_params]
     if sweep.reference_mode != "baseline":
         kf += [f"param.{k}" for k in sweep.params]
     normalise(recs, lambda u: profile(u).reference, key_fields=tuple(kf),
@@ -796,7 +839,7 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
     summary = out_dir / f"{sweep.output.stem}-summary.csv"
     cols = csv_columns(recs, ("key", "status", "graph", "algo", "mode", "gpu", "unit", "preset")
                        + tuple(f"param.{k}" for k in sweep.params) + tuple(f"option.{k}" for k in sweep.options)
-                       + (("time_rel",) if sweep.relative_to else ()) + ("speedup", "time_norm", "workload_left",
+                       + tuple(f"gpu.{k}" for k in sweep.gpu_params) + (("time_rel",) if sweep.relative_to else ()) + ("speedup", "time_norm", "workload_left",
                                                                           "time_us"))
     with open(summary, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")
