@@ -263,7 +263,7 @@ def test_sweep_on_dask_is_interrupted_and_resumes(tmp_path, monkeypatch):
     assert len(first) == 3 and len(trace.read_text().split()) == 2
 
     # Resumed on an existing scheduler (--scheduler ADDRESS): only the 2 missing points run.
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         s2 = run_sweep(sweep, scheduler=cluster.scheduler_address, log=None, bar=False)
     assert (s2.total, s2.skipped, s2.ran, s2.left, s2.errors, s2.mismatches) == (4, 2, 2, 0, 0, 0)
     runs = trace.read_text().split()
@@ -529,3 +529,23 @@ def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
     assert data["x"] == [100, 400]
     (ys,) = data["panels"][0]["series"].values()
     assert ys == pytest.approx([got[("scu", 100)], got[("scu", 400)]])
+
+
+def test_a_sweep_starts_while_another_cluster_holds_the_dashboard_port(tmp_path):
+    """Two sweeps on one machine: the local cluster's dashboard takes a free port,
+    not Dask's 8787 (held here as another cluster would hold it; with 8787 Dask
+    warns, which the suite's warnings-as-errors turned into a failed start)."""
+    import socket
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen(1)
+    except OSError:
+        pass                                                   # held already: the same situation
+    try:
+        out = tmp_path / "p.csv"
+        s = run_sweep(load_sweep(_write(tmp_path, TINY.format(out=out))), workers=1, limit=1, log=None, bar=False,
+                      plots=False)
+        assert (s.ran, s.errors) == (1, 0) and len(out.read_text().splitlines()) == 2
+    finally:
+        holder.close()

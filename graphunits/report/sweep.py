@@ -696,7 +696,9 @@ def _client(scheduler: str | None, workers: int | None, n: int):
         except (OSError, TimeoutError, ValueError) as e:    # ValueError: a malformed address ("host:87x")
             raise SweepError(f"cannot reach the Dask scheduler {scheduler}: {e}") from None
     nw = max(1, min(workers or os.cpu_count() or 1, n))     # workers >= 1: checked by run_sweep
-    cluster = LocalCluster(n_workers=nw, threads_per_worker=1, processes=True, dashboard_address=None,
+    # dashboard_address=None still takes Dask's port 8787 (and warns where another
+    # cluster holds it, e.g. a second sweep on the machine); ":0" is a free port
+    cluster = LocalCluster(n_workers=nw, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
