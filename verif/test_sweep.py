@@ -59,7 +59,13 @@ def test_examples_validate():
         assert (SCUConfig.preset(gpu + "-sim").max_inflight, SCUConfig.preset(gpu + "-sim").param_inflight) == (32, 8)
     h = load_sweep(EXAMPLES / "scu-hash.toml")
     assert h.swept == ["param.filter_sets", "param.group_sets"] and len(h.points()) == 2 * 2 * (4 * 3 + 1)
-    for s in (w, h):
+    # the GPU parameter study: the preset's own MSHR count among the swept values, the
+    # baseline on every variant
+    m = load_sweep(EXAMPLES / "gpu-mshrs.toml")
+    from golden.gpu import GPUConfig
+    assert m.swept == ["gpu.l1_mshrs"] and GPUConfig.preset("gtx980").l1_mshrs in m.gpu_params["l1_mshrs"]
+    assert len(m.points()) == 4 * 3 * 2 and sum(p["mode"] == "baseline" for p in m.points()) == 4 * 3
+    for s in (w, h, m):
         keys = [point_key(p) for p in s.points()]
         assert len(set(keys)) == len(keys)
 
