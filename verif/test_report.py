@@ -221,10 +221,11 @@ def test_unit_run_tables_hold_the_json_numbers(report):
         cap = f"{u}: runs (baseline rows for context)"
         headers, rows = md[cap]
         assert page[cap] == (headers, rows)                      # the HTML table is the same
-        cols = dict(RUN_COLUMNS, **{f"vs {info['reference']}": "time_norm",
-                                    f"energy vs {info['reference']}": "energy_norm"}, **dict(info["columns"]))
+        ref = info["reference_text"]                 # the MFF's: "pull (mff-push: push)"
+        cols = dict(RUN_COLUMNS, **{f"vs {ref}": "time_norm", f"energy vs {ref}": "energy_norm"},
+                    **dict(info["columns"]))
         assert set(headers) <= set(cols), set(headers) - set(cols)
-        assert {"energy (uJ)", f"energy vs {info['reference']}"} <= set(headers)
+        assert {"energy (uJ)", f"energy vs {ref}"} <= set(headers)
         assert ("workload left" in headers) == (u == "scu")     # only the SCU filters the GPU's frontier
         context = {(r["graph"], r["algo"], r["gpu"]) for r in recs}
         want = recs + [r for r in res["runs"]
@@ -564,3 +565,21 @@ def test_report_output_that_is_a_file_fails_before_any_run(sub, tmp_path, capsys
     err = capsys.readouterr().err
     assert f"-o {f}{sub}: " in err and "not a folder" in err and len(err.strip().splitlines()) == 1, err
     assert f.read_text() == "x"
+
+
+def test_a_mode_with_its_own_reference_is_normalised_to_it():
+    """The MFF's push BFS (mff-push) is timed against push, its own baseline (as
+    `graphunits run` prints it), the other MFF modes against pull; the report says so."""
+    from graphunits.report.metrics import normalise
+    from graphunits.report.units import profile
+    prof = profile("mff")
+    assert prof.reference_for("mff-push") == "push" and prof.reference_for("mff") == "pull"
+    assert prof.reference_modes() == ("pull", "push")
+    recs = [{"graph": "g", "algo": "bfs", "gpu": "gtx480", "unit": u, "mode": m, "time_us": t}
+            for u, m, t in [("baseline", "baseline", 1.0), ("mff", "pull", 8.0), ("mff", "push", 4.0),
+                            ("mff", "mff", 2.0), ("mff", "mff-push", 5.0)]]
+    normalise(recs, lambda u, m: profile(u).reference_for(m))
+    by = {r["mode"]: r for r in recs}
+    assert (by["mff"]["reference_mode"], by["mff"]["speedup"]) == ("pull", 4.0)
+    assert (by["mff-push"]["reference_mode"], by["mff-push"]["speedup"]) == ("push", 0.8)
+    assert by["push"]["reference_mode"] == "pull"            # a reference itself: against the unit's

@@ -555,3 +555,19 @@ def test_a_sweep_starts_while_another_cluster_holds_the_dashboard_port(tmp_path)
         assert (s.ran, s.errors) == (1, 0) and len(out.read_text().splitlines()) == 2
     finally:
         holder.close()
+
+
+def test_a_mode_with_its_own_reference_brings_it_into_the_sweep(tmp_path):
+    """The MFF's mff-push compares with push (the unit's other modes with pull): a
+    sweep of it runs both references (push was missing: mff-push was normalised to
+    pull), and its plots say which."""
+    text = ("[sweep]\nunit = 'mff'\ngraphs = ['kron:scale=6']\nalgos = ['bfs', 'pr']\nmodes = ['mff', 'mff-push']\n"
+            f"output = '{tmp_path / 'm.csv'}'\n[params]\nwork_registers = [16, 32]\n")
+    s = load_sweep(_write(tmp_path, text))
+    pts = s.points()
+    # (pull and push take the MFF modes' options, so they run beside each configuration)
+    assert [(p["algo"], p["mode"], p["params"]["work_registers"]) for p in pts] == [
+        ("bfs", "pull", 16), ("bfs", "pull", 32), ("bfs", "push", 16), ("bfs", "push", 32),
+        ("bfs", "mff", 16), ("bfs", "mff", 32), ("bfs", "mff-push", 16), ("bfs", "mff-push", 32),
+        ("pr", "pull", 16), ("pr", "pull", 32), ("pr", "mff", 16), ("pr", "mff", 32)]
+    assert s.reference_text == "pull / push"

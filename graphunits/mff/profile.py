@@ -65,7 +65,7 @@ def time_floor(r: dict):
 
 PROFILE = UnitProfile(
     "mff", "MFF: memory fast forward", "slides (GPGPU-Sim, GTX 480)", gpu="gtx480", reference="pull",
-    presets={"gtx480": "gtx480"}, time_floor=time_floor,
+    presets={"gtx480": "gtx480"}, time_floor=time_floor, mode_references={"mff-push": "push"},
     figures=("time", "coalescing"),
     columns=(("MFF requests", "mff_requests"), ("MFF commands", "mff_commands")),
     claims=(

@@ -177,7 +177,7 @@ def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress)
                 # the baseline and a unit's reference mode (GraphPEG's lb, the MFF's pull...) run
                 # without the unit's configuration unless the mode takes it
                 opts, preset = ({}, "") if u == "baseline" else _unit_options(u, gpu, spec)
-                if opts and mode == profile(u).reference:
+                if opts and mode in profile(u).reference_modes():
                     from golden.algorithms import MODES
                     taken = MODES[(algo, mode)].accepted_options()
                     opts = {k: v for k, v in opts.items() if k in taken}
@@ -201,7 +201,8 @@ def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress)
                 if h:
                     hists[f"{gspec}|{algo}|{gpu}|{mode}"] = h
                 prog.step(f"{algo} {mode} on {gspec} ({gpu}): {rec['check']}", important=rec["ok"] is False)
-    normalise(records, lambda u: profile(u).reference, workload_of=lambda u: "workload" in profile(u).figures)
+    normalise(records, lambda u, m: profile(u).reference_for(m),
+              workload_of=lambda u: "workload" in profile(u).figures)
     return records, list(dict.fromkeys(notes)), hists
 
 
@@ -499,6 +500,10 @@ def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
         prof = profile(u)
         unit_info[u] = {"available": u in found, "title": prof.title, "source": prof.source,
                         "gpu": spec.gpu or prof.gpu, "reference": prof.reference,
+                        # what the unit's times are normalised to, modes with their own reference named
+                        "reference_text": prof.reference + (" (" + ", ".join(
+                            f"{m}: {r}" for m, r in prof.mode_references.items()) + ")" if prof.mode_references
+                                                            else ""),
                         "modes": {a: m for a, m in found.get(u, {}).items() if a in spec.algos},
                         "all_modes": found.get(u, {}), "figures": prof.figure_specs(),
                         "columns": [list(c) for c in prof.columns]}

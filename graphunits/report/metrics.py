@@ -219,13 +219,13 @@ def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "g
     each component's ``energy_<c>_norm``, over the reference's total) and ``workload_left`` (GPU workload / the baseline's,
     for the units where ``workload_of(unit)`` is true: those whose modes count the
     GPU workload as the baseline does), matching runs on ``key_fields``;
-    ``reference_of(unit)`` names the reference mode."""
+    ``reference_of(unit, mode)`` names the reference mode."""
     index = {}
     for r in records:
         index[tuple(r.get(k) for k in key_fields) + (r["mode"],)] = r
     for r in records:
         key = tuple(r.get(k) for k in key_fields)
-        ref_mode = "baseline" if r["unit"] == "baseline" else reference_of(r["unit"])
+        ref_mode = "baseline" if r["unit"] == "baseline" else reference_of(r["unit"], r["mode"])
         r["reference_mode"] = ref_mode
         ref = index.get(key + (ref_mode,))
         t, t0 = r.get("time_us"), ref.get("time_us") if ref else None

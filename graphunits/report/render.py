@@ -22,6 +22,12 @@ from .units import RunSet
 __all__ = ["write_report", "csv_columns", "cell", "mm2"]
 
 
+
+def _ref_text(info: dict) -> str:
+    """What a unit's times are normalised to (reports written before a unit could
+    have per-mode references have only ``reference``)."""
+    return info.get("reference_text") or info["reference"]
+
 def cell(v) -> str:
     """A table cell (the Markdown and HTML tables use it; tests compare with it)."""
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
@@ -254,7 +260,7 @@ def _unit_figures(out: Path, u: str, info: dict, rs: RunSet) -> list[dict]:
             labels = [ref] + [m for m in modes if m != ref]      # the reference first (1.0)
             s = series("time_norm", labels)
             figs.append(bar_figure(out / f"time_{u}.png", name=f"time_{u}", metric="time_norm",
-                                   title=f"{U}: estimated time normalised to {ref}{on}",
+                                   title=f"{U}: estimated time normalised to {_ref_text(info)}{on}",
                                    ylabel=f"time / {ref} time", categories=cats, keys=kd, series=s,
                                    series_keys={m: {"mode": m} for m in s}, hline=1.0))
         elif kind == "coalescing":
@@ -383,9 +389,9 @@ def write_report(res: dict, out: Path) -> dict:
         if info["available"]:
             modes = "; ".join(f"{a}: {', '.join(m)}" for a, m in info["modes"].items()) or \
                     f"no mode for {', '.join(spec['algos'])}"
-            rows.append([u, "available", modes, info["gpu"], info["reference"]])
+            rows.append([u, "available", modes, info["gpu"], _ref_text(info)])
         else:
-            rows.append([u, "not available", "-", info["gpu"], info["reference"]])
+            rows.append([u, "not available", "-", info["gpu"], _ref_text(info)])
     doc.table(["unit", "status", "modes", "GPU", "times normalised to"], rows)
     doc.p("A unit is available when its golden model registers modes (`golden/<unit>/algorithms.py`); the "
           "others are listed with the paper's figures and \"not available\".")
@@ -416,8 +422,8 @@ def write_report(res: dict, out: Path) -> dict:
                     (r["unit"] == u or any(x["gpu"] == r["gpu"] and x["graph"] == r["graph"] and x["algo"] == r["algo"]
                                            for x in rs.select(unit=u)))]
             cols = [("graph", "graph"), ("algo", "algo"), ("GPU", "gpu"), ("mode", "mode"), ("preset", "preset"),
-                    ("time (us)", "time_us"), (f"vs {info['reference']}", "time_norm"), ("speedup", "speedup"),
-                    ("energy (uJ)", "energy_uj"), (f"energy vs {info['reference']}", "energy_norm"),
+                    ("time (us)", "time_us"), (f"vs {_ref_text(info)}", "time_norm"), ("speedup", "speedup"),
+                    ("energy (uJ)", "energy_uj"), (f"energy vs {_ref_text(info)}", "energy_norm"),
                     ("sectors/req", "sectors_per_request")]
             if "workload" in info["figures"]:
                 cols.append(("workload left", "workload_left"))

@@ -148,6 +148,16 @@ class Sweep:
         return profile(self.unit).reference
 
     @property
+    def reference_modes(self) -> tuple:
+        """Every reference mode of the unit's modes (the MFF's ``push`` for ``mff-push``)."""
+        return profile(self.unit).reference_modes()
+
+    @property
+    def reference_text(self) -> str:
+        """What the speedups are over: ``pull``, or ``pull / push`` where modes differ."""
+        return " / ".join(self.reference_modes)
+
+    @property
     def axes(self) -> list[tuple[str, tuple]]:
         """The [params] axes of the grid in file order: (name, fields); a field on
         its own is (field, (field,)), a linked group is (group, its fields)."""
@@ -206,22 +216,23 @@ class Sweep:
         onames = list(self.options)
         pcombos = self.param_combos()
         ocombos = [dict(zip(onames, c)) for c in itertools.product(*(self.options[k] for k in onames))]
-        ref = self.reference_mode
+        prof = profile(self.unit)
+        refs = prof.reference_modes()
         out = []
         for gpu, gp in itertools.product(self.gpus, self.gpu_combos()):
             # a sweep without [gpu_params] keeps the points (and keys) it had before the table existed
             extra = {"gpu_params": gp} if self.gpu_params else {}
             for graph in self.graphs:
                 for algo in self.algos:
-                    modes = [m for m in self.modes if (algo, m) in MODES and m != ref]
-                    if self.reference and (algo, ref) in MODES:
-                        modes = [ref] + modes
+                    modes = [m for m in self.modes if (algo, m) in MODES and m not in refs]
+                    if self.reference:          # the unit's reference, and each mode's own (mff-push: push)
+                        need = dict.fromkeys([prof.reference] + [prof.reference_for(m) for m in modes])
+                        modes = [r for r in need if (algo, r) in MODES] + modes
                     for mode in modes:
                         base = mode == "baseline"
                         # a reference mode that takes no unit configuration (GraphPEG's lb) runs once,
                         # like the baseline, whatever the unit's parameters
-                        fixed = base or (mode == ref and profile(self.unit).option not in
-                                         MODES[(algo, mode)].accepted_options())
+                        fixed = base or (mode in refs and prof.option not in MODES[(algo, mode)].accepted_options())
                         for pc in ([{}] if fixed else pcombos):
                             for oc in ocombos:
                                 out.append({"v": POINT_VERSION, "unit": "baseline" if base else self.unit,
@@ -258,14 +269,15 @@ def _list(path, key, value, kind, *, allow_scalar=True, nonempty=True) -> list:
     return value
 
 
-def _check_options(path, ovals: dict, algos: list, modes: list, reference: str, reserved=frozenset()) -> None:
+def _check_options(path, ovals: dict, algos: list, modes: list, references: tuple, reserved=frozenset()) -> None:
     """[options]: every name taken by every unit mode the sweep runs, every value one
     that the algorithm accepts (the checks that need no graph:
-    :func:`golden.algorithms.check_options`). The reference mode ``baseline`` runs
-    with the options it takes and without the unit's (:func:`point_options`)."""
+    :func:`golden.algorithms.check_options`). The reference modes (``baseline``, the
+    unit's ``references``) run with the options they take and without the unit's
+    (:func:`point_options`)."""
     from golden.algorithms import MODES, AlgorithmError, check_options
-    pairs = [(a, m) for a in algos for m in modes if (a, m) in MODES and m != reference]
-    pairs += [(a, reference) for a in algos if (a, reference) in MODES]
+    pairs = [(a, m) for a in algos for m in modes if (a, m) in MODES and m not in references]
+    pairs += [(a, r) for a in algos for r in references if (a, r) in MODES]
     for k, vals in ovals.items():
         if not any(k in MODES[p].accepted_options() for p in pairs):
             names = sorted({n for p in pairs for n in MODES[p].accepted_options()} - set(reserved))
@@ -273,7 +285,7 @@ def _check_options(path, ovals: dict, algos: list, modes: list, reference: str, 
                                              f"{', '.join(names)}")
         for a, m in pairs:
             taken = k in MODES[(a, m)].accepted_options()
-            if not taken and m in ("baseline", reference):
+            if not taken and m in ("baseline", *references):
                 continue
             for x in vals:
                 try:
@@ -290,7 +302,7 @@ def point_options(point: dict) -> dict:
     from golden.algorithms import mode_class
     from .units import profile
     opts = dict(point["options"])
-    if point["mode"] in ("baseline", profile(point.get("unit", "")).reference):
+    if point["mode"] in ("baseline", *profile(point.get("unit", "")).reference_modes()):
         taken = mode_class(point["algo"], point["mode"]).accepted_options()
         opts = {k: v for k, v in opts.items() if k in taken}
     return opts
@@ -469,7 +481,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
             if isinstance(x, (dict, list)):
                 raise _err(path, f"options.{k}", f"values must be numbers, strings or booleans, not {x!r}")
         ovals[k] = vals
-    _check_options(path, ovals, algos, modes, prof.reference, reserved)
+    _check_options(path, ovals, algos, modes, prof.reference_modes(), reserved)
 
     # [gpu_params]: fields of every swept GPU preset, each value and combination valid
     gvals = {}
@@ -831,9 +843,9 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
     if not recs:
         return [], None
     kf = ["graph", "algo", "gpu"] + [f"option.{k}" for k in sweep.options] + [f"gpu.{k}" for k in sweep.gpu_params]
-    if sweep.reference_mode != "baseline":
+    if any(r != "baseline" for r in sweep.reference_modes):
         kf += [f"param.{k}" for k in sweep.params]
-    normalise(recs, lambda u: profile(u).reference, key_fields=tuple(kf),
+    normalise(recs, lambda u, m: profile(u).reference_for(m), key_fields=tuple(kf),
               workload_of=lambda u: "workload" in profile(u).figures)
     if sweep.relative_to:
         relative_times(sweep, recs)
@@ -841,17 +853,17 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
     summary = out_dir / f"{sweep.output.stem}-summary.csv"
     cols = csv_columns(recs, ("key", "status", "graph", "algo", "mode", "gpu", "unit", "preset")
                        + tuple(f"param.{k}" for k in sweep.params) + tuple(f"option.{k}" for k in sweep.options)
-                       + tuple(f"gpu.{k}" for k in sweep.gpu_params) + (("time_rel",) if sweep.relative_to else ()) + ("speedup", "time_norm", "workload_left",
-                                                                          "time_us"))
+                       + tuple(f"gpu.{k}" for k in sweep.gpu_params) + (("time_rel",) if sweep.relative_to else ())
+                       + ("speedup", "time_norm", "workload_left", "time_us"))
     with open(summary, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, restval="")
         w.writeheader()
         w.writerows([{k: "" if r.get(k) is None else r.get(k) for k in cols} for r in recs])
     figs = []
-    unit_recs = [r for r in recs if r["unit"] != "baseline" and r["mode"] != sweep.reference_mode]
+    unit_recs = [r for r in recs if r["unit"] != "baseline" and r["mode"] not in sweep.reference_modes]
     multi_gpu = len(sweep.gpus) > 1
     rel = ", ".join(f"{k}={v}" for k, v in sweep.relative_to.items())
-    ylabels = {"speedup": f"speedup over {sweep.reference_mode}", "time_norm": f"time / {sweep.reference_mode}",
+    ylabels = {"speedup": f"speedup over {sweep.reference_text}", "time_norm": f"time / {sweep.reference_text}",
                "time_rel": f"time / time at {rel}", "workload_left": "GPU workload left",
                "sectors_per_request": "sectors per warp request",
                "contract_sectors_per_request": "contraction sectors per request", "time_us": "estimated time (us)"}

@@ -214,6 +214,17 @@ class UnitProfile:
     columns: tuple = ()
     claims: tuple = ()
     time_floor: Callable | None = None
+    #: Modes that compare with another mode than ``reference`` (the MFF's push BFS,
+    #: ``mff-push``, with ``push``): mode -> its reference mode.
+    mode_references: dict = field(default_factory=dict)
+
+    def reference_for(self, mode: str) -> str:
+        """The mode that ``mode``'s speedup and normalised figures are over."""
+        return self.mode_references.get(mode, self.reference)
+
+    def reference_modes(self) -> tuple:
+        """Every reference mode of the unit's modes, ``reference`` first."""
+        return tuple(dict.fromkeys((self.reference, *self.mode_references.values())))
 
     def config_class(self):
         """The configuration class, or None (unit without one, or not importable yet)."""
