@@ -280,6 +280,24 @@ def test_fast_lru_merge_is_numpy_insert():
             assert g.dtype == a.dtype and np.array_equal(g, want)
 
 
+def test_fast_lru_write_flags_scalar_or_per_access():
+    """``write`` as one flag for the whole call or one per access gives the same
+    hits and write-backs; a list of the wrong length is an error naming both counts."""
+    rng = np.random.default_rng(11)
+    line, mask = rng.integers(0, 40, 300), rng.integers(1, 16, 300).astype(np.uint8)
+    for flag in (True, False):
+        a, b = RecencyLRU(8), RecencyLRU(8)
+        for part in range(3):
+            sl = slice(100 * part, 100 * part + 100)
+            got = a.access(line[sl], mask[sl], write=flag)
+            want = b.access(line[sl], mask[sl], write=np.full(100, flag))
+            for g, w in zip(got, want):
+                assert np.array_equal(g, w)
+        assert a.time == b.time == 300
+    with pytest.raises(ValueError, match="^100 lines and 99 write flags$"):
+        RecencyLRU(8).access(line[:100], mask[:100], write=np.ones(99, bool))
+
+
 def test_fast_lru_stays_close_to_exact_lru_on_long_batches():
     """Long batches: the reuse inside a batch is estimated (Denning-Schwartz); the
     missed sectors stay within 2 % of the exact fully associative replay."""
