@@ -65,7 +65,12 @@ def test_examples_validate():
     from golden.gpu import GPUConfig
     assert m.swept == ["gpu.l1_mshrs"] and GPUConfig.preset("gtx980").l1_mshrs in m.gpu_params["l1_mshrs"]
     assert len(m.points()) == 4 * 3 * 2 and sum(p["mode"] == "baseline" for p in m.points()) == 4 * 3
-    for s in (w, h, m):
+    # the MFF's rate (an algorithm option): the RTL's 0.23 among the values
+    r = load_sweep(EXAMPLES / "mff-rate.toml")
+    from golden.mff.algorithms import MFF_TIME
+    assert r.swept == ["option.mff_rate"] and MFF_TIME["mff_rate"] in r.options["mff_rate"]
+    assert len(r.points()) == 2 * 4 * 3 * 2
+    for s in (w, h, m, r):
         keys = [point_key(p) for p in s.points()]
         assert len(set(keys)) == len(keys)
 

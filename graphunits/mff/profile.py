@@ -28,8 +28,10 @@ TIME = ("the slides give neither the unit's rate nor how many units a GPU has: t
         "value costs its issue, its C step and its V step besides the list walks), 6 units (one per GTX 480 memory "
         "partition; docs/mff.md); where the unit's time is the bound (the runs' \"unit\" share) the runs' floor "
         "is most of it, and each run names the rate per unit at which the floor would equal pull's time and the "
-        "rate the slides' lowest speedup would need (the unit's time alone: where the L2 binds, kron SSSP, a faster "
-        "unit gains less); on the grid the pull loop is already coalesced (its neighbours lie next to each other: "
+        "rate the slides' lowest speedup would need from the unit's time alone; measured with the whole model "
+        "(docs/benchmarks.md, MFF (d): examples/sweeps/mff-rate.toml), a faster unit leaves kron at 1.20-1.32x "
+        "(from 0.5 values a cycle the L2 binds every kron run) and brings the grid to 0.91-1.41x at 1.0; "
+        "on the grid the pull loop is already coalesced (its neighbours lie next to each other: "
         "0.28 requests per edge, docs/benchmarks.md, MFF (b)), so the unit loses there; the slides' figures come "
         "from GPGPU-Sim on five real graphs, not named (the slides motivate the unit with power-law degrees)")
 
