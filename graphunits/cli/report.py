@@ -217,7 +217,8 @@ def add_report_parsers(sub) -> None:
 
     sp = sub.add_parser(
         "sweep", help="run a design-space sweep (TOML) in parallel with Dask; resumable",
-        description="Run the grid of a sweep file (unit parameters x graphs x algorithms x modes) on a local Dask "
+        description="Run the grid of a sweep file (unit parameters x graphs x algorithms x modes, x algorithm "
+                    "options and GPU parameters) on a local Dask "
                     "cluster or an existing scheduler, append each point's row to a CSV table as it finishes, skip "
                     "finished points when run again, and draw one plot per swept parameter. Examples: "
                     "examples/sweeps/*.toml; format: docs/usage.md.")
