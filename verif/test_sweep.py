@@ -524,6 +524,9 @@ def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
     assert s.swept == ["gpu.l2_latency"] and len({point_key(p) for p in pts}) == 4
     assert all("gpu_params" not in p for p in load_sweep(_write(tmp_path, TINY.format(out=tmp_path / "t.csv"),
                                                                  "t.toml")).points())
+    dry = _cli(tmp_path / "s.toml", "--dry-run")
+    assert dry.returncode == 0 and "swept: gpu.l2_latency;" in dry.stdout
+    assert " kron:scale=6 bfs baseline gtx980 gpu.l2_latency=400 gpu.l1_mshrs=16\n" in dry.stdout
     rows = [run_point(p) for p in pts]
     assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
     t = {(r["mode"], r["gpu.l2_latency"]): r["time_us"] for r in rows}

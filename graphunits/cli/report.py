@@ -115,7 +115,9 @@ def _cmd_sweep(args) -> int:
             mark = "done" if k in done else "stale" if k in stale else "todo"
             print(f"  {k} {mark} {p['graph']} {p['algo']} {p['mode']} {p['gpu']} "
                   + (f"preset={p['preset']} " if p["preset"] else "")
-                  + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"]}.items()), flush=True)
+                  + " ".join(f"{k}={v}" for k, v in {**p["params"], **p["options"],
+                                                      **{f"gpu.{g}": x for g, x in p.get("gpu_params", {}).items()}
+                                                      }.items()), flush=True)
         return 0
     if args.plot_only:
         if not sweep.output.exists():

@@ -760,7 +760,8 @@ def run_sweep(sweep: Sweep, *, scheduler: str | None = None, workers: int | None
                     errors += row["status"] == "error"
                     mismatches += row["status"] == "mismatch"
                     what = f"{row['algo']} {row['mode']} on {row['graph']} ({row['gpu']})" + "".join(
-                        f" {k[6:]}={v}" for k, v in row.items() if k.startswith("param."))
+                        f" {k.split('.', 1)[1] if k.startswith('param.') else k}={v}" for k, v in row.items()
+                        if k.startswith(("param.", "option.", "gpu.")))
                     prog.step(f"{what}: {row['status']}" + (f" ({row['error']})" if row["error"] else ""),
                               important=row["status"] != "ok")
         except KeyboardInterrupt:
