@@ -269,6 +269,15 @@ def _list(path, key, value, kind, *, allow_scalar=True, nonempty=True) -> list:
     return value
 
 
+def _scalar_list(path, key, value) -> list:
+    """A swept value list (or one value) of numbers, strings or booleans."""
+    vals = _list(path, key, value, None)
+    for x in vals:
+        if isinstance(x, (dict, list)):
+            raise _err(path, key, f"values must be numbers, strings or booleans, not {x!r}")
+    return vals
+
+
 def _check_options(path, ovals: dict, algos: list, modes: list, references: tuple, reserved=frozenset()) -> None:
     """[options]: every name taken by every unit mode the sweep runs, every value one
     that the algorithm accepts (the checks that need no graph:
@@ -414,10 +423,8 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
             raise _err(path, key, f"{cls.__name__} has no parameter {k!r}; allowed: {', '.join(fields)}")
         if k in pvals:
             raise _err(path, key, f"{k!r} is given twice (on its own and in a linked group, or in two groups)")
-        vals = _list(path, key, v, None)
+        vals = _scalar_list(path, key, v)
         for x in vals:
-            if isinstance(x, (dict, list)):
-                raise _err(path, key, f"values must be numbers, strings or booleans, not {x!r}")
             for p in dict.fromkeys(presets.values()):
                 try:
                     cls.preset(p, **{k: x})
@@ -476,11 +483,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         if k in reserved:
             raise _err(path, f"options.{k}", f"cannot be set in [options] (reserved: {', '.join(sorted(reserved))}"
                                              f"; unit parameters go in [params])")
-        vals = _list(path, f"options.{k}", v, None)
-        for x in vals:
-            if isinstance(x, (dict, list)):
-                raise _err(path, f"options.{k}", f"values must be numbers, strings or booleans, not {x!r}")
-        ovals[k] = vals
+        ovals[k] = _scalar_list(path, f"options.{k}", v)
     _check_options(path, ovals, algos, modes, prof.reference_modes(), reserved)
 
     # [gpu_params]: fields of every swept GPU preset, each value and combination valid
@@ -490,11 +493,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         if k not in gfields:
             raise _err(path, f"gpu_params.{k}", f"GPUConfig has no parameter {k!r} that a sweep can change; "
                                                 f"allowed: {', '.join(gfields)} (the preset is sweep.gpu)")
-        vals = _list(path, f"gpu_params.{k}", v, None)
-        for x in vals:
-            if isinstance(x, (dict, list)):
-                raise _err(path, f"gpu_params.{k}", f"values must be numbers, strings or booleans, not {x!r}")
-        gvals[k] = vals
+        gvals[k] = _scalar_list(path, f"gpu_params.{k}", v)
     if gvals:
         gprobe = Sweep(path, "", unit, preset, [], [], [], gpus, {}, {}, Path("x.csv"), gpu_params=gvals)
         for gpu in gpus:
