@@ -579,3 +579,27 @@ def test_a_mode_with_its_own_reference_brings_it_into_the_sweep(tmp_path):
         ("bfs", "mff", 16), ("bfs", "mff", 32), ("bfs", "mff-push", 16), ("bfs", "mff-push", 32),
         ("pr", "pull", 16), ("pr", "pull", 32), ("pr", "mff", 16), ("pr", "mff", 32)]
     assert s.reference_text == "pull / push"
+
+
+def test_a_reference_run_once_is_every_configurations_reference(tmp_path):
+    """GraphPEG's reference (lb) takes no GraphPEG configuration, so a sweep runs it
+    once per graph and algorithm; every configuration's speedup is over it (the
+    summary left them empty: its key held the parameters lb's row has not)."""
+    from graphunits.report.sweep import plot_sweep, run_point
+    text = ("[sweep]\nunit = 'graphpeg'\npreset = 'default'\ngraphs = ['grid:8x8']\nalgos = ['bfs']\n"
+            f"modes = ['graphpeg']\ngpu = 'kepler'\noutput = '{tmp_path / 'p.csv'}'\n[params]\nalwt_entries = [8, 24]\n")
+    s = load_sweep(_write(tmp_path, text))
+    pts = s.points()
+    assert [(p["mode"], p["params"]) for p in pts] == [("lb", {}), ("graphpeg", {"alwt_entries": 8}),
+                                                       ("graphpeg", {"alwt_entries": 24})]
+    rows = [run_point(p) for p in pts]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    table = ResultTable(s.output)
+    for r in rows:
+        table.append(r)
+    _, summary = plot_sweep(s, ResultTable(s.output).rows())
+    with open(summary) as f:
+        got = {(r["mode"], r["param.alwt_entries"]): r["speedup"] for r in csv.DictReader(f)}
+    lb = next(r["time_us"] for r in rows if r["mode"] == "lb")
+    for r in rows[1:]:
+        assert float(got[("graphpeg", str(r["param.alwt_entries"]))]) == pytest.approx(lb / r["time_us"])

@@ -213,13 +213,17 @@ def record(r, *, graph: str, graph_summary: dict, unit: str, gpu_config, preset:
     return rec
 
 
-def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "gpu"), workload_of=None) -> None:
+def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "gpu"), workload_of=None,
+              loose_fields=()) -> None:
     """Fill ``reference_mode``, ``time_norm`` (time / the reference mode's time),
     ``speedup`` (its inverse), ``energy_norm`` (energy / the reference mode's; and
     each component's ``energy_<c>_norm``, over the reference's total) and ``workload_left`` (GPU workload / the baseline's,
     for the units where ``workload_of(unit)`` is true: those whose modes count the
     GPU workload as the baseline does), matching runs on ``key_fields``;
-    ``reference_of(unit, mode)`` names the reference mode."""
+    ``reference_of(unit, mode)`` names the reference mode. ``loose_fields``: key
+    fields that a reference run may lack (a sweep's reference that runs once
+    whatever the unit's parameters, GraphPEG's ``lb``): a run without a reference
+    of equal values is matched with one that has none of them."""
     index = {}
     for r in records:
         index[tuple(r.get(k) for k in key_fields) + (r["mode"],)] = r
@@ -228,6 +232,8 @@ def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "g
         ref_mode = "baseline" if r["unit"] == "baseline" else reference_of(r["unit"], r["mode"])
         r["reference_mode"] = ref_mode
         ref = index.get(key + (ref_mode,))
+        if ref is None and loose_fields:
+            ref = index.get(tuple(None if k in loose_fields else r.get(k) for k in key_fields) + (ref_mode,))
         t, t0 = r.get("time_us"), ref.get("time_us") if ref else None
         if _num(t) and _num(t0) and t > 0:
             r["time_norm"] = t / t0

@@ -843,9 +843,11 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
     if not recs:
         return [], None
     kf = ["graph", "algo", "gpu"] + [f"option.{k}" for k in sweep.options] + [f"gpu.{k}" for k in sweep.gpu_params]
+    pk = [f"param.{k}" for k in sweep.params]
     if any(r != "baseline" for r in sweep.reference_modes):
-        kf += [f"param.{k}" for k in sweep.params]
-    normalise(recs, lambda u, m: profile(u).reference_for(m), key_fields=tuple(kf),
+        kf += pk                        # a reference that takes the unit's configuration runs beside each
+    # ... and one that does not (GraphPEG's lb) runs once: every configuration's rows compare with it
+    normalise(recs, lambda u, m: profile(u).reference_for(m), key_fields=tuple(kf), loose_fields=tuple(pk),
               workload_of=lambda u: "workload" in profile(u).figures)
     if sweep.relative_to:
         relative_times(sweep, recs)
