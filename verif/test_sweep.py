@@ -69,7 +69,7 @@ def test_examples_validate():
     r = load_sweep(EXAMPLES / "mff-rate.toml")
     from golden.mff.algorithms import MFF_TIME
     assert r.swept == ["option.mff_rate"] and MFF_TIME["mff_rate"] in r.options["mff_rate"]
-    assert len(r.points()) == 2 * 4 * 3 * 2
+    assert len(r.points()) == 2 * 4 * (3 + 1)             # pull runs once: it takes no MFF rate
     for s in (w, h, m, r):
         keys = [point_key(p) for p in s.points()]
         assert len(set(keys)) == len(keys)
@@ -573,11 +573,24 @@ def test_a_mode_with_its_own_reference_brings_it_into_the_sweep(tmp_path):
             f"output = '{tmp_path / 'm.csv'}'\n[params]\nwork_registers = [16, 32]\n")
     s = load_sweep(_write(tmp_path, text))
     pts = s.points()
-    # (pull and push take the MFF modes' options, so they run beside each configuration)
-    assert [(p["algo"], p["mode"], p["params"]["work_registers"]) for p in pts] == [
-        ("bfs", "pull", 16), ("bfs", "pull", 32), ("bfs", "push", 16), ("bfs", "push", 32),
+    # (pull and push run without the unit, `use_mff`: once, whatever its configuration)
+    assert [(p["algo"], p["mode"], p["params"].get("work_registers")) for p in pts] == [
+        ("bfs", "pull", None), ("bfs", "push", None),
         ("bfs", "mff", 16), ("bfs", "mff", 32), ("bfs", "mff-push", 16), ("bfs", "mff-push", 32),
-        ("pr", "pull", 16), ("pr", "pull", 32), ("pr", "mff", 16), ("pr", "mff", 32)]
+        ("pr", "pull", None), ("pr", "mff", 16), ("pr", "mff", 32)]
+    from graphunits.report.sweep import plot_sweep, run_point
+    rows = [run_point(p) for p in pts if p["algo"] == "bfs"]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    table = ResultTable(s.output)
+    for r in rows:
+        table.append(r)
+    _, summary = plot_sweep(s, ResultTable(s.output).rows())
+    with open(summary) as f:
+        got = {(r["mode"], r["param.work_registers"]): float(r["speedup"]) for r in csv.DictReader(f)}
+    t = {(r["mode"], r.get("param.work_registers")): r["time_us"] for r in rows}
+    for wr in (16, 32):                     # each over its own reference, run once
+        assert got[("mff", str(wr))] == pytest.approx(t[("pull", None)] / t[("mff", wr)])
+        assert got[("mff-push", str(wr))] == pytest.approx(t[("push", None)] / t[("mff-push", wr)])
     assert s.reference_text == "pull / push"
 
 

@@ -216,8 +216,10 @@ class Sweep:
         onames = list(self.options)
         pcombos = self.param_combos()
         ocombos = [dict(zip(onames, c)) for c in itertools.product(*(self.options[k] for k in onames))]
+        from golden.units import units
         prof = profile(self.unit)
         refs = prof.reference_modes()
+        desc = units().get(self.unit)
         out = []
         for gpu, gp in itertools.product(self.gpus, self.gpu_combos()):
             # a sweep without [gpu_params] keeps the points (and keys) it had before the table existed
@@ -230,11 +232,20 @@ class Sweep:
                         modes = [r for r in need if (algo, r) in MODES] + modes
                     for mode in modes:
                         base = mode == "baseline"
-                        # a reference mode that takes no unit configuration (GraphPEG's lb) runs once,
-                        # like the baseline, whatever the unit's parameters
-                        fixed = base or (mode in refs and prof.option not in MODES[(algo, mode)].accepted_options())
+                        # a reference mode that takes no unit configuration (GraphPEG's lb), or runs
+                        # without the unit (the MFF's pull and push), runs once, like the baseline,
+                        # whatever the unit's parameters
+                        cls = MODES[(algo, mode)]
+                        without = mode in refs and desc is not None and not desc.owns_mode_class(cls)
+                        fixed = base or without or (mode in refs and prof.option not in cls.accepted_options())
+                        oc_mode = ocombos
+                        if without:             # ... and of the unit's own options (those the baseline lacks)
+                            algo_opts = MODES[(algo, "baseline")].accepted_options() if (algo, "baseline") in MODES \
+                                else set()
+                            oc_mode = [dict(t) for t in dict.fromkeys(
+                                tuple((k, v) for k, v in oc.items() if k in algo_opts) for oc in ocombos)]
                         for pc in ([{}] if fixed else pcombos):
-                            for oc in ocombos:
+                            for oc in oc_mode:
                                 out.append({"v": POINT_VERSION, "unit": "baseline" if base else self.unit,
                                             "preset": None if fixed else self.presets.get(gpu, self.preset),
                                             "params": pc, "options": oc,
@@ -581,7 +592,7 @@ def run_point(point: dict, check: bool = True) -> dict:
             prof = profile(point["unit"])
             cls = prof.config_class()
             takes = prof.option in mode_class(point["algo"], point["mode"]).accepted_options()
-            if cls is not None and prof.option and takes:
+            if cls is not None and prof.option and takes and point["preset"] is not None:   # None: runs once
                 config = cls.preset(point["preset"], **point["params"])
                 opts[prof.option] = config
         r = run_algorithm(g, point["algo"], point["mode"], gpu=gcfg, **opts)
@@ -846,8 +857,10 @@ def plot_sweep(sweep: Sweep, rows: list[dict], model: str | None = None) -> tupl
     pk = [f"param.{k}" for k in sweep.params]
     if any(r != "baseline" for r in sweep.reference_modes):
         kf += pk                        # a reference that takes the unit's configuration runs beside each
-    # ... and one that does not (GraphPEG's lb) runs once: every configuration's rows compare with it
-    normalise(recs, lambda u, m: profile(u).reference_for(m), key_fields=tuple(kf), loose_fields=tuple(pk),
+    # ... and one that does not (GraphPEG's lb; the MFF's pull, which also drops the unit's own
+    # options) runs once: every configuration's rows compare with it
+    normalise(recs, lambda u, m: profile(u).reference_for(m), key_fields=tuple(kf),
+              loose_fields=tuple(pk) + tuple(f"option.{k}" for k in sweep.options),
               workload_of=lambda u: "workload" in profile(u).figures)
     if sweep.relative_to:
         relative_times(sweep, recs)
