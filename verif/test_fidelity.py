@@ -69,6 +69,17 @@ def test_quick_fidelity_run_writes_consistent_rows(tmp_path, monkeypatch, capsys
     assert "The emogi runs are kept from the run of 2020-01-01" in doc3.read_text()
     assert f"The mff runs are kept from the run of {today}" in doc3.read_text()
     assert json.loads(js3.read_text())["meta"]["kept_from"] == {"emogi": "2020-01-01", "mff": today}
+    # kept runs are normalised by today's references: a stale mff-push record (against pull) comes
+    # back against push, its own baseline
+    stale = json.loads(js3.read_text())
+    mp = next(r for r in stale["runs"] if r["mode"] == "mff-push")
+    push = next(r for r in stale["runs"] if r["mode"] == "push" and (r["graph"], r["gpu"]) == (mp["graph"], mp["gpu"]))
+    mp.update(reference_mode="pull", speedup=123.0)
+    js3.write_text(json.dumps(stale))
+    js4 = tmp_path / "k.json"
+    assert bench.main(["--units", ",", "--keep", str(js3), "--json", str(js4)]) == 0
+    mp4 = next(r for r in json.loads(js4.read_text())["runs"] if r["mode"] == "mff-push")
+    assert mp4["reference_mode"] == "push" and mp4["speedup"] == pytest.approx(push["time_us"] / mp["time_us"])
     again["meta"]["kept_from"] = ["emogi"]
     js2.write_text(json.dumps(again))
     with pytest.raises(SystemExit):
