@@ -773,6 +773,7 @@ def test_run_gpu_set_changes_the_preset_for_the_run_and_its_baseline(capsys, tmp
                      ("l1_mshrs=many", "--gpu-set: GPUConfig.l1_mshrs: cannot read 'many' as int"),
                      ("mshrs=8", "--gpu-set: GPUConfig has no parameter 'mshrs'; parameters: atomic_per_cycle"),
                      ("name=big", "--gpu-set cannot change the GPU's name: choose the preset with --gpu"),
-                     ("l1_mshrs=-1", "--gpu gtx980: GPUConfig.l1_mshrs must be in the range [0, 1048576], not -1")]:
+                     ("l1_mshrs=-1", "--gpu gtx980 --gpu-set l1_mshrs=-1: GPUConfig.l1_mshrs must be in the range "
+                                     "[0, 1048576], not -1")]:
         rc, text, err = run_main(capsys, "run", "--graph", "kron:scale=5", "--algo", "bfs", "--gpu-set", bad)
         assert rc == 2 and text == "" and err.startswith(f"graphunits run: error: {msg}") and err.count("\n") == 1, err

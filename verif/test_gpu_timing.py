@@ -294,6 +294,10 @@ def test_fast_lru_write_flags_scalar_or_per_access():
             for g, w in zip(got, want):
                 assert np.array_equal(g, w)
         assert a.time == b.time == 300
+    # a one-element list is one flag for every access, as numpy broadcasts it
+    one = RecencyLRU(8).access(line[:100], mask[:100], write=[True])
+    every = RecencyLRU(8).access(line[:100], mask[:100], write=True)
+    assert all(np.array_equal(a, b) for a, b in zip(one, every))
     with pytest.raises(ValueError, match="^100 lines and 99 write flags$"):
         RecencyLRU(8).access(line[:100], mask[:100], write=np.ones(99, bool))
 

@@ -522,6 +522,10 @@ def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
         ("baseline", {"l2_latency": 100, "l1_mshrs": 16}), ("scu", {"l2_latency": 100, "l1_mshrs": 16}),
         ("baseline", {"l2_latency": 400, "l1_mshrs": 16}), ("scu", {"l2_latency": 400, "l1_mshrs": 16})]
     assert s.swept == ["gpu.l2_latency"] and len({point_key(p) for p in pts}) == 4
+    # panels by a GPU parameter: by its name or as gpu.<field>
+    for name in ("l2_latency", "gpu.l2_latency"):
+        panel = text.replace("plot_metrics = ['speedup']", f"plot_metrics = ['speedup']\npanels_by = ['{name}']")
+        assert load_sweep(_write(tmp_path, panel, "p.toml")).panels_by == ["gpu.l2_latency"]
     assert all("gpu_params" not in p for p in load_sweep(_write(tmp_path, TINY.format(out=tmp_path / "t.csv"),
                                                                  "t.toml")).points())
     dry = _cli(tmp_path / "s.toml", "--dry-run")
@@ -616,3 +620,42 @@ def test_a_reference_run_once_is_every_configurations_reference(tmp_path):
     lb = next(r["time_us"] for r in rows if r["mode"] == "lb")
     for r in rows[1:]:
         assert float(got[("graphpeg", str(r["param.alwt_entries"]))]) == pytest.approx(lb / r["time_us"])
+
+
+def test_loose_references_match_on_the_fields_they_have():
+    """A reference run once per configuration (lb, pull) may still differ by an option
+    (lb's latency, pull's max_iter): each unit row finds the one with its option
+    values and no parameters; the baseline keeps one point per option combination."""
+    from graphunits.report.metrics import normalise
+    recs = []
+    for it in (5, 10):
+        recs.append({"graph": "g", "algo": "pr", "gpu": "x", "unit": "mff", "mode": "pull",
+                     "option.max_iter": it, "time_us": 100.0 * it})
+        for wr in (16, 32):
+            recs.append({"graph": "g", "algo": "pr", "gpu": "x", "unit": "mff", "mode": "mff",
+                         "option.max_iter": it, "param.work_registers": wr, "option.mff_rate": 0.5,
+                         "time_us": float(wr), "speedup": 99.0})
+    recs.append({"graph": "g", "algo": "pr", "gpu": "x", "unit": "mff", "mode": "mff", "option.max_iter": 7,
+                 "param.work_registers": 16, "option.mff_rate": 0.5, "time_us": 1.0, "speedup": 99.0})
+    kf = ("graph", "algo", "gpu", "option.max_iter", "option.mff_rate", "param.work_registers")
+    normalise(recs, lambda u, m: "pull", key_fields=kf,
+              loose_fields=("option.max_iter", "option.mff_rate", "param.work_registers"))
+    for r in recs[:-1]:
+        if r["mode"] == "mff":
+            assert r["speedup"] == pytest.approx(100.0 * r["option.max_iter"] / r["time_us"])
+    assert recs[-1]["speedup"] is None                     # no pull with max_iter 7: not a stale 99
+
+
+def test_sweep_points_keep_the_baseline_per_option_and_a_listed_reference(tmp_path):
+    """Without [gpu_params] the points are those of before: the baseline once per option
+    combination (its keys unchanged); a unit's secondary reference named in `modes`
+    (the MFF's push) runs though no mode needs it."""
+    text = ("[sweep]\nunit = 'iru'\ngraphs = ['kron:scale=6']\nalgos = ['pr']\n"
+            f"output = '{tmp_path / 'i.csv'}'\n[options]\niru_exact = [true, false]\nmax_iter = [5, 10]\n")
+    pts = load_sweep(_write(tmp_path, text)).points()
+    base = [p["options"] for p in pts if p["mode"] == "baseline"]
+    assert len(pts) == 8 and base == [{"iru_exact": True, "max_iter": 5}, {"iru_exact": True, "max_iter": 10},
+                                      {"iru_exact": False, "max_iter": 5}, {"iru_exact": False, "max_iter": 10}]
+    text = ("[sweep]\nunit = 'mff'\ngraphs = ['kron:scale=6']\nalgos = ['bfs']\nmodes = ['push']\n"
+            f"output = '{tmp_path / 'm.csv'}'\n")
+    assert [p["mode"] for p in load_sweep(_write(tmp_path, text, "m.toml")).points()] == ["pull", "push"]

@@ -206,7 +206,9 @@ class RecencyLRU:
         if write is not None:
             # (np.broadcast_to costs about 17 us a call, most of a small batch's set-up)
             w = np.asarray(write, dtype=bool)
-            if w.ndim == 0:
+            if w.size == 1 and m != 1:          # one flag for every access (as numpy broadcasts)
+                write = np.ones(m, bool) if w.reshape(-1)[0] else None
+            elif w.ndim == 0:
                 write = np.ones(m, bool) if w else None
             elif w.size != m:
                 raise ValueError(f"{m} lines and {w.size} write flags")

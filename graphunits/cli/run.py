@@ -165,10 +165,12 @@ def _gpu(args):
     error naming the parameter and its range)."""
     from golden.config import ConfigError
     from golden.gpu import GPUConfig
+    changes = _gpu_changes(args)
     try:
-        return GPUConfig.preset(args.gpu, **_gpu_changes(args))
+        return GPUConfig.preset(args.gpu, **changes)
     except ConfigError as e:
-        raise UsageError(f"--gpu {args.gpu}: {e}") from None
+        given = " ".join(f"--gpu-set {k}={v}" for k, v in changes.items())
+        raise UsageError(f"--gpu {args.gpu}" + (f" {given}" if given else "") + f": {e}") from None
 
 
 def cmd_run(args) -> int:

@@ -222,18 +222,35 @@ def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "g
     GPU workload as the baseline does), matching runs on ``key_fields``;
     ``reference_of(unit, mode)`` names the reference mode. ``loose_fields``: key
     fields that a reference run may lack (a sweep's reference that runs once
-    whatever the unit's parameters, GraphPEG's ``lb``): a run without a reference
-    of equal values is matched with one that has none of them."""
+    whatever the unit's parameters, GraphPEG's ``lb``; one without the unit's own
+    options, the MFF's ``pull``): a run without a reference of equal values is
+    matched with one whose other fields are equal and that lacks (None) the rest.
+    Figures a record had before are recomputed (None where its reference is missing)."""
+    from collections import defaultdict
     index = {}
+    strict = [k for k in key_fields if k not in loose_fields]
+    by_strict = defaultdict(list)
     for r in records:
         index[tuple(r.get(k) for k in key_fields) + (r["mode"],)] = r
+        by_strict[tuple(r.get(k) for k in strict) + (r["mode"],)].append(r)
+
+    def find(r, mode):
+        hit = index.get(tuple(r.get(k) for k in key_fields) + (mode,))
+        if hit is not None or not loose_fields:
+            return hit
+        for c in by_strict.get(tuple(r.get(k) for k in strict) + (mode,), ()):
+            if all(c.get(k) is None or c.get(k) == r.get(k) for k in loose_fields):
+                return c
+        return None
+
+    derived = ("time_norm", "speedup", "energy_norm", "workload_left") + tuple(f"energy_{c}_norm" for c in _COMPONENTS)
     for r in records:
-        key = tuple(r.get(k) for k in key_fields)
+        for k in derived:
+            if k in r:
+                r[k] = None
         ref_mode = "baseline" if r["unit"] == "baseline" else reference_of(r["unit"], r["mode"])
         r["reference_mode"] = ref_mode
-        ref = index.get(key + (ref_mode,))
-        if ref is None and loose_fields:
-            ref = index.get(tuple(None if k in loose_fields else r.get(k) for k in key_fields) + (ref_mode,))
+        ref = find(r, ref_mode)
         t, t0 = r.get("time_us"), ref.get("time_us") if ref else None
         if _num(t) and _num(t0) and t > 0:
             r["time_norm"] = t / t0
@@ -246,7 +263,7 @@ def normalise(records: list[dict], reference_of, key_fields=("graph", "algo", "g
                 r[f"energy_{c}_norm"] = v / e0 if _num(v) else None
         if workload_of is not None and r["unit"] != "baseline" and not workload_of(r["unit"]):
             continue
-        base = index.get(key + ("baseline",))
+        base = find(r, "baseline")
         w, w0 = r.get("gpu_workload"), base.get("gpu_workload") if base else None
         if _num(w) and _num(w0) and w0 > 0:
             r["workload_left"] = w / w0

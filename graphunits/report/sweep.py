@@ -227,16 +227,19 @@ class Sweep:
             for graph in self.graphs:
                 for algo in self.algos:
                     modes = [m for m in self.modes if (algo, m) in MODES and m not in refs]
-                    if self.reference:          # the unit's reference, and each mode's own (mff-push: push)
-                        need = dict.fromkeys([prof.reference] + [prof.reference_for(m) for m in modes])
-                        modes = [r for r in need if (algo, r) in MODES] + modes
+                    # a mode's own reference named in `modes` (the MFF's push) runs as asked
+                    listed = [m for m in self.modes if m in refs and m != prof.reference]
+                    # with `reference`: the unit's reference, and each mode's own (mff-push: push)
+                    need = dict.fromkeys(([prof.reference] + [prof.reference_for(m) for m in modes]
+                                          if self.reference else []) + listed)
+                    modes = [r for r in need if (algo, r) in MODES] + modes
                     for mode in modes:
                         base = mode == "baseline"
                         # a reference mode that takes no unit configuration (GraphPEG's lb), or runs
                         # without the unit (the MFF's pull and push), runs once, like the baseline,
                         # whatever the unit's parameters
                         cls = MODES[(algo, mode)]
-                        without = mode in refs and desc is not None and not desc.owns_mode_class(cls)
+                        without = not base and mode in refs and desc is not None and not desc.owns_mode_class(cls)
                         fixed = base or without or (mode in refs and prof.option not in cls.accepted_options())
                         oc_mode = ocombos
                         if without:             # ... and of the unit's own options (those the baseline lacks)
@@ -539,7 +542,13 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
                   sw.get("reference", True), sw.get("check", True), pm, desc, skipped, presets, dict(rel), links,
                   gpu_params=gvals)
     panels_by = _list(path, "sweep.panels_by", sw.get("panels_by", []), str, nonempty=False)
-    names = {c.split(".", 1)[-1]: c for c in sweep.swept if c != "gpu"}
+    # [params] fields and groups and [options] by their names; [gpu_params] fields as gpu.<field>,
+    # and by their names where no [params] field has it (GraphPEG's sms)
+    names = {c.split(".", 1)[-1]: c for c in sweep.swept if c != "gpu" and not c.startswith("gpu.")}
+    for c in sweep.swept:
+        if c.startswith("gpu."):
+            names[c] = c
+            names.setdefault(c[4:], c)
     for c in panels_by:
         if c not in names:
             raise _err(path, "sweep.panels_by", f"{c!r} is not a swept [params] field, linked group, [options] or "
