@@ -583,3 +583,30 @@ def test_a_mode_with_its_own_reference_is_normalised_to_it():
     assert (by["mff"]["reference_mode"], by["mff"]["speedup"]) == ("pull", 4.0)
     assert (by["mff-push"]["reference_mode"], by["mff-push"]["speedup"]) == ("push", 0.8)
     assert by["push"]["reference_mode"] == "pull"            # a reference itself: against the unit's
+
+
+def test_gpu_set_report_runs_every_mode_and_reference_on_the_changed_gpu():
+    """--gpu-set in a report: the golden runs, the references too, on the preset with
+    the fields changed (each run's time equal to run_algorithm's on that GPU), the
+    spec records the changes; a bad change or one beside --cosim is a one-line error."""
+    from golden.algorithms import run_algorithm
+    from golden.gpu import GPUConfig
+    from golden.graphs import load_graph
+    from graphunits.report.collect import ReportError
+    spec = ReportSpec(graphs=["kron:scale=7"], algos=["bfs"], units=["iru"], gpu_params={"l1_mshrs": 8})
+    res = collect(spec, log=lambda m: None, bar=False)
+    assert res["spec"]["gpu_params"] == {"l1_mshrs": 8} and res["units"]["iru"]["gpu_params"] == {"l1_mshrs": 8}
+    g = load_graph("kron:scale=7")
+    gpu = GPUConfig.preset("gtx980", l1_mshrs=8)
+    for rec in res["runs"]:
+        want = run_algorithm(g, "bfs", rec["mode"], gpu=gpu, **({"iru": "gtx980"} if rec["mode"] == "iru" else {}))
+        assert rec["time_us"] == pytest.approx(want.gpu["total"]["time_us"])
+    base = next(r for r in res["runs"] if r["mode"] == "baseline")
+    plain = run_algorithm(g, "bfs", "baseline", gpu=GPUConfig.preset("gtx980"))
+    assert base["time_us"] != pytest.approx(plain.gpu["total"]["time_us"])       # the change mattered
+    for kw, msg in [({"gpu_params": {"name": "x"}}, "--gpu-set cannot change the GPU's name"),
+                    ({"gpu_params": {"l1_mshrs": -1}}, "--gpu-set on GPU gtx980: GPUConfig.l1_mshrs must be"),
+                    ({"gpu_params": {"l1_mshrs": 8}, "cosim": True}, "--gpu-set changes the golden model's GPU")]:
+        with pytest.raises(ReportError, match="^" + msg):
+            collect(ReportSpec(graphs=["kron:scale=5"], algos=["bfs"], units=["iru"], **kw), log=lambda m: None,
+                    bar=False)

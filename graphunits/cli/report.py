@@ -62,9 +62,15 @@ def cmd_report(args) -> int:
     algos = _csv(args.algo, "--algo", "bfs,sssp")
     units = _csv(args.units, "--units", "scu,iru") if args.units is not None else None
     out = _output_dir(args.output)
+    from golden.config import ConfigError
+    from golden.gpu import GPUConfig
+    try:
+        gpu_params = GPUConfig.parse_overrides(args.gpu_set or [], option="--gpu-set")
+    except ConfigError as e:
+        raise ReportError(str(e) if str(e).startswith("--gpu-set") else f"--gpu-set: {e}") from None
     spec = ReportSpec(graphs=args.graph, algos=algos, units=units,
                       gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim, area=args.area,
-                      area_preset=args.area_preset, check=not args.no_check)
+                      area_preset=args.area_preset, check=not args.no_check, gpu_params=gpu_params)
     res = build_report(spec, out, log=None if args.quiet else print)
     rows = [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("speedup"), r.get("sectors_per_request"),
              r.get("workload_left"), r.get("check")] for r in res["runs"]]
@@ -197,6 +203,9 @@ def add_report_parsers(sub) -> None:
                     help=f"algorithms, comma-separated: {algos} (default: %(default)s)")
     sp.add_argument("--units", metavar="LIST", help=f"units, comma-separated: {units} (default: all)")
     sp.add_argument("--gpu", help=f"GPU preset for every run (default: each unit's paper GPU: {gpus})")
+    sp.add_argument("--gpu-set", action="append", dest="gpu_set", metavar="NAME=VALUE",
+                    help="change one parameter of the GPU preset for every golden-model run (repeatable), e.g. "
+                         "--gpu-set l1_mshrs=64: a sensitivity report (not with --cosim)")
     sp.add_argument("--preset", action="append", metavar="UNIT=PRESET",
                     help=f"configuration preset of a unit's runs, e.g. scu=tx1 (repeatable); with --cosim also of "
                          f"a unit with RTL in the loop ({cos}), e.g. coalescer=default")

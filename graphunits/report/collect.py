@@ -57,6 +57,10 @@ class ReportSpec:
         Compare every result with the independent reference (sim/reference.py).
     cosim_records : list of dict
         RTL-in-the-loop results already measured (the demo's), shown as they are.
+    gpu_params : dict
+        GPUConfig fields changed for every golden-model run (``--gpu-set``: a
+        sensitivity report; the references run on the same changed GPU). Not with
+        ``cosim`` (RTL in the loop runs on the presets).
     """
 
     graphs: list
@@ -71,11 +75,13 @@ class ReportSpec:
     area_units: list | None = None
     check: bool = True
     cosim_records: list = field(default_factory=list)
+    gpu_params: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"graphs": list(self.graphs), "algos": list(self.algos), "units": self.units, "gpu": self.gpu,
                 "presets": dict(self.presets), "cosim": self.cosim, "sim": self.sim, "area": self.area,
-                "area_preset": self.area_preset, "area_units": self.area_units, "check": self.check}
+                "area_preset": self.area_preset, "area_units": self.area_units, "check": self.check,
+                "gpu_params": dict(self.gpu_params)}
 
 
 # ---------------------------------------------------------------------- validation
@@ -99,6 +105,17 @@ def _validate(spec: ReportSpec) -> tuple[list[str], dict]:
             GPUConfig.preset(spec.gpu)
         except ConfigError as e:
             raise ReportError(str(e)) from None
+    if spec.gpu_params:
+        if "name" in spec.gpu_params:
+            raise ReportError("--gpu-set cannot change the GPU's name: choose the preset with --gpu")
+        if spec.cosim:
+            raise ReportError("--gpu-set changes the golden model's GPU; RTL in the loop (--cosim) runs on the "
+                              "presets: give one or the other")
+        for g in dict.fromkeys([spec.gpu] if spec.gpu else [profile(u).gpu for u in units]):
+            try:
+                GPUConfig.preset(g, **spec.gpu_params)
+            except ConfigError as e:
+                raise ReportError(f"--gpu-set on GPU {g}: {e}") from None
     for u, p in spec.presets.items():
         if u not in units:
             _validate_cosim_preset(spec, units, u, p)
@@ -173,7 +190,7 @@ def _run_golden(spec: ReportSpec, units: list[str], found: dict, prog: Progress)
             ref, src = None, None
             for u, mode, gpu in plan:
                 prog.start(f"{algo} {mode} on {gspec} ({gpu})")
-                gcfg = GPUConfig.preset(gpu)
+                gcfg = GPUConfig.preset(gpu, **spec.gpu_params)
                 # the baseline and a unit's reference mode (GraphPEG's lb, the MFF's pull...) run
                 # without the unit's configuration unless the mode takes it
                 opts, preset = ({}, "") if u == "baseline" else _unit_options(u, gpu, spec)
@@ -500,6 +517,7 @@ def collect(spec: ReportSpec, *, log=print, bar: bool | None = None) -> dict:
         prof = profile(u)
         unit_info[u] = {"available": u in found, "title": prof.title, "source": prof.source,
                         "gpu": spec.gpu or prof.gpu, "reference": prof.reference,
+                        "gpu_params": dict(spec.gpu_params),
                         # what the unit's times are normalised to, modes with their own reference named
                         "reference_text": prof.reference + (" (" + ", ".join(
                             f"{m}: {r}" for m, r in prof.mode_references.items()) + ")" if prof.mode_references

@@ -410,7 +410,10 @@ def write_report(res: dict, out: Path) -> dict:
     for u, info in units.items():
         doc.h(2, info["title"], u)
         if info["source"]:
-            doc.p(f"Paper: {info['source']}. GPU model: `{info['gpu']}`.")
+            changed = ", ".join(f"{k}={v}" for k, v in info.get("gpu_params", {}).items())
+            doc.p(f"Paper: {info['source']}. GPU model: `{info['gpu']}`" +
+                  (f" with {changed} (`--gpu-set`: every run of this report, the references too)" if changed else "")
+                  + ".")
         if not info["available"]:
             doc.p(f"**not available**: no golden model registers {u} modes yet, so nothing was run. The paper's "
                   f"figures, for when it lands:")
