@@ -37,6 +37,20 @@ def _write(tmp_path, text, name="s.toml"):
     return p
 
 
+def _run_and_summarise(sweep, points):
+    """Run ``points`` in this process, append them to the sweep's table, draw the
+    plots; return (rows, the summary CSV's rows, the plot files)."""
+    from graphunits.report.sweep import plot_sweep, run_point
+    rows = [run_point(p) for p in points]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    table = ResultTable(sweep.output)
+    for r in rows:
+        table.append(r)
+    figs, summary = plot_sweep(sweep, ResultTable(sweep.output).rows())
+    with open(summary) as f:
+        return rows, list(csv.DictReader(f)), figs
+
+
 def test_examples_validate():
     # SCU paper Table 2: width 1 on the Tegra X1, 4 on the GTX 980; each GPU with its own SCU preset
     w = load_sweep(EXAMPLES / "scu-width.toml")
@@ -512,7 +526,6 @@ def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
     """[gpu_params] sweeps fields of the GPU preset: the baseline runs once per GPU
     variant and each unit row's speedup is over the baseline on the same GPU (the
     same rules for both); a sweep without the table keeps its points' keys."""
-    from graphunits.report.sweep import plot_sweep, run_point
     text = ("[sweep]\nunit = 'scu'\npreset = 'gtx980'\ngraphs = ['kron:scale=6']\nalgos = ['bfs']\nmodes = ['scu']\n"
             f"gpu = 'gtx980'\nplot_metrics = ['speedup']\noutput = '{tmp_path / 'g.csv'}'\n"
             "[gpu_params]\nl2_latency = [100, 400]\nl1_mshrs = 16\n")
@@ -531,16 +544,10 @@ def test_gpu_params_run_every_mode_and_its_reference_on_each_gpu(tmp_path):
     dry = _cli(tmp_path / "s.toml", "--dry-run")
     assert dry.returncode == 0 and "swept: gpu.l2_latency;" in dry.stdout
     assert " kron:scale=6 bfs baseline gtx980 gpu.l2_latency=400 gpu.l1_mshrs=16\n" in dry.stdout
-    rows = [run_point(p) for p in pts]
-    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    rows, summary, figs = _run_and_summarise(s, pts)
     t = {(r["mode"], r["gpu.l2_latency"]): r["time_us"] for r in rows}
     assert t[("baseline", 400)] > t[("baseline", 100)] and t[("scu", 400)] > t[("scu", 100)]
-    table = ResultTable(s.output)
-    for r in rows:
-        table.append(r)
-    figs, summary = plot_sweep(s, ResultTable(s.output).rows())
-    with open(summary) as f:
-        got = {(r["mode"], int(r["gpu.l2_latency"])): float(r["speedup"]) for r in csv.DictReader(f)}
+    got = {(r["mode"], int(r["gpu.l2_latency"])): float(r["speedup"]) for r in summary}
     for lat in (100, 400):
         assert got[("scu", lat)] == pytest.approx(t[("baseline", lat)] / t[("scu", lat)])
     data = read_png_data(next(f for f in figs if f.name == "g-l2_latency.png"))
@@ -582,15 +589,8 @@ def test_a_mode_with_its_own_reference_brings_it_into_the_sweep(tmp_path):
         ("bfs", "pull", None), ("bfs", "push", None),
         ("bfs", "mff", 16), ("bfs", "mff", 32), ("bfs", "mff-push", 16), ("bfs", "mff-push", 32),
         ("pr", "pull", None), ("pr", "mff", 16), ("pr", "mff", 32)]
-    from graphunits.report.sweep import plot_sweep, run_point
-    rows = [run_point(p) for p in pts if p["algo"] == "bfs"]
-    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
-    table = ResultTable(s.output)
-    for r in rows:
-        table.append(r)
-    _, summary = plot_sweep(s, ResultTable(s.output).rows())
-    with open(summary) as f:
-        got = {(r["mode"], r["param.work_registers"]): float(r["speedup"]) for r in csv.DictReader(f)}
+    rows, summary, _ = _run_and_summarise(s, [p for p in pts if p["algo"] == "bfs"])
+    got = {(r["mode"], r["param.work_registers"]): float(r["speedup"]) for r in summary}
     t = {(r["mode"], r.get("param.work_registers")): r["time_us"] for r in rows}
     for wr in (16, 32):                     # each over its own reference, run once
         assert got[("mff", str(wr))] == pytest.approx(t[("pull", None)] / t[("mff", wr)])
@@ -602,21 +602,14 @@ def test_a_reference_run_once_is_every_configurations_reference(tmp_path):
     """GraphPEG's reference (lb) takes no GraphPEG configuration, so a sweep runs it
     once per graph and algorithm; every configuration's speedup is over it (the
     summary left them empty: its key held the parameters lb's row has not)."""
-    from graphunits.report.sweep import plot_sweep, run_point
     text = ("[sweep]\nunit = 'graphpeg'\npreset = 'default'\ngraphs = ['grid:8x8']\nalgos = ['bfs']\n"
             f"modes = ['graphpeg']\ngpu = 'kepler'\noutput = '{tmp_path / 'p.csv'}'\n[params]\nalwt_entries = [8, 24]\n")
     s = load_sweep(_write(tmp_path, text))
     pts = s.points()
     assert [(p["mode"], p["params"]) for p in pts] == [("lb", {}), ("graphpeg", {"alwt_entries": 8}),
                                                        ("graphpeg", {"alwt_entries": 24})]
-    rows = [run_point(p) for p in pts]
-    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
-    table = ResultTable(s.output)
-    for r in rows:
-        table.append(r)
-    _, summary = plot_sweep(s, ResultTable(s.output).rows())
-    with open(summary) as f:
-        got = {(r["mode"], r["param.alwt_entries"]): r["speedup"] for r in csv.DictReader(f)}
+    rows, summary, _ = _run_and_summarise(s, pts)
+    got = {(r["mode"], r["param.alwt_entries"]): r["speedup"] for r in summary}
     lb = next(r["time_us"] for r in rows if r["mode"] == "lb")
     for r in rows[1:]:
         assert float(got[("graphpeg", str(r["param.alwt_entries"]))]) == pytest.approx(lb / r["time_us"])
