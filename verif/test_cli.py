@@ -777,3 +777,24 @@ def test_run_gpu_set_changes_the_preset_for_the_run_and_its_baseline(capsys, tmp
                                      "[0, 1048576], not -1")]:
         rc, text, err = run_main(capsys, "run", "--graph", "kron:scale=5", "--algo", "bfs", "--gpu-set", bad)
         assert rc == 2 and text == "" and err.startswith(f"graphunits run: error: {msg}") and err.count("\n") == 1, err
+
+
+def test_gpu_command_prints_the_presets_and_one_with_its_changes(capsys):
+    """graphunits gpu: every preset's parameters side by side (the values of
+    GPUConfig's presets), or one GPU as JSON with the --gpu-set changes; errors
+    are one line."""
+    import json
+    from golden.gpu import GPUConfig
+    rc, out, err = run_main(capsys, "gpu")
+    assert rc == 0 and err == ""
+    header = next(line for line in out.splitlines() if line.startswith("parameter"))
+    assert header.split() == ["parameter"] + GPUConfig.preset_names()
+    mshrs = next(line for line in out.splitlines() if line.startswith("l1_mshrs "))
+    assert mshrs.split()[1:] == [str(GPUConfig.preset(n).l1_mshrs) for n in GPUConfig.preset_names()]
+    rc, out, err = run_main(capsys, "gpu", "--gpu", "gtx480", "--gpu-set", "l1_mshrs=16")
+    doc = json.loads(out)
+    assert rc == 0 and doc["params"] == GPUConfig.preset("gtx480", l1_mshrs=16).to_dict()
+    for args, msg in [(["--gpu-set", "l1_mshrs=16"], "--gpu-set changes the preset named by --gpu: give --gpu"),
+                      (["--gpu", "gtx9"], "--gpu gtx9: GPUConfig has no preset 'gtx9'")]:
+        rc, out, err = run_main(capsys, "gpu", *args)
+        assert rc == 2 and out == "" and err.startswith(f"graphunits gpu: error: {msg}") and err.count("\n") == 1

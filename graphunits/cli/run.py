@@ -173,6 +173,28 @@ def _gpu(args):
         raise UsageError(f"--gpu {args.gpu}" + (f" {given}" if given else "") + f": {e}") from None
 
 
+def cmd_gpu(args) -> int:
+    """``graphunits gpu``: the presets' parameters, or one GPU as JSON."""
+    import dataclasses
+
+    from golden.gpu import GPUConfig
+    from golden.report import format_table
+    if args.gpu is None:
+        if args.gpu_set:
+            raise UsageError("--gpu-set changes the preset named by --gpu: give --gpu")
+        names = GPUConfig.preset_names()
+        cfgs = [GPUConfig.preset(n) for n in names]
+        def cell(v):                    # long strings (the DRAM address mapping) in full with --gpu
+            return v if not isinstance(v, str) or len(v) <= 24 else v[:21] + "..."
+        rows = [[f.name] + [cell(getattr(c, f.name)) for c in cfgs] for f in dataclasses.fields(GPUConfig)
+                if f.name != "name"]
+        print(format_table(["parameter"] + names, rows, title="GPU presets (sources: docs/golden.md; "
+                                                              "one in full: graphunits gpu --gpu NAME)"))
+        return 0
+    print(_gpu(args).to_json(), end="")
+    return 0
+
+
 def cmd_run(args) -> int:
     import numpy as np
     from golden.algorithms import ALGORITHMS, AlgorithmError, run_algorithm
@@ -335,3 +357,12 @@ def add_parsers(sub) -> None:
                          "name that does not end in .npz, in any case)")
     sp.add_argument("--json", metavar="FILE", help="write every statistic as JSON")
     sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("gpu", help="print the GPU presets' parameters (what --gpu-set changes)",
+                        description="Print every GPU preset's parameters side by side, or, with --gpu, one preset "
+                                    "(with its --gpu-set changes) as JSON with its derived values. Where each "
+                                    "value comes from: docs/golden.md, \"GPU presets and their sources\".")
+    sp.add_argument("--gpu", help=Lazy(gpu_help))
+    sp.add_argument("--gpu-set", action="append", dest="gpu_set", metavar="NAME=VALUE",
+                    help="change one parameter of the --gpu preset (repeatable)")
+    sp.set_defaults(func=cmd_gpu)
