@@ -144,10 +144,6 @@ class Sweep:
     gpu_params: dict = field(default_factory=dict)
 
     @property
-    def reference_mode(self) -> str:
-        return profile(self.unit).reference
-
-    @property
     def reference_modes(self) -> tuple:
         """Every reference mode of the unit's modes (the MFF's ``push`` for ``mff-push``)."""
         return profile(self.unit).reference_modes()
