@@ -466,6 +466,11 @@ def test_run_and_cosim_help_list_every_registered_name():
     units = cosim_units()
     assert {"scu", "mff", "iru", "graphpeg"} <= set(units)
     assert all(f"{n} (algorithms {', '.join(u.algos)}" in unit for n, u in units.items())
+    # --memory names exactly the units whose testbench memory can sit inside the design
+    memory = option_help(text, "--memory {design,python}")
+    inside = memory.split("units that have it: ", 1)[1].split(")", 1)[0].split(", ")
+    assert inside == [n for n, u in units.items() if u.in_design_memory]
+    assert {"scu", "iru", "graphpeg", "mff"} <= set(inside)
 
 
 def test_help_follows_the_registries(capsys, monkeypatch):

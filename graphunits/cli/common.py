@@ -156,6 +156,11 @@ def cosim_help(what: str) -> str:
     if what == "mode":
         return "unit mode (" + "; ".join(f"{n}: {', '.join(u.modes)}" for n, u in units.items()) + \
             "; default: the unit's first)"
+    if what == "memory":
+        inside = ", ".join(n for n, u in units.items() if u.in_design_memory) or "none"
+        return ("the testbench memory: inside the simulated design (cocotb once per operation: the fast path; "
+                f"the default on Verilator for the units that have it: {inside}) or the Python model (cocotb "
+                "every cycle; the default otherwise)")
     return "unit configuration preset (default: " + \
         "; ".join(f"{n}: {u.default_preset}" for n, u in units.items()) + ")"
 

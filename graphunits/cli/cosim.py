@@ -83,10 +83,7 @@ def add_parsers(sub) -> None:
     sp.add_argument("--waves", action="store_true",
                     help="write the RTL run's waveform (Verilator: VCD, Icarus: FST) to build/cosim/waves/ and "
                          "print its path (open with GTKWave or Surfer)")
-    sp.add_argument("--memory", choices=["design", "python"],
-                    help="the testbench memory: inside the simulated design (cocotb once per operation: the fast "
-                         "path; the default on Verilator for the units that have it: scu) or the Python model "
-                         "(cocotb every cycle; the default otherwise)")
+    sp.add_argument("--memory", choices=["design", "python"], help=Lazy(lambda: cosim_help("memory")))
     sp.set_defaults(func=cmd_cosim)
 
     sp = sub.add_parser("replay", help="re-run alone the operation an RTL-in-the-loop run found to differ",

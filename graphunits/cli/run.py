@@ -362,7 +362,8 @@ def add_parsers(sub) -> None:
                         description="Print every GPU preset's parameters side by side, or, with --gpu, one preset "
                                     "(with its --gpu-set changes) as JSON with its derived values. Where each "
                                     "value comes from: docs/golden.md, \"GPU presets and their sources\".")
-    sp.add_argument("--gpu", help=Lazy(gpu_help))
+    sp.add_argument("--gpu", help=Lazy(lambda: gpu_help().replace("(default: %(default)s)",
+                                                                  "(default: every preset side by side)")))
     sp.add_argument("--gpu-set", action="append", dest="gpu_set", metavar="NAME=VALUE",
                     help="change one parameter of the --gpu preset (repeatable)")
     sp.set_defaults(func=cmd_gpu)
