@@ -212,7 +212,11 @@ def test_specs():
     ("kron:edgefactor=4", "kron needs scale=N"),
     ("kron:scale=40", r"kron scale must be an integer in \[1, 28\], not 40"),
     ("kron:scale=10,size=3", "kron has no parameter 'size'; parameters: scale, edgefactor, seed"),
-    ("urand:scale=ten", "scale must be an integer, not 'ten'"),
+    ("urand:scale=ten", "scale must be a decimal integer, not 'ten'"),
+    # Python's other spellings of integers are refused, not taken at face value
+    ("kron:scale=1_0", "scale must be a decimal integer, not '1_0'"),
+    ("kron:scale=0b101", "scale must be a decimal integer, not '0b101'"),
+    ("grid:4x0o7", "cols must be a decimal integer, not '0o7'"),
     ("grid:256", r"expected grid:ROWSxCOLS"),
     ("grid:0x5", r"grid rows must be an integer in \[1, 16384\], not 0"),
     ("rmat:scale=3", "unknown generator 'rmat'"),
@@ -221,6 +225,19 @@ def test_specs():
 def test_bad_specs(spec, message):
     with pytest.raises(GraphError, match=message):
         load_graph(spec, cache=False)
+
+
+def test_spec_integers_in_decimal_with_leading_zeros_or_hexadecimal():
+    assert parse_spec("kron:scale=06,seed=0x10") == ("kron", {"scale": 6, "edgefactor": 16, "seed": 16})
+    assert parse_spec("grid:08x8")[1]["rows"] == 8
+
+
+def test_weight_seed_range():
+    # seeds past 2**63 - 1 would wrap to other seeds' weights
+    for bad in (-1, 1 << 63, True, 1.0):
+        with pytest.raises(GraphError, match=r"weight seed must be an integer in \[0, 2\*\*63 - 1\]"):
+            load_graph("grid:4x4", weighted=True, weight_seed=bad, cache=False)
+    assert load_graph("grid:4x4", weighted=True, weight_seed=(1 << 63) - 1, cache=False).weight is not None
 
 
 def test_generated_graph_options():
@@ -357,6 +374,52 @@ def test_corrupt_npz_is_a_graph_error(tmp_path):
         np.save(f, np.arange(3))
     with pytest.raises(GraphError, match=rf"^{re.escape(str(npy))}: not a graphunits graph file"):
         read_graph_file(npy)
+    # Random bytes: numpy's advice (allow_pickle) is not shown, it cannot apply to a graph file.
+    noise = tmp_path / "noise.npz"
+    noise.write_bytes(np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(noise))}: not a graphunits graph file \(\.npz"):
+        read_graph_file(noise)
+
+
+def _csr_file(path, row_ptr, col, directed, weight=None):
+    arrays = dict(format="graphunits-csr-1", row_ptr=np.array(row_ptr, np.int64), col=np.array(col, np.int32),
+                  directed=directed, name="g")
+    if weight is not None:
+        arrays["weight"] = np.array(weight, float)
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("row_ptr, col, directed, weight, message", [
+    ([0, 1, 2, 2], [1, 2], False, None, "marked undirected, but the arc 0 -> 1 has no reverse arc 1 -> 0"),
+    ([0, 0, 1, 2], [0, 1], False, None, "marked undirected, but the arc 1 -> 0 has no reverse arc 0 -> 1"),
+    ([0, 1, 2], [1, 0], False, [1.0, 2.0], "marked undirected, but the arc 0 -> 1 weighs 1 and its reverse 2"),
+    ([0, 2, 2], [1, 1], True, None, "the neighbours of vertex 0 are repeated or out of order"),
+    ([0, 0, 2, 2], [2, 0], True, None, "the neighbours of vertex 1 are repeated or out of order (they must "
+                                       "increase strictly: 2 then 0)"),
+    ([0, 1, 1], [0], True, None, "vertex 0 has a self loop"),
+    ([0, 1, 2], [1, 0], False, [np.nan, np.nan], "edge weights must not be NaN"),
+])
+def test_a_graph_file_that_breaks_the_graph_rules_is_refused(tmp_path, row_ptr, col, directed, weight, message):
+    """A user's .npz is held to the rules every graph is built by (no self loop, no
+    duplicate, sorted rows, undirected = symmetric with equal weights): results on
+    it would otherwise be silently those of another graph (an asymmetric
+    'undirected' file gave BFS depths of a directed one)."""
+    f = _csr_file(tmp_path / "g.npz", row_ptr, col, directed, weight)
+    with pytest.raises(GraphError, match=rf"^{re.escape(str(f))}: " + re.escape(message)):
+        read_graph_file(f)
+    with pytest.raises(GraphError, match=re.escape(message)):
+        load_graph(str(f))
+
+
+def test_graph_files_written_by_graphunits_keep_the_rules(tmp_path):
+    for g in (kron(7, 4, seed=2).with_weights(3), urand(7, 4), grid(5, 6), CSRGraph.from_edges([0, 1], [1, 2])):
+        f = tmp_path / "g.npz"
+        g.save_npz(f)
+        h = read_graph_file(f)
+        assert np.array_equal(h.row_ptr, g.row_ptr) and np.array_equal(h.col, g.col) and h.directed == g.directed
+    # a directed file needs no reverse arcs
+    assert read_graph_file(_csr_file(tmp_path / "d.npz", [0, 1, 1], [1], True)).num_edges == 1
 
 
 def test_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):

@@ -211,8 +211,12 @@ def edge_weights(src, dst, seed: int, lo: int, hi: int, directed: bool, num_vert
     return (lo + (x % np.uint64(hi - lo + 1))).astype(np.float64)
 
 
-def load_npz(path) -> CSRGraph:
-    """Read a graph written by :meth:`CSRGraph.save_npz`."""
+def load_npz(path, *, check: bool = False) -> CSRGraph:
+    """Read a graph written by :meth:`CSRGraph.save_npz`. ``check`` (a file a user
+    gives, not the cache's own): also the rules :meth:`CSRGraph.from_edges` applies
+    (columns strictly increasing within a row: no duplicate; no self loop; an
+    undirected graph symmetric, each arc's reverse with the same weight; no NaN
+    weight), so that a file breaking them is an error, not a silently different graph."""
     try:
         # The file is opened here so that it is closed even when numpy cannot read it.
         with open(path, "rb") as f:
@@ -228,7 +232,11 @@ def load_npz(path) -> CSRGraph:
             name = str(z["name"])
     except GraphError:
         raise
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+    except ValueError as e:
+        if "allow_pickle" in str(e):    # numpy's guess for bytes it cannot read, not advice for a graph file
+            raise GraphError(f"{path}: not a graphunits graph file (.npz written by graphunits)") from None
+        raise GraphError(f"{path}: cannot read graph ({type(e).__name__}: {e})") from None
+    except (OSError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         # A truncated or corrupt file (a cache written by a killed process, a file
         # that only looks like a zip archive) is reported, never a traceback.
         raise GraphError(f"{path}: cannot read graph ({type(e).__name__}: {e})") from None
@@ -236,4 +244,42 @@ def load_npz(path) -> CSRGraph:
             or np.any(np.diff(row_ptr) < 0) or (col.size and (col.min() < 0 or col.max() >= row_ptr.size - 1)) \
             or (weight is not None and weight.size != col.size):
         raise GraphError(f"{path}: inconsistent CSR arrays")
-    return CSRGraph(row_ptr, col, weight, directed, name)
+    g = CSRGraph(row_ptr, col, weight, directed, name)
+    if check:
+        _check_rules(g, path)
+    return g
+
+
+def _check_rules(g: CSRGraph, path) -> None:
+    """The graph rules of the module docstring, on a CSR read from a file."""
+    if g.num_vertices > MAX_VERTICES:
+        raise GraphError(f"{path}: {g.num_vertices} vertices is more than the {MAX_VERTICES} that 32-bit ids allow")
+    src, col, w = g.src(), g.col.astype(np.int64), g.weight
+    if w is not None and np.isnan(w).any():
+        raise GraphError(f"{path}: edge weights must not be NaN")
+    loops = (src == col).nonzero()[0]
+    if loops.size:
+        raise GraphError(f"{path}: vertex {src[loops[0]]} has a self loop (graphunits graphs have none)")
+    same_row = src[1:] == src[:-1]
+    bad = (same_row & (col[1:] <= col[:-1])).nonzero()[0]
+    if bad.size:
+        v = src[bad[0]]
+        raise GraphError(f"{path}: the neighbours of vertex {v} are repeated or out of order (they must increase "
+                         f"strictly: {col[bad[0]]} then {col[bad[0] + 1]})")
+    if not g.directed:
+        V = max(g.num_vertices, 1)
+        rev = col * V + src                   # each arc's reverse, as a key of the sorted arcs src * V + col
+        order = np.argsort(rev, kind="stable")
+        fwd = src * V + col
+        miss = (rev[order] != fwd).nonzero()[0]
+        if miss.size:
+            k = miss[0]               # the smaller key there is an arc whose reverse is missing
+            i = order[k] if rev[order][k] < fwd[k] else k
+            raise GraphError(f"{path}: marked undirected, but the arc {src[i]} -> {col[i]} has no reverse arc "
+                             f"{col[i]} -> {src[i]} (an undirected graph stores both)")
+        if w is not None:
+            diff = (w[order] != w).nonzero()[0]
+            if diff.size:
+                i = diff[0]
+                raise GraphError(f"{path}: marked undirected, but the arc {src[i]} -> {col[i]} weighs {w[i]:g} "
+                                 f"and its reverse {w[order][i]:g}")

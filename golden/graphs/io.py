@@ -257,7 +257,7 @@ def read_graph_file(path, *, undirected: bool | None = None, vertices: int | Non
     ext = path.suffix.lower()
     name = path.stem
     if ext == ".npz":
-        g = load_npz(path)
+        g = load_npz(path, check=True)
         if (undirected and g.directed) or (vertices is not None and vertices != g.num_vertices):
             src = g.src()
             g = _build(path, src, g.col.astype(np.int64), g.weight, None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from .csr import CSRGraph, GraphError, load_npz
@@ -51,11 +52,14 @@ def cache_dir() -> Path:
 
 
 def _int(spec: str, key: str, text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        hint = " (in tenths: exponent=21 is 2.1)" if key == "exponent" else ""
-        raise GraphError(f"graph spec {spec!r}: {key} must be an integer{hint}, not {text!r}") from None
+    """A decimal integer (leading zeros allowed) or a ``0x`` hexadecimal one; Python's
+    other integer spellings (``1_0``, ``0o7``, ``0b1``) are refused, not guessed."""
+    if re.fullmatch(r"-?[0-9]+", text):
+        return int(text, 10)
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+        return int(text, 16)
+    hint = " (in tenths: exponent=21 is 2.1)" if key == "exponent" else ""
+    raise GraphError(f"graph spec {spec!r}: {key} must be a decimal integer{hint}, not {text!r}")
 
 
 def parse_spec(spec: str) -> tuple[str, dict] | None:
@@ -152,6 +156,9 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
     cache : bool
         Reuse/write ``.npz`` copies of parsed files and large generated graphs.
     """
+    if isinstance(weight_seed, bool) or not isinstance(weight_seed, int) or not 0 <= weight_seed < 1 << 63:
+        # (a seed is hashed as 64 bits: larger ones would repeat smaller ones' weights)
+        raise GraphError(f"weight seed must be an integer in [0, 2**63 - 1], not {weight_seed!r}")
     if isinstance(spec, os.PathLike):     # a pathlib.Path: always a file
         spec = os.fspath(spec)
         if not isinstance(spec, str):
@@ -182,7 +189,5 @@ def load_graph(spec: str, *, undirected: bool | None = None, vertices: int | Non
         g = _cached(f"gen|{canon}", lambda: fn(**params, name=canon), cache,
                     lambda g: g.num_edges >= CACHE_MIN_EDGES)
     if weighted and g.weight is None:
-        if isinstance(weight_seed, bool) or not isinstance(weight_seed, int) or weight_seed < 0:
-            raise GraphError(f"weight seed must be a non-negative integer, not {weight_seed!r}")
         g = g.with_weights(weight_seed)
     return g
