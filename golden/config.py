@@ -135,16 +135,32 @@ class Config:
 
     @classmethod
     def from_json(cls, text: str):
-        doc = json.loads(text)
+        """The configuration of a JSON text as :meth:`to_json` writes it: ``type``, and
+        ``params`` with every field (a key given twice, or a field missing, is an
+        error: the file would not say which design it is)."""
+        def no_repeats(pairs):
+            keys = [k for k, _ in pairs]
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            if twice:
+                raise ConfigError(f"a {cls.__name__} JSON gives {', '.join(map(repr, twice))} twice")
+            return dict(pairs)
+        doc = json.loads(text, object_pairs_hook=no_repeats)
         if not isinstance(doc, dict):
             raise ConfigError(f"a {cls.__name__} JSON must be an object with \"type\" and \"params\", "
                               f"not a {type(doc).__name__}")
+        if "type" not in doc:
+            raise ConfigError(f"a {cls.__name__} JSON needs a \"type\" key (\"{cls.__name__}\") beside \"params\"")
         if doc.get("type") != cls.__name__:
             raise ConfigError(f"JSON holds a {doc.get('type')!r}, not a {cls.__name__}")
         if not isinstance(doc.get("params"), dict):
             raise ConfigError(f"a {cls.__name__} JSON needs a \"params\" object (field: value), "
                               f"not {doc.get('params')!r}")
-        return cls.from_dict(doc["params"])
+        cfg = cls.from_dict(doc["params"])            # the values given, checked first
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in doc["params"]]
+        if missing:
+            raise ConfigError(f"a {cls.__name__} JSON holds every parameter (as graphunits writes it); missing: "
+                              f"{', '.join(missing)}")
+        return cfg
 
     @classmethod
     def from_file(cls, path):
@@ -188,6 +204,9 @@ class Config:
             key, text = item.split("=", 1)
             key = key.strip()
             cls._check_fields({key: None})
+            if key in out:
+                raise ConfigError(f"{option} {key} is given twice ({key}={out[key]!r} and {item.strip()!r}): "
+                                  f"give each parameter once")
             hint = hints[key]
             try:
                 if hint is bool:

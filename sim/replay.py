@@ -21,6 +21,11 @@ __all__ = ["replay", "load_image", "op_from_dict", "save_reproducer"]
 
 #: Units whose RTL-in-the-loop runs write reproducers.
 REPLAY_UNITS = ("scu", "mff", "graphpeg", "iru", "coalescer")
+#: The fields each unit's reproducer must hold (checked before anything runs).
+_IMAGE = ("image", "addr_bits", "regions", "timing")
+REQUIRED = {"scu": ("config", "op") + _IMAGE, "mff": ("config", "commands") + _IMAGE,
+            "graphpeg": ("config", "kernel", "lists", "setup") + _IMAGE, "iru": ("config", "op", "policy") + _IMAGE,
+            "coalescer": ("config", "warps", "seed", "in_pause", "out_ready")}
 
 
 def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
@@ -44,12 +49,20 @@ def save_reproducer(folder, stem: str, space, doc: dict) -> Path:
 def load_image(doc: dict):
     """The address space of a reproducer (``doc["image"]``: a path, or a name beside
     ``doc["_dir"]``)."""
-    from golden.memory import AddressSpace, Region
+    from golden.memory import PAGE_BITS, PAGE_BYTES, AddressSpace, Region
     space = AddressSpace(addr_bits=doc["addr_bits"])
     path = Path(doc.get("_dir", ".")) / doc["image"] if "_dir" in doc else Path(doc["image"])
-    with np.load(path) as z:
+    pages = 1 << max(0, space.addr_bits - PAGE_BITS)
+    with np.load(path, allow_pickle=False) as z:
         for key in z.files:
-            space._pages[int(key.split("_")[1])] = z[key].copy()
+            head, _, num = key.partition("_")
+            page = z[key]
+            if head != "page" or not num.isdigit() or int(num) >= pages:
+                raise ValueError(f"memory image {path}: array {key!r} is not a page (page_N, N < {pages})")
+            if page.dtype != np.uint8 or page.shape != (PAGE_BYTES,):
+                raise ValueError(f"memory image {path}: page {key!r} holds {page.size} {page.dtype} values, "
+                                 f"not {PAGE_BYTES} bytes (uint8)")
+            space._pages[int(num)] = page.copy()
     for name, base, nbytes, dtype in doc["regions"]:
         space.regions[name] = Region(name, base, nbytes, dtype)
     return space
@@ -93,6 +106,9 @@ def replay(path, *, sim: str = "verilator", waves: bool = False) -> tuple[bool, 
                              f"{', '.join(REPLAY_UNITS)}")
         run = {"scu": _replay_scu, "mff": _replay_mff, "graphpeg": _replay_graphpeg, "iru": _replay_iru,
                "coalescer": _replay_coalescer}[doc["unit"]]
+        missing = [k for k in REQUIRED[doc["unit"]] + ("op_index", "report") if k not in doc]
+        if missing:
+            raise ValueError(f"no field {', '.join(map(repr, missing))}")
         prepared = run(doc, None, sim=sim, waves=waves)
     except KeyError as e:
         raise ValueError(f"{path}: not a graphunits reproducer (no field {e.args[0]!r})") from None

@@ -259,6 +259,25 @@ def run_main(capsys, *args):
     return rc, out.out, out.err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--functional", "--kernels"], "--kernels applies to the GPU model, which --functional does not run"),
+    (["--functional", "--gpu-set", "l1_mshrs=4"], "--gpu-set applies to the GPU model, which --functional does not run"),
+    (["--functional", "--no-caches"], "--no-caches applies to the GPU model, which --functional does not run"),
+    (["--functional", "--cache-model", "exact"], "--cache-model exact applies to the GPU model"),
+    (["--no-caches", "--cache-model", "exact"], "--cache-model exact models the caches that --no-caches leaves out"),
+    (["--functional", "--save", "{tmp}/r.npz", "--json", "{tmp}/r.npz"], "--save and --json both name {tmp}/r.npz"),
+    # (--save adds .npz: the same file again)
+    (["--functional", "--save", "{tmp}/r", "--json", "{tmp}/r.npz"], "--save and --json both name {tmp}/r.npz"),
+])
+def test_run_refuses_options_that_would_have_no_effect_or_overwrite(capsys, tmp_path, args, message):
+    """Options another one makes meaningless are refused, not ignored (the run's
+    result is not silently different from what was asked); two outputs never
+    share a file (the second would overwrite the first)."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    rc, out, err = run_main(capsys, "run", "--graph", "grid:4x4", "--algo", "bfs", *args)
+    assert rc == 2 and message.replace("{tmp}", str(tmp_path)) in err and not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("algo", ["pr", "cc", "kcore"])
 def test_run_rejects_source_without_a_source_vertex(capsys, algo):
     rc, out, err = run_main(capsys, "run", "--graph", "kron:scale=5", "--algo", algo, "--source", "3")
@@ -688,9 +707,9 @@ def test_unit_modes_come_from_the_registry():
     (["--algo", "bfs", "--mode", "emogi-merged", "--pcie", "pcie5"],
      lambda: f"--pcie must be one of {presets_of('PCIeConfig')}, not 'pcie5'"),
     (["--algo", "bfs", "--pcie", "pcie4-x16"], lambda: f"--pcie applies to --mode {modes_of('emogi')}, not baseline"),
-    (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "0"], lambda: "a UVM capacity ratio must be above 0, not '0'"),
+    (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "0"], lambda: "a UVM capacity ratio must be a finite number above 0, not '0'"),
     (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "nan"],
-     lambda: "a UVM capacity ratio must be above 0, not 'nan'"),
+     lambda: "a UVM capacity ratio must be a finite number above 0, not 'nan'"),
     (["--algo", "bfs", "--mode", "uvm", "--uvm-capacity", "3XB"],
      lambda: "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit"),
     (["--algo", "bfs", "--uvm-capacity", "0.5"], lambda: "--uvm-capacity applies to --mode uvm, not baseline"),
@@ -746,9 +765,12 @@ def test_verilog_behind_axi4(tmp_path, capsys):
     text = (tmp_path / "fetch_axi.v").read_text()
     assert "output [63:0] m_axi_wdata" in text and "s_axis_cmd_tdata" in text
     capsys.readouterr()
-    for bad, msg in (("5", "--axi must be the AXI4 data bus in bytes"),
-                     ("64", "--axi 64: AXIBridgeConfig.data_bytes must be at most block_bytes (32), not 64")):
-        r = run_cli("verilog", "--unit", "fetch", "--axi", bad, "-o", str(tmp_path))
+    for unit, bad, msg in (("fetch", "5", "--axi must be the AXI4 data bus in bytes"),
+                           ("fetch", "64", "--axi 64: AXIBridgeConfig.data_bytes must be at most block_bytes (32), "
+                                           "not 64"),
+                           # the bridge serves its memory port: there is no master to make AXI4
+                           ("axi_bridge", "16", "--axi 16: MemToAXI4 serves memory requests on 'mem'")):
+        r = run_cli("verilog", "--unit", unit, "--axi", bad, "-o", str(tmp_path))
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 

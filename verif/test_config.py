@@ -5,6 +5,7 @@ import pytest
 
 from golden.config import ConfigError
 from golden.fetch import FetchConfig, MemPortConfig
+from golden.gpu import GPUConfig
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -55,12 +56,27 @@ def test_json_round_trip():
     assert FetchConfig.from_json(cfg.to_json()) == cfg
     with pytest.raises(ConfigError, match="JSON holds a 'MemPortConfig', not a FetchConfig"):
         FetchConfig.from_json(MemPortConfig().to_json())
+    # a file that does not say which design it is
+    params = cfg.to_dict()
+    with pytest.raises(ConfigError, match=r'^a FetchConfig JSON needs a "type" key \("FetchConfig"\) beside "params"$'):
+        FetchConfig.from_json(json.dumps({"params": params}))
+    with pytest.raises(ConfigError, match=r"^a FetchConfig JSON gives 'width' twice$"):
+        FetchConfig.from_json('{"type": "FetchConfig", "params": {"width": 4, "width": 2}}')
+    partial = {k: v for k, v in params.items() if k not in ("width", "merge_window")}
+    with pytest.raises(ConfigError, match=r"^a FetchConfig JSON holds every parameter \(as graphunits writes it\); "
+                                          r"missing: width, merge_window$"):
+        FetchConfig.from_json(json.dumps({"type": "FetchConfig", "params": partial}))
 
 
 def test_parse_overrides():
     assert FetchConfig.parse_overrides(["width=8", "max_inflight=0x40"]) == {"width": 8, "max_inflight": 64}
     with pytest.raises(ConfigError, match="--set expects KEY=VALUE, not 'width'"):
         FetchConfig.parse_overrides(["width"])
+    # the same parameter twice: refused, not the last one kept
+    with pytest.raises(ConfigError, match=r"^--set width is given twice \(width=2 and 'width=8'\)"):
+        FetchConfig.parse_overrides(["width=2", "width=8"])
+    with pytest.raises(ConfigError, match=r"^--gpu-set l1_mshrs is given twice"):
+        GPUConfig.parse_overrides(["l1_mshrs=64", "l1_mshrs=32"], option="--gpu-set")
     with pytest.raises(ConfigError, match=r"FetchConfig.width: cannot read 'four' as int"):
         FetchConfig.parse_overrides(["width=four"])
 

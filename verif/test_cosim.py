@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from sim.cosim import run_cosim
@@ -314,14 +315,40 @@ def test_first_differing_operation_is_reported(memory, tmp_path):
 
 
 def test_replay_rejects_what_is_not_a_reproducer(tmp_path):
+    import json
+    from golden.memory import AddressSpace
+    from golden.scu import SCUConfig
+    from sim.replay import save_reproducer
     (tmp_path / "emogi.json").write_text('{"unit": "emogi"}')
     (tmp_path / "mff.json").write_text('{"unit": "mff", "config": {}}')
+    # an SCU reproducer whole but for its timing (every field is checked before anything runs)
+    space = AddressSpace(addr_bits=20)
+    space.alloc("a", np.arange(4, dtype=np.uint32))
+    doc = {"unit": "scu", "config": SCUConfig.preset("tiny").to_dict(), "op": {}, "op_index": 0, "report": ""}
+    no_timing = save_reproducer(tmp_path, "scu-op0", space, doc)
+    d = json.loads(no_timing.read_text())
+    del d["timing"]
+    no_timing.write_text(json.dumps(d))
+    # a memory image whose arrays are not the reproducer's pages, or pages of another size
+    bad = {}
+    for name, arrays in (("badkey", {"foo": np.zeros(8, np.uint8)}), ("badpage", {"page_0": np.zeros(4096, np.uint8)}),
+                         ("farpage", {"page_99": np.zeros(1 << 16, np.uint8)})):
+        np.savez(tmp_path / f"{name}.npz", **arrays)
+        bad[name] = tmp_path / f"{name}.json"
+        bad[name].write_text(json.dumps({**d, "timing": {}, "image": f"{name}.npz", "op": {"op": "nope"}}))
     for path, why in ((tmp_path / "none.json", "No such file"),
                       (tmp_path / "emogi.json", "runs those of scu, mff, graphpeg, iru, coalescer"),
-                      (tmp_path / "mff.json", "no field 'commands'")):
+                      (tmp_path / "mff.json", "no field 'commands'"),
+                      (no_timing, "no field 'timing'")):
         r = subprocess.run([sys.executable, "-m", "graphunits", "replay", str(path)], capture_output=True, text=True)
-        assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr
+        assert r.returncode == 2 and "not a graphunits reproducer" in r.stderr and why in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
+    from sim.replay import load_image
+    for name, why in (("badkey", "array 'foo' is not a page (page_N, N < 16)"),
+                      ("badpage", "page 'page_0' holds 4096 uint8 values, not 65536 bytes"),
+                      ("farpage", "array 'page_99' is not a page (page_N, N < 16)")):
+        with pytest.raises(ValueError, match=re.escape(why)):
+            load_image({**json.loads(bad[name].read_text()), "_dir": str(tmp_path)})
 
 
 class _Val:

@@ -521,6 +521,12 @@ def test_a_new_unit_appears_without_edits(monkeypatch):
     (["--algo", ""], "--algo needs a comma-separated list with at least one name"),
     (["--algo", " , "], "--algo needs a comma-separated list with at least one name"),
     (["--units", ""], "--units needs a comma-separated list with at least one name"),
+    # a name twice would run and list everything twice; options that would have no effect
+    (["--algo", "bfs,bfs"], "--algo names 'bfs' twice: give each once"),
+    (["--units", "scu,iru,scu"], "--units names 'scu' twice: give each once"),
+    (["--graph", "kron:scale=5"], "--graph names 'kron:scale=5' twice: give each once"),
+    (["--preset", "scu=tx1", "--preset", "scu=gtx980"], "--preset gives unit 'scu' two presets (tx1 and gtx980)"),
+    (["--sim", "icarus"], "--sim icarus chooses the simulator of --cosim: add --cosim or drop --sim"),
 ])
 def test_report_errors_are_one_line(args, message, capsys, tmp_path):
     assert main(["report", "--graph", "kron:scale=5", "-o", str(tmp_path), *args]) == 2

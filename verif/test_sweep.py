@@ -3,6 +3,7 @@ and the key), stable point keys, and a sweep on a local Dask cluster that is
 interrupted and resumes without redoing finished points."""
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -189,6 +190,11 @@ def test_graphpeg_alwt_sweep_points_run():
      "options.max_iter: pr in mode scu: max_iter must be a positive integer, not 0"),
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['pr']\n[options]\ntol = [0.0]\n",
      "options.tol: pr in mode scu: tol must be a positive finite number, not 0.0"),
+    # the SCU's group option, checked when the file is read (not point by point as it runs)
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['sssp']\nmodes = ['scu-enhanced']\n[options]\n"
+     "group = [-1]\n", "options.group: sssp in mode scu-enhanced: the group option must be True or False, not -1"),
+    ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\nmodes = ['scu-enhanced']\n[options]\n"
+     "group = [true]\n", "options.group: bfs in mode scu-enhanced: bfs with the SCU never groups"),
     # graph specs: parsed and range-checked, not generated
     ("[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=99']\nalgos = ['bfs']\n",
      "sweep.graphs: graph spec 'kron:scale=99': kron scale must be an integer in [1, 28], not 99"),
@@ -213,6 +219,21 @@ def test_sweep_file_errors(tmp_path, text, message):
         load_sweep(path)
     msg = str(e.value)
     assert msg.startswith(f"{path}: ") and message in msg and "\n" not in msg, msg
+
+
+def test_sweep_file_that_cannot_be_read(tmp_path):
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"[sweep]\ndescription = 'caf\xe9'\n")
+    with pytest.raises(SweepError, match=rf"^{re.escape(str(latin))}: not valid TOML \(TOML files are UTF-8; byte "):
+        load_sweep(latin)
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    with pytest.raises(SweepError, match=rf"^{re.escape(str(folder))}: cannot read"):
+        load_sweep(folder)
+    # -o names the option it came from, not the file's key
+    ok = _write(tmp_path, "[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n")
+    with pytest.raises(SweepError, match=r"^-o/--output must be a path ending in \.csv, not 'x\.txt'$"):
+        load_sweep(ok, output="x.txt")
 
 
 def test_point_keys_are_stable():

@@ -224,13 +224,14 @@ def parse_capacity(value) -> dict:
                 raise ConfigError(what)
             size = x * _UNITS[unit]
             if not (size >= 1 and size < 2**60) or size != int(size):
-                raise ConfigError(f"a UVM capacity in bytes must be a whole number of bytes from 1 B, not {value!r}")
+                raise ConfigError(f"a UVM capacity in bytes must be a whole number of bytes from 1 B to 1 EiB "
+                                  f"(exclusive), not {value!r}")
             return {"capacity_bytes": int(size)}
         ratio = x
     else:
         raise ConfigError(what)
     if not (ratio > 0 and ratio < float("inf")):
-        raise ConfigError(f"a UVM capacity ratio must be above 0, not {value!r}")
+        raise ConfigError(f"a UVM capacity ratio must be a finite number above 0, not {value!r}")
     return {"capacity_ratio": ratio, "capacity_bytes": 0}
 
 

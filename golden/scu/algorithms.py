@@ -559,23 +559,34 @@ class _SCUMode:
     #: Whether the enhanced algorithm groups (Algorithm 5: SSSP only).
     can_group = False
 
-    def check_group_option(self) -> bool:
+    @classmethod
+    def group_choice(cls, options: dict) -> bool:
         """The ``group`` option (``True``/``False``, default ``True``): whether the
         enhanced unit groups. ``group=False`` keeps filtering only, so that the
         effect of grouping can be measured alone (benchmarks/scu.py)."""
-        grp = self.options.get("group")
+        grp = options.get("group")
         if grp is None:
-            return self.enhanced and self.can_group
+            return cls.enhanced and cls.can_group
         if not isinstance(grp, bool):
             raise AlgorithmError(f"the group option must be True or False, not {grp!r}")
-        if not self.can_group and self.mode == "scu-filter":
+        if not cls.can_group and cls.mode == "scu-filter":
             raise AlgorithmError("mode scu-filter filters without grouping: it takes no group option "
                                  "(mode scu-enhanced takes group=True or False)")
-        if not self.can_group:
-            raise AlgorithmError(f"{self.name} with the SCU never groups: the group option applies to sssp only")
-        if grp and not self.enhanced:
+        if not cls.can_group:
+            raise AlgorithmError(f"{cls.name} with the SCU never groups: the group option applies to sssp only")
+        if grp and not cls.enhanced:
             raise AlgorithmError("group=True needs mode scu-enhanced: the basic SCU has no grouping")
-        return self.enhanced and grp
+        return cls.enhanced and grp
+
+    @classmethod
+    def check_option_values(cls, options: dict) -> None:
+        """The algorithm's checks and the ``group`` option's (no graph needed: a sweep
+        file's [options] are checked when it is read)."""
+        super().check_option_values(options)
+        cls.group_choice(options)
+
+    def check_group_option(self) -> bool:
+        return self.group_choice(self.options)
 
     def setup_scu(self) -> None:
         o = self.options

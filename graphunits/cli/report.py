@@ -19,7 +19,15 @@ def _csv(text: str, flag: str | None = None, example: str = "") -> list[str]:
     if flag is not None and not items:
         raise ReportError(f"{flag} needs a comma-separated list with at least one name (e.g. {example}), "
                           f"not {text!r}")
+    _once(flag or "the list", items)
     return items
+
+
+def _once(flag: str, items: list[str]) -> None:
+    """A name given twice would run (and list) everything twice: refused."""
+    twice = sorted({x for x in items if items.count(x) > 1})
+    if twice:
+        raise ReportError(f"{flag} names {', '.join(map(repr, twice))} twice: give each once")
 
 
 def _output_dir(text: str) -> Path:
@@ -56,7 +64,13 @@ def cmd_report(args) -> int:
         unit, sep, name = item.partition("=")
         if not sep or not unit or not name:
             raise ReportError(f"--preset expects UNIT=PRESET (e.g. scu=tx1), not {item!r}")
+        if unit.strip() in presets:
+            raise ReportError(f"--preset gives unit {unit.strip()!r} two presets ({presets[unit.strip()]} and "
+                              f"{name.strip()}): one report runs one preset of each unit")
         presets[unit.strip()] = name.strip()
+    _once("--graph", args.graph)
+    if args.sim is not None and not args.cosim:
+        raise ReportError(f"--sim {args.sim} chooses the simulator of --cosim: add --cosim or drop --sim")
     if args.area_preset is not None and not args.area:
         raise ReportError(f"--area-preset {args.area_preset} needs --area (it names the preset to synthesize)")
     algos = _csv(args.algo, "--algo", "bfs,sssp")
@@ -69,7 +83,7 @@ def cmd_report(args) -> int:
     except ConfigError as e:
         raise ReportError(str(e) if str(e).startswith("--gpu-set") else f"--gpu-set: {e}") from None
     spec = ReportSpec(graphs=args.graph, algos=algos, units=units,
-                      gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim, area=args.area,
+                      gpu=args.gpu, presets=presets, cosim=args.cosim, sim=args.sim or "verilator", area=args.area,
                       area_preset=args.area_preset, check=not args.no_check, gpu_params=gpu_params)
     res = build_report(spec, out, log=None if args.quiet else print)
     rows = [[r["graph"], r["algo"], r["gpu"], r["mode"], r.get("speedup"), r.get("sectors_per_request"),
@@ -212,8 +226,7 @@ def add_report_parsers(sub) -> None:
     sp.add_argument("--cosim", action="store_true",
                     help=f"also run the RTL in the loop of the units that have it ({cos}), each with its "
                          f"simulation-size preset unless --preset names one; slow (seconds to minutes per run)")
-    sp.add_argument("--sim", default="verilator", choices=["verilator", "icarus"],
-                    help="simulator for --cosim (default: %(default)s)")
+    sp.add_argument("--sim", choices=["verilator", "icarus"], help="simulator for --cosim (default: verilator)")
     sp.add_argument("--area", action="store_true",
                     help="also synthesize the units (Yosys liberty flow, 32 nm; cached in build/area/)")
     sp.add_argument("--area-preset", dest="area_preset", metavar="PRESET",

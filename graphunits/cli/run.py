@@ -146,6 +146,19 @@ def _warnings(args, r) -> list[str]:
     return out
 
 
+def _check_model_options(args) -> None:
+    """Options of the GPU model that --functional (no model) or --no-caches (no caches)
+    would leave without effect are refused rather than ignored."""
+    if args.functional:
+        for given, flag in ((args.kernels, "--kernels"), (args.gpu_set, "--gpu-set"), (not args.caches, "--no-caches"),
+                            (args.cache_model != "fast", f"--cache-model {args.cache_model}")):
+            if given:
+                raise UsageError(f"{flag} applies to the GPU model, which --functional does not run; drop one of them")
+    if not args.caches and args.cache_model != "fast":
+        raise UsageError(f"--cache-model {args.cache_model} models the caches that --no-caches leaves out; "
+                         f"drop one of them")
+
+
 def _gpu_changes(args) -> dict:
     """``--gpu-set NAME=VALUE`` as typed GPUConfig fields (``name`` stays the preset's:
     the energy presets and reports go by it)."""
@@ -204,8 +217,11 @@ def cmd_run(args) -> int:
     from sim.progress import IterationProgress
     tune_allocator()
     opts = _check_run_options(args)
+    _check_model_options(args)
     save = _save_path(args.save) if args.save is not None else None
     json_path = output_path("--json", args.json)
+    if save is not None and json_path is not None and save[0].resolve() == json_path.resolve():
+        raise UsageError(f"--save and --json both name {json_path}: give each its own file")
     cls = ALGORITHMS[args.algo]
     gpu = _gpu(args)
     graph = load_graph_arg(args, cls.needs_weights)

@@ -339,9 +339,13 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     if not path.exists():
         raise SweepError(f"sweep file {path} does not exist")
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise SweepError(f"{path}: not valid TOML ({e})") from None
+    except UnicodeDecodeError as e:
+        raise SweepError(f"{path}: not valid TOML (TOML files are UTF-8; byte {e.start} is not: {e.reason})") from None
+    except OSError as e:
+        raise SweepError(f"{path}: cannot read ({e.strerror or e})") from None
     for t in doc:
         if t not in TABLES:
             raise _err(path, t, f"unknown table or key; allowed tables: {', '.join(f'[{x}]' for x in TABLES)}")
@@ -519,6 +523,8 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
         raise _err(path, "sweep.name", f"must be a non-empty name without '/', not {name!r}")
     out = output or sw.get("output", f"build/sweeps/{name}.csv")
     if not isinstance(out, str) or not out.endswith(".csv"):
+        if output:
+            raise SweepError(f"-o/--output must be a path ending in .csv, not {out!r}")
         raise _err(path, "sweep.output", f"must be a path ending in .csv, not {out!r}")
     for k in ("reference", "check"):
         if not isinstance(sw.get(k, True), bool):

@@ -18,6 +18,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.axi import AXIBridgeConfig
+from golden.config import ConfigError
 from ..mem.port import MemPortSignature
 from .bridge import MemToAXI4, axi4_master_members
 
@@ -34,6 +35,10 @@ def _plan(inner, data_bytes):
         sig = mem.signature
         base = sig.flip() if isinstance(sig, wiring.FlippedSignature) else sig
         if isinstance(base, MemPortSignature):
+            if mem.flow == In:
+                raise ConfigError(f"{type(inner).__name__} serves memory requests on {name!r} (it is a memory "
+                                  f"target, such as the AXI4 bridge itself): the AXI4 wrapper makes AXI4 masters "
+                                  f"of a unit's memory ports only")
             out.append(("mem", name, AXIBridgeConfig.for_port(base.config, data_bytes)))
         elif isinstance(base, stream.Signature):
             width = Shape.cast(base.members["payload"].shape).width

@@ -8,8 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from golden.algorithms import MODES as MODES_TABLE
-from golden.algorithms import AlgorithmError, run_algorithm
+from golden.algorithms import AlgorithmError, mode_class, run_algorithm
 from golden.config import ConfigError
 from golden.emogi import PCIeConfig, PCIeRequest, UVMConfig, UVMState, transfer
 from golden.emogi.access import edge_accesses, reused
@@ -110,9 +109,12 @@ def test_uvm_capacity_in_bytes_or_as_a_ratio():
               "4096B), not '16 GX'"),
     (True, "a UVM capacity is a ratio of the host data (e.g. 0.5) or a size with a unit (e.g. 16GiB, 512MiB, "
            "4096B), not True"),
-    (0, "a UVM capacity ratio must be above 0, not 0"),
-    ("-2", "a UVM capacity ratio must be above 0, not '-2'"),
-    ("0.5B", "a UVM capacity in bytes must be a whole number of bytes from 1 B, not '0.5B'"),
+    (0, "a UVM capacity ratio must be a finite number above 0, not 0"),
+    ("-2", "a UVM capacity ratio must be a finite number above 0, not '-2'"),
+    ("0.5B", "a UVM capacity in bytes must be a whole number of bytes from 1 B to 1 EiB (exclusive), not '0.5B'"),
+    ("99999999999TiB", "a UVM capacity in bytes must be a whole number of bytes from 1 B to 1 EiB (exclusive), "
+                       "not '99999999999TiB'"),
+    ("inf", "a UVM capacity ratio must be a finite number above 0, not 'inf'"),
 ])
 def test_uvm_capacity_errors(value, message):
     with pytest.raises(ConfigError) as e:
@@ -446,7 +448,7 @@ def test_every_mode_matches_the_reference(graphs, name, algo):
 def test_uvm_migrates_exactly_the_touched_pages_when_everything_fits():
     g = load_graph("kron:scale=10,edgefactor=8,seed=3", cache=False)
     src = int(np.argmax(g.degrees()))
-    alg = MODES_TABLE[("bfs", "uvm")](g, GPU(GPUConfig()), uvm="fits", source=src)
+    alg = mode_class("bfs", "uvm")(g, GPU(GPUConfig()), uvm="fits", source=src)
     e = alg.execute().extra["emogi"]
     # Independent count: the 4 KiB pages holding the list of every reachable vertex.
     base = alg.h_col.base
@@ -536,7 +538,7 @@ def test_option_errors():
         run_algorithm(g, "bfs", "emogi-aligned", uvm_capacity=0.5)
     with pytest.raises(AlgorithmError, match="^option uvm applies to mode uvm, not emogi-naive$"):
         run_algorithm(g, "pr", "emogi-naive", uvm="fits")
-    with pytest.raises(ConfigError, match="^a UVM capacity ratio must be above 0, not -1$"):
+    with pytest.raises(ConfigError, match="^a UVM capacity ratio must be a finite number above 0, not -1$"):
         run_algorithm(g, "cc", "uvm", uvm_capacity=-1)
     with pytest.raises(ConfigError, match=r"^UVMConfig.capacity_bytes must be 0 \(use capacity_ratio\) or at least "
                                           r"one page \(4096 B\), not 1000$"):
@@ -647,7 +649,7 @@ def test_lanes_read_through_the_coalescer_give_the_reference(graphs, algo):
 def test_the_lanes_data_comes_from_the_host_image():
     g = load_graph("kron:scale=8,edgefactor=8,seed=2", cache=False)
     src = int(np.argmax(g.degrees()))
-    alg = MODES_TABLE[("bfs", "emogi-merged")](g, GPU(GPUConfig()), backend=CoalescerTLM(), source=src)
+    alg = mode_class("bfs", "emogi-merged")(g, GPU(GPUConfig()), backend=CoalescerTLM(), source=src)
     img, col = alg.host.reader.image, alg.h_col
     # Every edge in host memory now points back at the source: BFS reaches nothing else.
     lo = col.base - img.lo
