@@ -134,6 +134,10 @@ def test_snap_el_wel_gr(tmp_path):
     gr = write(tmp_path, "g.gr", "c DIMACS\np sp 4 3\nc arcs\na 1 2 10\na 2 3 20\na 4 1 5\n")
     g = read_graph_file(gr)
     assert g.num_vertices == 4 and arcs(g) == {(0, 1, 10.0), (1, 2, 20.0), (3, 0, 5.0)}
+    # a UTF-8 byte order mark (as some editors write) is not part of the first line
+    bom = tmp_path / "bom.mtx"
+    bom.write_bytes(b"\xef\xbb\xbf%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n")
+    assert arcs(read_graph_file(bom)) == {(0, 1)}
 
 
 @pytest.mark.parametrize("name, text, message", [

@@ -507,6 +507,12 @@ def test_plot_only_without_a_table_is_an_error(tmp_path):
     assert r.returncode == 2 and f"results table {tmp_path / 't.csv'} does not exist" in r.stderr, r.stderr
 
 
+def test_dry_run_and_plot_only_together_are_refused(tmp_path):
+    path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))
+    r = _cli(path, "--dry-run", "--plot-only")
+    assert r.returncode == 2 and "--dry-run lists the points to run and --plot-only plots" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("flag, value", [("--workers", 0), ("--workers", -3), ("--limit", -1)])
 def test_bad_worker_and_limit_counts(tmp_path, flag, value):
     path = _write(tmp_path, TINY.format(out=tmp_path / "t.csv"))

@@ -170,7 +170,7 @@ def _header_int(path, lineno: int, tok: str, what: str, line: str) -> int:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text().splitlines()
+        return path.read_text(encoding="utf-8-sig").splitlines()      # (a byte order mark is not data)
     except UnicodeDecodeError as e:
         raise GraphError(f"{path}: not a text file ({e.reason} at byte {e.start})") from None
 

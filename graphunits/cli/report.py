@@ -119,6 +119,9 @@ def _cmd_sweep(args) -> int:
     for flag, v, lo in (("--workers", args.workers, 1), ("--limit", args.limit, 0)):
         if v is not None and v < lo:
             raise SweepError(f"{flag} must be an integer >= {lo}, not {v}")
+    if args.dry_run and args.plot_only:
+        raise SweepError("--dry-run lists the points to run and --plot-only plots the results already run: "
+                         "give one of them")
     sweep = load_sweep(args.file, output=args.output)
     log = None if args.quiet else print
     model = model_digest()
