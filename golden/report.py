@@ -13,8 +13,9 @@ class OutputPathError(ValueError):
 
 def output_path(flag: str, value: str | None) -> Path | None:
     """The file an output option (``flag``) names, checked before anything runs:
-    one-line errors for an empty name, a directory, and a parent folder that is a
-    file. ``None`` stays ``None`` (the option was not given)."""
+    one-line errors for an empty name, a directory, a parent folder that is a
+    file, and a file or nearest folder that cannot be written (so that a long run
+    does not end without its output). ``None`` stays ``None`` (the option was not given)."""
     if value is None:
         return None
     if not str(value).strip():
@@ -23,11 +24,22 @@ def output_path(flag: str, value: str | None) -> Path | None:
     path = Path(value)
     if path.is_dir() or value.endswith(("/", os.sep)):
         raise OutputPathError(f"{flag} {value}: is a directory; give a file name")
-    for parent in path.parents:            # the nearest existing folder must be a folder
+    for parent in path.parents:            # the nearest existing folder must be a writable folder
         if parent.exists():
             if not parent.is_dir():
                 raise OutputPathError(f"{flag} {value}: {parent} is a file, not a folder")
             break
+    # Try it: the folders made, the file opened for appending (nothing written; a file
+    # made here is removed again), as the write at the end would.
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+    except OSError as e:
+        raise OutputPathError(f"{flag} {value}: cannot write ({e.strerror or e})") from None
+    finally:
+        if not existed and path.is_file():
+            path.unlink()
     return path
 
 

@@ -628,3 +628,19 @@ def test_warp_culling_keeps_the_first_active_lane_of_each_value():
         first_in_warp(np.arange(4), warp=24)
     with pytest.raises(ValueError, match="values in"):
         first_in_warp(np.array([-1, 2]))
+
+
+def test_sssp_refuses_negative_or_infinite_weights_in_every_mode():
+    """Every SSSP mode (baseline, units and their references) refuses weights its
+    algorithm cannot take, naming the graph and the first such edge."""
+    from golden.algorithms import modes_for
+    g = CSRGraph.from_edges([0, 1, 2], [1, 2, 0], [2.0, -3.0, np.inf], name="neg")
+    modes = modes_for("sssp")
+    assert {"baseline", "scu", "iru", "graphpeg", "mff", "emogi-merged"} <= set(modes)
+    for mode in modes:
+        with pytest.raises(AlgorithmError, match=re.escape("sssp needs finite, non-negative edge weights: neg has -3 "
+                                                           "on the edge 1 -> 2 (2 such edges)")):
+            run_algorithm(g, "sssp", mode, source=0)
+    inf_only = CSRGraph.from_edges([0], [1], [np.inf], name="far")
+    with pytest.raises(AlgorithmError, match=r"far has inf on the edge 0 -> 1 \(1 such edge\)$"):
+        run_algorithm(inf_only, "sssp", "baseline", source=0)

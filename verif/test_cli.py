@@ -336,6 +336,9 @@ def test_save_with_an_upper_case_suffix_writes_the_name_given(tmp_path, capsys, 
     ("--save", "", "--save needs a file name, not ''"),
     ("--json", "", "--json needs a file name, not ''"),
     ("--json", "  ", "--json needs a file name, not '  '"),
+    # a folder that cannot be made (Linux's /proc takes none): before the run, not after it
+    ("--json", "/proc/graphunits-none/s.json", "--json /proc/graphunits-none/s.json: cannot write (No such file or "
+                                               "directory)"),
 ])
 def test_bad_output_paths_are_one_line_errors_before_the_run(tmp_path, capsys, option, value, message):
     d, f = tmp_path / "d", tmp_path / "g.el"
@@ -348,6 +351,14 @@ def test_bad_output_paths_are_one_line_errors_before_the_run(tmp_path, capsys, o
     assert (rc, out) == (2, "")              # nothing ran: no table
     assert err == f"graphunits run: error: {message}\n"
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_output_paths_are_tried_before_the_run_and_left_as_they_were(tmp_path):
+    from golden.report import output_path
+    new, old = tmp_path / "a" / "b" / "s.json", tmp_path / "old.json"
+    old.write_text("kept")
+    assert output_path("--json", str(new)) == new and not new.exists() and new.parent.is_dir()
+    assert output_path("--json", str(old)) == old and old.read_text() == "kept"
 
 
 def test_cosim_json_path_is_checked_before_the_run(tmp_path, capsys):

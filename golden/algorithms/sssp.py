@@ -29,7 +29,7 @@ import numpy as np
 
 from .common import Algorithm, AlgorithmError, cta_atomics
 
-__all__ = ["SSSP"]
+__all__ = ["SSSP", "check_weights"]
 
 
 def winners(v: np.ndarray, cand: np.ndarray, nvert: int) -> np.ndarray:
@@ -41,6 +41,20 @@ def winners(v: np.ndarray, cand: np.ndarray, nvert: int) -> np.ndarray:
     win[idx] = lookup[v[idx]] == idx
     return win
 
+
+
+def check_weights(graph) -> None:
+    """SSSP's weights: finite and non-negative; the error names the graph and the
+    first edge that breaks it."""
+    w = graph.weight
+    if w is None or not w.size:
+        return
+    bad = (~np.isfinite(w) | (w < 0)).nonzero()[0]
+    if bad.size:
+        i = int(bad[0])
+        u = int(np.searchsorted(graph.row_ptr, i, side="right") - 1)
+        raise AlgorithmError(f"sssp needs finite, non-negative edge weights: {graph.name} has {w[i]:g} on the edge "
+                             f"{u} -> {int(graph.col[i])} ({bad.size} such edge{'s' if bad.size > 1 else ''})")
 
 class SSSP(Algorithm):
     name = "sssp"
@@ -57,9 +71,7 @@ class SSSP(Algorithm):
             raise AlgorithmError(f"delta must be a positive finite number, not {d!r}")
 
     def check_options(self) -> None:
-        w = self.graph.weight
-        if w is not None and w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
-            raise AlgorithmError("sssp needs finite, non-negative edge weights")
+        check_weights(self.graph)
 
     def setup(self) -> None:
         super().setup()

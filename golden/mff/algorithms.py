@@ -55,6 +55,7 @@ from ..perf import ContentMemo, count_unique, unique
 from ..algorithms import register_mode
 from ..algorithms.common import Algorithm, AlgorithmError, DeviceGraph, segments
 from ..algorithms.pagerank import PageRank
+from ..algorithms.sssp import check_weights
 from ..memory import AddressSpace, place_array
 from .commands import MFFCommand, ThreadRequest
 from .config import MFFConfig
@@ -579,9 +580,7 @@ class PullSSSP(_Pull):
 
     def check_options(self) -> None:
         super().check_options()
-        w = self.graph.weight
-        if w is not None and w.size and (not np.all(np.isfinite(w)) or w.min() < 0):
-            raise AlgorithmError("sssp needs finite, non-negative edge weights")
+        check_weights(self.graph)
 
     def run(self) -> np.ndarray:
         g, gin = self.graph, self.gin
