@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
 __all__ = ["ConfigError", "Config", "check_int", "check_choice", "check_pow2", "check"]
+
+
+def parse_int(text: str) -> int | None:
+    """An integer as the command line and graph specs write it: decimal (a sign and
+    leading zeros allowed) or hexadecimal with ``0x``; ``None`` otherwise (Python's
+    other spellings, ``1_0``, ``0o7``, ``0b1``, are not taken at face value)."""
+    t = text.strip()
+    if re.fullmatch(r"[+-]?[0-9]+", t):
+        return int(t, 10)
+    if re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", t):
+        return int(t, 16)
+    return None
 
 
 class ConfigError(ValueError):
@@ -170,7 +183,7 @@ class Config:
         if not path.is_file():
             raise ConfigError(f"configuration file {path} " + ("is not a file" if path.exists() else "does not exist"))
         try:
-            return cls.from_json(path.read_text())
+            return cls.from_json(path.read_text(encoding="utf-8-sig"))
         except UnicodeDecodeError:
             raise ConfigError(f"{path}: not a text (UTF-8) JSON file") from None
         except json.JSONDecodeError as e:
@@ -198,6 +211,7 @@ class Config:
         named in the errors) into typed field values."""
         hints = typing.get_type_hints(cls)
         out: dict[str, Any] = {}
+        given: dict[str, str] = {}
         for item in items:
             if "=" not in item:
                 raise ConfigError(f"{option} expects KEY=VALUE, not {item!r}")
@@ -205,8 +219,9 @@ class Config:
             key = key.strip()
             cls._check_fields({key: None})
             if key in out:
-                raise ConfigError(f"{option} {key} is given twice ({key}={out[key]!r} and {item.strip()!r}): "
+                raise ConfigError(f"{option} {key} is given twice ({given[key]!r} and {item.strip()!r}): "
                                   f"give each parameter once")
+            given[key] = item.strip()
             hint = hints[key]
             try:
                 if hint is bool:
@@ -214,7 +229,9 @@ class Config:
                         raise ValueError
                     value: Any = text.lower() in ("1", "true", "yes")
                 elif hint is int:
-                    value = int(text, 0)
+                    value = parse_int(text)
+                    if value is None:
+                        raise ValueError
                 elif hint is float:
                     value = float(text)
                 elif hint is str:

@@ -4,18 +4,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["format_table", "fmt", "output_path", "OutputPathError", "run_info", "write_json", "run_parts"]
+__all__ = ["format_table", "fmt", "output_path", "probe_output", "OutputPathError", "run_info", "write_json", "run_parts"]
 
 
 class OutputPathError(ValueError):
     """An output option names a file that cannot be written."""
 
 
-def output_path(flag: str, value: str | None) -> Path | None:
+def output_path(flag: str, value: str | None, *, probe: bool = True) -> Path | None:
     """The file an output option (``flag``) names, checked before anything runs:
     one-line errors for an empty name, a directory, a parent folder that is a
-    file, and a file or nearest folder that cannot be written (so that a long run
-    does not end without its output). ``None`` stays ``None`` (the option was not given)."""
+    file, and (``probe``: :func:`probe_output`) a place where no file can be made.
+    ``None`` stays ``None`` (the option was not given)."""
     if value is None:
         return None
     if not str(value).strip():
@@ -24,23 +24,39 @@ def output_path(flag: str, value: str | None) -> Path | None:
     path = Path(value)
     if path.is_dir() or value.endswith(("/", os.sep)):
         raise OutputPathError(f"{flag} {value}: is a directory; give a file name")
-    for parent in path.parents:            # the nearest existing folder must be a writable folder
+    for parent in path.parents:            # the nearest existing folder must be a folder
         if parent.exists():
             if not parent.is_dir():
                 raise OutputPathError(f"{flag} {value}: {parent} is a file, not a folder")
             break
-    # Try it: the folders made, the file opened for appending (nothing written; a file
-    # made here is removed again), as the write at the end would.
-    existed = path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
-    except OSError as e:
-        raise OutputPathError(f"{flag} {value}: cannot write ({e.strerror or e})") from None
-    finally:
-        if not existed and path.is_file():
-            path.unlink()
+    if probe:
+        probe_output(flag, value, path)
     return path
+
+
+def probe_output(flag: str, value: str, path: Path) -> None:
+    """Whether the write at the end of a run can happen, tried without changing
+    anything: an existing regular file must be writable (it is not opened: a
+    symbolic link, a pipe or a device is left to the write itself); for a new
+    file, a file must be creatable in the nearest existing folder (a scratch file
+    is made there and removed; no folder is made)."""
+    import tempfile
+    if path.is_symlink():                   # the write goes to the link's target
+        real = Path(os.path.realpath(path))
+        if not real.parent.is_dir():
+            raise OutputPathError(f"{flag} {value}: links to {real}, in a folder that does not exist")
+        path = real
+    if os.path.lexists(path):
+        if path.is_file() and not os.access(path, os.W_OK):
+            raise OutputPathError(f"{flag} {value}: the file is not writable")
+        return
+    folder = next((p for p in path.parents if p.exists()), Path("."))
+    try:
+        fd, scratch = tempfile.mkstemp(dir=folder, prefix=".graphunits-probe-")
+        os.close(fd)
+        os.unlink(scratch)
+    except OSError as e:
+        raise OutputPathError(f"{flag} {value}: cannot write in {folder} ({e.strerror or e})") from None
 
 
 def fmt(value, digits: int = 3) -> str:

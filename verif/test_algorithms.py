@@ -580,7 +580,7 @@ def test_mode_speed_benchmark_times_every_mode_against_the_baseline(tmp_path, ca
     assert "unknown algorithm 'nope'" in capsys.readouterr().err
     assert bench.main(["--timeout", "0"]) == 2
     assert bench.main(["--graphs", "kron:scale=x"]) == 2
-    assert "scale must be a decimal integer" in capsys.readouterr().err
+    assert "scale must be an integer (decimal, or hexadecimal with 0x)" in capsys.readouterr().err
     assert bench.main(["--graphs", "nowhere.mtx"]) == 2
     assert "no such file" in capsys.readouterr().err
     out = tmp_path / "speed.json"

@@ -62,6 +62,13 @@ def test_json_round_trip():
         FetchConfig.from_json(json.dumps({"params": params}))
     with pytest.raises(ConfigError, match=r"^a FetchConfig JSON gives 'width' twice$"):
         FetchConfig.from_json('{"type": "FetchConfig", "params": {"width": 4, "width": 2}}')
+    # a file written by an editor that adds a byte order mark reads the same
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "c.json"
+        f.write_bytes(b"\xef\xbb\xbf" + cfg.to_json().encode())
+        assert FetchConfig.from_file(f) == cfg
     partial = {k: v for k, v in params.items() if k not in ("width", "merge_window")}
     with pytest.raises(ConfigError, match=r"^a FetchConfig JSON holds every parameter \(as graphunits writes it\); "
                                           r"missing: width, merge_window$"):
@@ -73,8 +80,13 @@ def test_parse_overrides():
     with pytest.raises(ConfigError, match="--set expects KEY=VALUE, not 'width'"):
         FetchConfig.parse_overrides(["width"])
     # the same parameter twice: refused, not the last one kept
-    with pytest.raises(ConfigError, match=r"^--set width is given twice \(width=2 and 'width=8'\)"):
+    with pytest.raises(ConfigError, match=r"^--set width is given twice \('width=2' and 'width=8'\)"):
         FetchConfig.parse_overrides(["width=2", "width=8"])
+    # integers as graph specs write them: decimal (leading zeros) or 0x; no 1_0, 0o7, 0b1
+    assert FetchConfig.parse_overrides(["width=08", "max_inflight=0x20"]) == {"width": 8, "max_inflight": 32}
+    for bad in ("1_6", "0o10", "0b1000", "8.0"):
+        with pytest.raises(ConfigError, match=rf"FetchConfig.max_inflight: cannot read '{bad}' as int"):
+            FetchConfig.parse_overrides([f"max_inflight={bad}"])
     with pytest.raises(ConfigError, match=r"^--gpu-set l1_mshrs is given twice"):
         GPUConfig.parse_overrides(["l1_mshrs=64", "l1_mshrs=32"], option="--gpu-set")
     with pytest.raises(ConfigError, match=r"FetchConfig.width: cannot read 'four' as int"):

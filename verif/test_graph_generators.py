@@ -234,12 +234,13 @@ def test_cache_keys_on_every_parameter(tmp_path, monkeypatch):
     ("road:seed=1", "expected road:ROWSxCOLS[,seed=N]"),
     ("road:0x5", "graph spec 'road:0x5': road rows must be an integer in [1, 16384], not 0"),
     ("road:5x16385", "road cols must be an integer in [1, 16384], not 16385"),
-    ("road:5xfive", "graph spec 'road:5xfive': cols must be a decimal integer, not 'five'"),
+    ("road:5xfive", "graph spec 'road:5xfive': cols must be an integer (decimal, or hexadecimal with 0x), "
+                    "not 'five'"),
     ("road:4x4,scale=3", "road has no parameter 'scale'; parameters: seed"),
     ("road:4x4,rows=3", "road has no parameter 'rows'; parameters: seed"),
     ("road:4x4,seed=1,seed=2", "graph spec 'road:4x4,seed=1,seed=2': seed is given twice"),
-    ("powerlaw:scale=10,exponent=2.1", "graph spec 'powerlaw:scale=10,exponent=2.1': exponent must be a decimal integer "
-                                       "(in tenths: exponent=21 is 2.1), not '2.1'"),
+    ("powerlaw:scale=10,exponent=2.1", "graph spec 'powerlaw:scale=10,exponent=2.1': exponent must be an integer "
+                                       "in tenths (exponent=21 is 2.1), not '2.1'"),
     ("powerlaw:scale=10,exponent=14", "powerlaw exponent must be an integer in [15, 40], not 14"),
     ("powerlaw:scale=10,exponent=41", "powerlaw exponent must be an integer in [15, 40], not 41"),
     ("powerlaw:scale=29", "powerlaw scale must be an integer in [1, 28], not 29"),

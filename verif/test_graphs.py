@@ -216,11 +216,11 @@ def test_specs():
     ("kron:edgefactor=4", "kron needs scale=N"),
     ("kron:scale=40", r"kron scale must be an integer in \[1, 28\], not 40"),
     ("kron:scale=10,size=3", "kron has no parameter 'size'; parameters: scale, edgefactor, seed"),
-    ("urand:scale=ten", "scale must be a decimal integer, not 'ten'"),
+    ("urand:scale=ten", r"scale must be an integer \(decimal, or hexadecimal with 0x\), not 'ten'"),
     # Python's other spellings of integers are refused, not taken at face value
-    ("kron:scale=1_0", "scale must be a decimal integer, not '1_0'"),
-    ("kron:scale=0b101", "scale must be a decimal integer, not '0b101'"),
-    ("grid:4x0o7", "cols must be a decimal integer, not '0o7'"),
+    ("kron:scale=1_0", r"scale must be an integer \(decimal, or hexadecimal with 0x\), not '1_0'"),
+    ("kron:scale=0b101", r"scale must be an integer \(decimal, or hexadecimal with 0x\), not '0b101'"),
+    ("grid:4x0o7", r"cols must be an integer \(decimal, or hexadecimal with 0x\), not '0o7'"),
     ("grid:256", r"expected grid:ROWSxCOLS"),
     ("grid:0x5", r"grid rows must be an integer in \[1, 16384\], not 0"),
     ("rmat:scale=3", "unknown generator 'rmat'"),
@@ -234,6 +234,8 @@ def test_bad_specs(spec, message):
 def test_spec_integers_in_decimal_with_leading_zeros_or_hexadecimal():
     assert parse_spec("kron:scale=06,seed=0x10") == ("kron", {"scale": 6, "edgefactor": 16, "seed": 16})
     assert parse_spec("grid:08x8")[1]["rows"] == 8
+    assert parse_spec("grid:4 x 5")[1] == {"rows": 4, "cols": 5, "seed": 1}     # spaces around the numbers
+    assert parse_spec("kron:scale=+6")[1]["scale"] == 6
 
 
 def test_weight_seed_range():
@@ -414,6 +416,23 @@ def test_a_graph_file_that_breaks_the_graph_rules_is_refused(tmp_path, row_ptr, 
         read_graph_file(f)
     with pytest.raises(GraphError, match=re.escape(message)):
         load_graph(str(f))
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"col": np.array([(1 << 32) + 1], np.int64)}, "column ids must lie in [0, 2147483647]"),
+    ({"row_ptr": np.array([0.0, 1.7])}, "'row_ptr' is missing or not integers"),
+    ({"directed": np.array("no")}, "'directed' is missing or not a boolean"),
+    ({"directed": np.array([True, False])}, "'directed' must be one boolean"),
+])
+def test_a_graph_file_with_arrays_of_the_wrong_kind_is_refused(tmp_path, arrays, message):
+    """Values are checked before they are converted (an int64 id past 32 bits was
+    wrapped to another vertex, a fractional row pointer truncated, any string read
+    as directed)."""
+    base = dict(format="graphunits-csr-1", row_ptr=np.array([0, 1], np.int64), col=np.array([0], np.int32),
+                directed=np.bool_(True), name="g")
+    np.savez(tmp_path / "g.npz", **{**base, **arrays})
+    with pytest.raises(GraphError, match=re.escape(message)):
+        read_graph_file(tmp_path / "g.npz")
 
 
 def test_graph_files_written_by_graphunits_keep_the_rules(tmp_path):

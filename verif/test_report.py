@@ -524,8 +524,10 @@ def test_a_new_unit_appears_without_edits(monkeypatch):
     # a name twice would run and list everything twice; options that would have no effect
     (["--algo", "bfs,bfs"], "--algo names 'bfs' twice: give each once"),
     (["--units", "scu,iru,scu"], "--units names 'scu' twice: give each once"),
-    (["--graph", "kron:scale=5"], "--graph names 'kron:scale=5' twice: give each once"),
+    (["--graph", "kron:scale=5"], "--graph names 'kron:scale=5,edgefactor=16,seed=1' twice: give each once"),
+    (["--graph", "kron:scale=05,seed=1"], "--graph names 'kron:scale=5,edgefactor=16,seed=1' twice"),
     (["--preset", "scu=tx1", "--preset", "scu=gtx980"], "--preset gives unit 'scu' two presets (tx1 and gtx980)"),
+    (["--preset", "scu=tx1", "--preset", "scu=tx1"], "--preset scu=tx1 is given twice: give it once"),
     (["--sim", "icarus"], "--sim icarus chooses the simulator of --cosim: add --cosim or drop --sim"),
 ])
 def test_report_errors_are_one_line(args, message, capsys, tmp_path):

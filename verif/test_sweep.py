@@ -230,6 +230,10 @@ def test_sweep_file_that_cannot_be_read(tmp_path):
     folder.mkdir()
     with pytest.raises(SweepError, match=rf"^{re.escape(str(folder))}: cannot read"):
         load_sweep(folder)
+    # a UTF-8 byte order mark (as some editors write) is not TOML
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n")
+    assert load_sweep(bom).unit == "scu"
     # -o names the option it came from, not the file's key
     ok = _write(tmp_path, "[sweep]\nunit = 'scu'\ngraphs = ['kron:scale=5']\nalgos = ['bfs']\n")
     with pytest.raises(SweepError, match=r"^-o/--output must be a path ending in \.csv, not 'x\.txt'$"):

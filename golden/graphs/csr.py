@@ -225,10 +225,20 @@ def load_npz(path, *, check: bool = False) -> CSRGraph:
                 raise GraphError(f"{path}: not a graphunits graph file (.npz written by graphunits)")
             if "format" not in z or str(z["format"]) != "graphunits-csr-1":
                 raise GraphError(f"{path}: not a graphunits graph file (.npz written by graphunits)")
-            row_ptr = z["row_ptr"].astype(np.int64)
-            col = z["col"].astype(np.int32)
+            raw = {k: z[k] for k in ("row_ptr", "col", "directed") if k in z}
+            for k, kinds in (("row_ptr", "iu"), ("col", "iu"), ("directed", "biu")):
+                if k not in raw or raw[k].dtype.kind not in kinds:
+                    raise GraphError(f"{path}: not a graphunits graph file ({k!r} is missing or not "
+                                     f"{'a boolean' if k == 'directed' else 'integers'})")
+            c = raw["col"]
+            if c.size and (int(c.min()) < 0 or int(c.max()) > MAX_VERTICES):
+                raise GraphError(f"{path}: column ids must lie in [0, {MAX_VERTICES}]: {int(c.min())}..{int(c.max())}")
+            if raw["directed"].size != 1 or int(raw["directed"].reshape(-1)[0]) not in (0, 1):
+                raise GraphError(f"{path}: 'directed' must be one boolean")
+            row_ptr = raw["row_ptr"].astype(np.int64)
+            col = c.astype(np.int32)
             weight = z["weight"].astype(np.float64) if "weight" in z else None
-            directed = bool(z["directed"])
+            directed = bool(raw["directed"].reshape(-1)[0])
             name = str(z["name"])
     except GraphError:
         raise
@@ -268,18 +278,21 @@ def _check_rules(g: CSRGraph, path) -> None:
                          f"strictly: {col[bad[0]]} then {col[bad[0] + 1]})")
     if not g.directed:
         V = max(g.num_vertices, 1)
-        rev = col * V + src                   # each arc's reverse, as a key of the sorted arcs src * V + col
+        fwd = src * V + col                   # the arcs' keys, sorted (rows in order, columns increasing)
+        rev = col * V + src                   # each arc's reverse
+        # (sorting the reverse keys: a search of each in fwd is 8x slower on 8 M arcs, cache misses)
         order = np.argsort(rev, kind="stable")
-        fwd = src * V + col
-        miss = (rev[order] != fwd).nonzero()[0]
+        srt = rev[order]
+        miss = (srt != fwd).nonzero()[0]
         if miss.size:
             k = miss[0]               # the smaller key there is an arc whose reverse is missing
-            i = order[k] if rev[order][k] < fwd[k] else k
+            i = order[k] if srt[k] < fwd[k] else k
             raise GraphError(f"{path}: marked undirected, but the arc {src[i]} -> {col[i]} has no reverse arc "
                              f"{col[i]} -> {src[i]} (an undirected graph stores both)")
         if w is not None:
-            diff = (w[order] != w).nonzero()[0]
+            wr = w[order]                     # wr[k]: the weight of arc k's reverse
+            diff = (wr != w).nonzero()[0]
             if diff.size:
                 i = diff[0]
                 raise GraphError(f"{path}: marked undirected, but the arc {src[i]} -> {col[i]} weighs {w[i]:g} "
-                                 f"and its reverse {w[order][i]:g}")
+                                 f"and its reverse {wr[i]:g}")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
 
+from ..config import parse_int
 from .csr import CSRGraph, GraphError, load_npz
 from .generators import check_params, delaunay, grid, kron, mesh, powerlaw, road, urand
 from .io import read_graph_file
@@ -52,14 +52,12 @@ def cache_dir() -> Path:
 
 
 def _int(spec: str, key: str, text: str) -> int:
-    """A decimal integer (leading zeros allowed) or a ``0x`` hexadecimal one; Python's
-    other integer spellings (``1_0``, ``0o7``, ``0b1``) are refused, not guessed."""
-    if re.fullmatch(r"-?[0-9]+", text):
-        return int(text, 10)
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
-        return int(text, 16)
-    hint = " (in tenths: exponent=21 is 2.1)" if key == "exponent" else ""
-    raise GraphError(f"graph spec {spec!r}: {key} must be a decimal integer{hint}, not {text!r}")
+    """An integer (:func:`golden.config.parse_int`: decimal, or hexadecimal with 0x)."""
+    value = parse_int(text)
+    if value is None:
+        what = "in tenths (exponent=21 is 2.1)" if key == "exponent" else "(decimal, or hexadecimal with 0x)"
+        raise GraphError(f"graph spec {spec!r}: {key} must be an integer {what}, not {text.strip()!r}")
+    return value
 
 
 def parse_spec(spec: str) -> tuple[str, dict] | None:

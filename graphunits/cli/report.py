@@ -23,6 +23,18 @@ def _csv(text: str, flag: str | None = None, example: str = "") -> list[str]:
     return items
 
 
+def _graph_key(spec: str) -> str:
+    """A graph as the report runs it: a generator spec in its canonical form
+    (``kron:scale=05`` is ``kron:scale=5,edgefactor=16,seed=1``), a file by its path."""
+    from golden.graphs import GraphError
+    from golden.graphs.spec import _canonical, parse_spec
+    try:
+        parsed = parse_spec(spec)
+    except GraphError:
+        return spec                     # (the report names the problem when it loads the graph)
+    return _canonical(*parsed) if parsed else str(Path(spec).resolve())
+
+
 def _once(flag: str, items: list[str]) -> None:
     """A name given twice would run (and list) everything twice: refused."""
     twice = sorted({x for x in items if items.count(x) > 1})
@@ -65,10 +77,12 @@ def cmd_report(args) -> int:
         if not sep or not unit or not name:
             raise ReportError(f"--preset expects UNIT=PRESET (e.g. scu=tx1), not {item!r}")
         if unit.strip() in presets:
+            if presets[unit.strip()] == name.strip():
+                raise ReportError(f"--preset {item.strip()} is given twice: give it once")
             raise ReportError(f"--preset gives unit {unit.strip()!r} two presets ({presets[unit.strip()]} and "
                               f"{name.strip()}): one report runs one preset of each unit")
         presets[unit.strip()] = name.strip()
-    _once("--graph", args.graph)
+    _once("--graph", [_graph_key(g) for g in args.graph])
     if args.sim is not None and not args.cosim:
         raise ReportError(f"--sim {args.sim} chooses the simulator of --cosim: add --cosim or drop --sim")
     if args.area_preset is not None and not args.area:

@@ -109,13 +109,15 @@ def _save_path(save: str) -> tuple[Path, bool]:
     """Where ``--save`` writes, and whether ``.npz`` was added: a name that does not
     end in ``.npz`` (in any case) gets it. The file is written through an open
     handle, so numpy adds nothing itself and the name printed is the file written."""
-    path = output_path("--save", save)
-    if path.name.lower().endswith(".npz"):
-        return path, False
-    path = path.with_name(path.name + ".npz")
-    if path.is_dir():
-        raise UsageError(f"--save {save}: {path} is a directory; give a file name")
-    return path, True
+    from golden.report import probe_output
+    path = output_path("--save", save, probe=False)
+    added = not path.name.lower().endswith(".npz")
+    if added:
+        path = path.with_name(path.name + ".npz")
+        if path.is_dir():
+            raise UsageError(f"--save {save}: {path} is a directory; give a file name")
+    probe_output("--save", save, path)          # the file written, .npz included
+    return path, added
 
 
 def _unit_rows(r) -> list:

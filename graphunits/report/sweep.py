@@ -339,7 +339,7 @@ def load_sweep(path, *, output: str | None = None) -> Sweep:
     if not path.exists():
         raise SweepError(f"sweep file {path} does not exist")
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding="utf-8-sig"))     # (a byte order mark is not TOML)
     except tomllib.TOMLDecodeError as e:
         raise SweepError(f"{path}: not valid TOML ({e})") from None
     except UnicodeDecodeError as e:
