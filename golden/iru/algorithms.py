@@ -404,12 +404,17 @@ class PageRankIRU(_IRUMode, PageRank):
         lanes = np.bincount(v, minlength=V)
         merged = np.maximum(indeg - lanes, 0)
         u = 2.0 ** -24
-        self._push_error = 0.0 if self.exact else float(u * (np.abs(wf.astype(np.float64)).sum() +
-                                                              (merged * np.abs(total)).sum()))
+        if self.exact:
+            # the sums are exact; what differs from the float64 push is the rounding of
+            # each contribution to its target's grid, known edge by edge
+            self._push_error = float(np.abs(contrib[src] - wf.astype(np.float64)).sum())
+        else:
+            self._push_error = float(u * (np.abs(wf.astype(np.float64)).sum() + (merged * np.abs(total)).sum()))
         return total
 
     def push_error(self) -> float:
-        """The last push's error bound (0 with ``iru_exact``: every sum is exact)."""
+        """The last push's error bound (with ``iru_exact``: the rounding of the
+        contributions to their grids, every sum being exact)."""
         return getattr(self, "_push_error", 0.0)
 
 
