@@ -533,7 +533,11 @@ class PullPageRank(_Pull):
             if change < tol:
                 break
         self.iterations = it
+        # as every PageRank reports them (golden/algorithms/pagerank.py): float64 sums,
+        # no noise floor; the L1 distance to the exact fixed point is at most d/(1-d) x change
         self.extra["final_change"] = change
+        self.extra["noise_floor"] = 0.0
+        self.extra["error_bound"] = d / (1.0 - d) * change if np.isfinite(change) else None
         self.finish()
         return rank
 

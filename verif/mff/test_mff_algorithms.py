@@ -446,3 +446,22 @@ def test_segmented_minimum_equals_minimum_at():
         _min_by_owner(got, owner, vals)
         np.minimum.at(want, owner, vals)
         assert np.array_equal(got, want), case
+
+
+@pytest.mark.parametrize("mode", ["pull", "mff"])
+def test_pull_pagerank_reports_its_error_bound(mode):
+    """Pull PageRank (the MFF's and its reference) reports what every PageRank does:
+    the final change, no noise floor (float64 sums) and an error bound that holds
+    against networkx's fixed point, also when max_iter stops it early."""
+    import networkx as nx
+    g = load_graph("kron:scale=8", cache=False)
+    G = nx.DiGraph()
+    G.add_nodes_from(range(g.num_vertices))
+    G.add_edges_from(zip(g.src().tolist(), g.col.tolist()))
+    ref = nx.pagerank(G, alpha=0.85, tol=1e-15, max_iter=100000)
+    x = np.array([ref[i] for i in range(g.num_vertices)])
+    for opts in ({"tol": 1e-4}, {"max_iter": 3}):
+        r = run_algorithm(g, "pr", mode, **opts)
+        e = r.extra
+        assert e["noise_floor"] == 0.0 and e["error_bound"] == pytest.approx(0.85 / 0.15 * e["final_change"])
+        assert 0 < np.abs(r.values - x).sum() <= e["error_bound"]
